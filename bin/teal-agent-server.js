@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+'use strict';
+// The CLI runs the compiled app (dist/). `npm install` builds it (the `prepare` script).
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+const entry = join(__dirname, '..', 'dist', 'cli.js');
+if (!existsSync(entry)) {
+  process.stderr.write('teal-agent-server is not built: run `npm run build` (or `npm install`) in ' + join(__dirname, '..') + '\n');
+  process.exit(1);
+}
+require(entry).runCli(process.argv.slice(2)).catch((err) => require(join(__dirname, '..', 'dist', 'boot-failure.js')).reportBootFailure(err));

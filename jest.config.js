@@ -1,0 +1,15 @@
+// Two projects: `unit` (specs beside the source, no servers) and `e2e` (test/, real servers).
+// Jest runs NestJS 12 (ESM-only) from this CommonJS project only on Node >= 24.9 with
+// --experimental-vm-modules: see package.json scripts.
+const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] };
+const common = { moduleFileExtensions: ['js', 'json', 'ts'], rootDir: '.', testEnvironment: 'node', transform };
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+    },
+  ],
+};

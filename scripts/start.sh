@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Starts the server on embedded defaults: the demo agents, in-memory state, dev auth and the
+# built-in offline model (no API key, no network). Extra arguments go to `serve` (e.g. --port 9000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/node24.sh
+if [ ! -f node_modules/.package-lock.json ] || [ package.json -nt node_modules/.package-lock.json ]; then
+  npm install --no-audit --no-fund
+fi
+npx tsc -p tsconfig.build.json
+export TA_AUTH_MODE="${TA_AUTH_MODE:-dev}"
+exec node bin/teal-agent-server.js serve "${TA_SERVICE_CONFIG:-demos/agents}" "$@"

@@ -1,0 +1,113 @@
+/** JSON schemas of the public payloads (API.md §3), shared by every agent's openapi.json. */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+export const OPENAPI_SCHEMAS: Record<string, unknown> = {
+  MultiModalItem: {
+    type: 'object',
+    required: ['content'],
+    properties: {
+      content_type: { type: 'string', enum: ['text', 'image'], default: 'text' },
+      content: { type: 'string', description: 'Text, or for an image a data:image/...;base64, URI' },
+    },
+  },
+  HistoryMessage: {
+    type: 'object',
+    required: ['role'],
+    properties: {
+      role: { type: 'string', enum: ['user', 'assistant'] },
+      items: { type: 'array', items: ref('MultiModalItem') },
+      content: { type: 'string', description: 'Older shape: read as one text item when items is absent' },
+    },
+  },
+  BaseMultiModalInput: {
+    type: 'object',
+    properties: {
+      session_id: { type: 'string', nullable: true },
+      chat_history: { type: 'array', items: ref('HistoryMessage'), nullable: true },
+      user_context: { type: 'object', additionalProperties: { type: 'string' }, nullable: true },
+    },
+  },
+  TokenUsage: {
+    type: 'object',
+    properties: {
+      completion_tokens: { type: 'integer' },
+      prompt_tokens: { type: 'integer' },
+      total_tokens: { type: 'integer' },
+    },
+  },
+  ExtraData: {
+    type: 'object',
+    properties: {
+      items: {
+        type: 'array',
+        items: { type: 'object', properties: { key: { type: 'string' }, value: { type: 'string' } } },
+      },
+    },
+  },
+  InvokeResponse: {
+    type: 'object',
+    properties: {
+      session_id: { type: 'string', nullable: true },
+      source: { type: 'string', example: 'Name:0.1' },
+      request_id: { type: 'string' },
+      token_usage: ref('TokenUsage'),
+      extra_data: { ...ref('ExtraData'), nullable: true },
+      output_raw: { type: 'string', nullable: true },
+      output_pydantic: { nullable: true },
+    },
+  },
+  UserMessage: {
+    type: 'object',
+    required: ['items'],
+    properties: {
+      session_id: { type: 'string', format: 'uuid' },
+      task_id: { type: 'string', format: 'uuid' },
+      items: { type: 'array', minItems: 1, items: ref('MultiModalItem') },
+      user_context: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+  },
+  StateResponse: {
+    type: 'object',
+    properties: {
+      session_id: { type: 'string' },
+      task_id: { type: 'string' },
+      request_id: { type: 'string' },
+      status: { type: 'string', enum: ['Completed', 'Paused', 'Failed', 'Canceled'] },
+      content: { type: 'object' },
+    },
+  },
+  ResumeRequest: {
+    type: 'object',
+    required: ['action'],
+    properties: {
+      action: { type: 'string', enum: ['approve', 'reject'] },
+      decisions: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['tool_call_id', 'approved'],
+          properties: { tool_call_id: { type: 'string' }, approved: { type: 'boolean' } },
+        },
+      },
+    },
+  },
+  ProblemDetails: {
+    type: 'object',
+    properties: {
+      type: { type: 'string' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      instance: { type: 'string' },
+      code: { type: 'string' },
+      error_id: { type: 'string' },
+      errors: {
+        type: 'array',
+        items: { type: 'object', properties: { field: { type: 'string' }, message: { type: 'string' } } },
+      },
+    },
+  },
+};
+
+export { ref };

@@ -1,0 +1,110 @@
+import { AgentDefinition } from '../../agents/config/agent-definition';
+import { OPENAPI_SCHEMAS, ref } from './openapi-schemas';
+
+type Operation = Record<string, unknown>;
+
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ref('ProblemDetails') } },
+});
+
+const json = (schema: unknown, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
+const sse = (description: string) => ({ description, content: { 'text/event-stream': { schema: { type: 'string' } } } });
+
+/**
+ * The OpenAPI document of one agent. Its FIRST path is the `POST ""` invoke route and that
+ * operation's `description` is the agent description: the upstream orchestrators discover agents by
+ * reading exactly `next(iter(paths.values())).post.description`.
+ */
+export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
+  const p = agent.prefix;
+  const stateful = agent.module === 'v3';
+  const body = ref(stateful ? 'UserMessage' : 'BaseMultiModalInput');
+  const errors = {
+    '401': problem('Missing or invalid bearer token'),
+    '403': problem('Token lacks the required scope or role'),
+    '413': problem('Body over the limit'),
+    '415': problem('Body is not JSON'),
+    '422': problem('A field failed validation'),
+    '429': problem('Model provider rate limit'),
+    '502': problem('Model provider failed'),
+    '504': problem('Model provider timed out'),
+    ...(stateful
+      ? { '404': problem('Unknown task'), '409': problem('Task busy'), '503': problem('State store unavailable') }
+      : {}),
+  };
+  const requestBody = { required: true, content: { 'application/json': { schema: body } } };
+  const paths: Record<string, Record<string, Operation>> = {};
+  paths[p] = {
+    post: {
+      operationId: 'invoke',
+      summary: stateful ? 'Send a message to the agent' : 'Invoke the agent',
+      description: agent.description,
+      tags: [agent.source],
+      requestBody,
+      responses: { '200': json(ref(stateful ? 'StateResponse' : 'InvokeResponse')), ...errors },
+    },
+  };
+  paths[`${p}/sse`] = {
+    post: {
+      operationId: 'invokeSse',
+      summary: 'Invoke the agent, streamed as server-sent events',
+      description: `${agent.description}\nInitiate SSE call`,
+      tags: [agent.source],
+      requestBody,
+      responses: { '200': sse('partial-response events, then final-response'), ...errors },
+    },
+  };
+  if (stateful) addStatefulPaths(paths, p, agent);
+  paths[`${p}/health`] = { get: { operationId: 'health', summary: 'Health', responses: { '200': json({ type: 'object' }) } } };
+  paths[`${p}/health/live`] = { get: { operationId: 'live', summary: 'Liveness', responses: { '200': json({ type: 'object' }) } } };
+  paths[`${p}/health/ready`] = {
+    get: {
+      operationId: 'ready',
+      summary: 'Readiness (state store and config)',
+      responses: { '200': json({ type: 'object' }), '503': json({ type: 'object' }, 'Not ready') },
+    },
+  };
+  return {
+    openapi: '3.0.3',
+    info: { title: agent.name, version: agent.version, description: agent.description },
+    paths,
+    components: {
+      schemas: OPENAPI_SCHEMAS,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    },
+    security: [{ bearer: [] }],
+  };
+}
+
+function addStatefulPaths(paths: Record<string, Record<string, Operation>>, p: string, agent: AgentDefinition): void {
+  const tags = [agent.source];
+  const resumeBody = { required: true, content: { 'application/json': { schema: ref('ResumeRequest') } } };
+  const reqParam = { name: 'request_id', in: 'path', required: true, schema: { type: 'string' } };
+  const taskParam = { name: 'task_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+  paths[`${p}/tealagents/v1alpha1/resume/{request_id}`] = {
+    post: { operationId: 'resume', summary: 'Approve or reject paused tool calls', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': json(ref('StateResponse')) } },
+  };
+  paths[`${p}/tealagents/v1alpha1/resume/{request_id}/sse`] = {
+    post: { operationId: 'resumeSse', summary: 'Resume, streamed', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': sse('events') } },
+  };
+  paths[`${p}/tasks/{task_id}`] = {
+    get: { operationId: 'getTask', summary: 'The task with its requests', tags, parameters: [taskParam], responses: { '200': json({ type: 'object' }) } },
+  };
+  paths[`${p}/tasks/{task_id}/cancel`] = {
+    post: { operationId: 'cancelTask', summary: 'Cancel the running or paused request', tags, parameters: [taskParam], responses: { '200': json(ref('StateResponse')) } },
+  };
+  paths[`${p}/sessions/{session_id}`] = {
+    get: {
+      operationId: 'getSession',
+      summary: "The caller's tasks in a session (paged)",
+      tags,
+      parameters: [
+        { name: 'session_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        { name: 'limit', in: 'query', schema: { type: 'integer' } },
+        { name: 'cursor', in: 'query', schema: { type: 'string' } },
+      ],
+      responses: { '200': json({ type: 'object' }) },
+    },
+  };
+}

@@ -1,0 +1,73 @@
+import { Body, Controller, HttpCode, Inject, Post, Res, Type } from '@nestjs/common';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import { AgentDefinition } from '../../agents/config/agent-definition';
+import { ENV_CONFIG, LOGGER } from '../../app.tokens';
+import { DomainError } from '../../common/errors/domain-error';
+import { ErrorCode } from '../../common/errors/error-code';
+import { SseStream } from '../../common/sse/sse-stream';
+import { validateBody } from '../../common/validation/validate-body';
+import type { EnvConfig } from '../../config/env.config';
+import { InvokeResponse } from '../../invocation/invoke-response';
+import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
+import { AgentRoute, controllerPath, named } from '../common/agent-route';
+import { StatelessInputDto } from '../common/dto/stateless-input.dto';
+
+/**
+ * The stateless routes of one v1/v2alpha1 agent: `POST /{name}/{version}` and `POST .../sse`.
+ * Generated per agent so each is served at its own prefix; the work is done by StatelessInvoker.
+ */
+export function createStatelessAgentController(agent: AgentDefinition): Type<unknown> {
+  @Controller(controllerPath(agent))
+  @AgentRoute(agent)
+  class StatelessAgentController {
+    constructor(
+      private readonly invoker: StatelessInvoker,
+      @Inject(ENV_CONFIG) private readonly env: EnvConfig,
+      @Inject(LOGGER) private readonly logger: Logger,
+    ) {}
+
+    @Post()
+    @HttpCode(200)
+    invoke(@Body() body: unknown): Promise<InvokeResponse> {
+      return this.invoker.invoke(agent, parseInput(agent, body));
+    }
+
+    @Post('sse')
+    async sse(@Body() body: unknown, @Res() res: Response): Promise<void> {
+      const input = parseInput(agent, body); // a bad body is a JSON 422, before the stream opens
+      const stream = new SseStream(res, this.env.http.sseKeepaliveMs);
+      stream.open();
+      try {
+        await this.invoker.invoke(agent, input, { signal: stream.signal, emit: (e) => stream.send(e.event, e.data) });
+        stream.end();
+      } catch (err) {
+        if (!stream.isOpen) {
+          // The client left; its model call was aborted with it. Nothing to send.
+          this.logger.info({ agent: agent.source }, 'stateless stream abandoned by the client');
+          return;
+        }
+        throw err; // the global filter sends it as an `event: error` frame
+      }
+    }
+  }
+  return named(StatelessAgentController, `StatelessAgentController[${agent.source}]`);
+}
+
+const TEXT_ONLY = new Set(['BaseInput', 'BaseInputWithUserContext']);
+
+function parseInput(agent: AgentDefinition, body: unknown): StatelessInputDto {
+  const input = validateBody(StatelessInputDto, body);
+  if (TEXT_ONLY.has(agent.inputType)) {
+    const errors = (input.chat_history ?? []).flatMap((m, i) =>
+      m.items
+        .map((item, j) => ({ item, j }))
+        .filter(({ item }) => item.content_type !== 'text')
+        .map(({ j }) => ({ field: `chat_history.${i}.items.${j}.content_type`, message: `${agent.inputType} accepts text items only` })),
+    );
+    if (errors.length) {
+      throw new DomainError(ErrorCode.VALIDATION_FAILED, `${agent.inputType} accepts text items only`, { errors });
+    }
+  }
+  return input;
+}

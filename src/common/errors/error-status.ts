@@ -1,0 +1,44 @@
+import { ErrorCode } from './error-code';
+
+interface StatusEntry {
+  status: number;
+  title: string;
+}
+
+/**
+ * The one place where a domain error code becomes an HTTP status. `satisfies Record<ErrorCode, …>`
+ * makes a new code without an entry a compile error, so nothing falls through to a default.
+ */
+export const ERROR_STATUS = {
+  [ErrorCode.VALIDATION_FAILED]: { status: 422, title: 'Validation failed' },
+  [ErrorCode.MALFORMED_JSON]: { status: 415, title: 'Body is not valid JSON' },
+  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: { status: 415, title: 'Unsupported media type' },
+  [ErrorCode.PAYLOAD_TOO_LARGE]: { status: 413, title: 'Payload too large' },
+  [ErrorCode.ROUTE_NOT_FOUND]: { status: 404, title: 'Not found' },
+  [ErrorCode.METHOD_NOT_ALLOWED]: { status: 405, title: 'Method not allowed' },
+  [ErrorCode.UNAUTHENTICATED]: { status: 401, title: 'Unauthenticated' },
+  [ErrorCode.FORBIDDEN]: { status: 403, title: 'Forbidden' },
+  [ErrorCode.NOT_OWNER]: { status: 401, title: 'Not the owner of this task' },
+  [ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE]: { status: 503, title: 'Identity provider unavailable' },
+  [ErrorCode.TASK_NOT_FOUND]: { status: 404, title: 'Task not found' },
+  [ErrorCode.SESSION_NOT_FOUND]: { status: 404, title: 'Session not found' },
+  [ErrorCode.REQUEST_NOT_FOUND]: { status: 404, title: 'Request not found' },
+  [ErrorCode.TASK_BUSY]: { status: 409, title: 'Task is busy' },
+  [ErrorCode.TASK_NOT_PAUSED]: { status: 409, title: 'Task is not paused' },
+  [ErrorCode.APPROVAL_ALREADY_DECIDED]: { status: 409, title: 'Approval already decided' },
+  [ErrorCode.VERSION_CONFLICT]: { status: 409, title: 'Concurrent modification' },
+  [ErrorCode.STATE_STORE_UNAVAILABLE]: { status: 503, title: 'State store unavailable' },
+  [ErrorCode.STATE_CORRUPT]: { status: 500, title: 'Stored state cannot be read' },
+  [ErrorCode.LLM_RATE_LIMITED]: { status: 429, title: 'Model provider rate limit' },
+  [ErrorCode.LLM_TIMEOUT]: { status: 504, title: 'Model provider timed out' },
+  [ErrorCode.LLM_UNAVAILABLE]: { status: 502, title: 'Model provider unavailable' },
+  [ErrorCode.LLM_REQUEST_REJECTED]: { status: 502, title: 'Model provider rejected the request' },
+  [ErrorCode.LLM_CONTENT_FILTERED]: { status: 502, title: 'Model output was filtered' },
+  [ErrorCode.TOOL_ROUNDS_EXCEEDED]: { status: 500, title: 'Too many tool rounds' },
+  [ErrorCode.REQUEST_CANCELED]: { status: 409, title: 'Request canceled' },
+  [ErrorCode.INTERNAL]: { status: 500, title: 'Internal server error' },
+} as const satisfies Record<ErrorCode, StatusEntry>;
+
+export function statusOf(code: ErrorCode): StatusEntry {
+  return ERROR_STATUS[code];
+}

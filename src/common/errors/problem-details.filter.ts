@@ -1,0 +1,58 @@
+import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { SseStream } from '../sse/sse-stream';
+import { ErrorCode } from './error-code';
+import { buildProblem, PROBLEM_CONTENT_TYPE, ProblemDetails } from './problem-details';
+import { toDomainError } from './to-domain-error';
+
+/**
+ * The one exception filter. Every error becomes application/problem+json; anything that is not a
+ * known domain error is a 500 whose `error_id` is also logged with the original error. Once an SSE
+ * stream has started, the error is sent as an `event: error` frame and the stream is closed: a second
+ * response is never attempted.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const problem = this.toProblem(exception, req);
+
+    const stream = SseStream.of(res);
+    if (stream?.isOpen && res.headersSent) {
+      stream.send('error', problem);
+      stream.end();
+      return;
+    }
+    if (res.headersSent) {
+      // Nothing sensible can be sent any more; make sure the client sees the connection end.
+      res.end();
+      return;
+    }
+    const domain = toDomainError(exception);
+    if (domain?.retryAfter !== undefined) res.setHeader('Retry-After', String(Math.max(0, Math.ceil(domain.retryAfter))));
+    for (const [k, v] of Object.entries(domain?.headers ?? {})) res.setHeader(k, v);
+    res.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+  }
+
+  private toProblem(exception: unknown, req: Request): ProblemDetails {
+    const instance = req.originalUrl ?? req.url;
+    const domain = toDomainError(exception);
+    if (domain) {
+      if (domain.code === ErrorCode.INTERNAL || domain.code === ErrorCode.STATE_CORRUPT) {
+        const errorId = randomUUID();
+        this.logger.error({ err: domain.cause ?? domain, error_id: errorId, code: domain.code, path: instance }, domain.message);
+        return buildProblem(domain.code, domain.message, instance, { errorId });
+      }
+      return buildProblem(domain.code, domain.message, instance, { errors: domain.errors });
+    }
+    const errorId = randomUUID();
+    this.logger.error({ err: exception, error_id: errorId, path: instance }, 'unhandled error');
+    return buildProblem(ErrorCode.INTERNAL, `An unexpected error occurred (error_id ${errorId})`, instance, { errorId });
+  }
+}

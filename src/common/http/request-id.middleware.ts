@@ -1,0 +1,18 @@
+import type { NextFunction, Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    requestId?: string;
+  }
+}
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Correlation id: the caller's `X-Request-Id` when it is sane, else a new one; echoed back. */
+export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
+  const given = req.header('x-request-id');
+  req.requestId = given && SAFE_ID.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', req.requestId);
+  next();
+}

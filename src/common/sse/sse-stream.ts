@@ -1,0 +1,103 @@
+import type { Response } from 'express';
+
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+  'X-Accel-Buffering': 'no',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+/** Wire format of one event: optional `id:`, `event:`, and one `data:` line per line of payload. */
+export function formatSseEvent(event: string, data: unknown, id?: string): string {
+  const payload = typeof data === 'string' ? data : JSON.stringify(data);
+  let frame = '';
+  if (id !== undefined) frame += `id: ${id}\n`;
+  frame += `event: ${event}\n`;
+  for (const line of payload.split('\n')) frame += `data: ${line}\n`;
+  return frame + '\n';
+}
+
+export function formatSseComment(text: string): string {
+  return `: ${text}\n\n`;
+}
+
+const STREAM_KEY = 'sseStream';
+
+/**
+ * One server-sent-event stream over an Express response. It owns the headers, the keepalive
+ * comment timer and the abort signal that fires when the client goes away, and registers itself on
+ * `res.locals` so the global exception filter can report a late error as an `event: error` frame
+ * instead of trying to send a second response.
+ */
+export class SseStream {
+  private readonly abortController = new AbortController();
+  private keepaliveTimer?: NodeJS.Timeout;
+  private ended = false;
+
+  constructor(
+    private readonly res: Response,
+    private readonly keepaliveMs: number,
+  ) {
+    res.locals[STREAM_KEY] = this;
+    res.on('close', () => {
+      this.stopKeepalive();
+      if (!this.ended) this.abortController.abort(new Error('client disconnected'));
+      this.ended = true;
+    });
+  }
+
+  static of(res: Response): SseStream | undefined {
+    const s = res.locals?.[STREAM_KEY];
+    return s instanceof SseStream ? s : undefined;
+  }
+
+  /** Aborted when the client disconnects before the stream ended. */
+  get signal(): AbortSignal {
+    return this.abortController.signal;
+  }
+
+  get isOpen(): boolean {
+    return !this.ended;
+  }
+
+  open(): void {
+    if (this.res.headersSent) return;
+    this.res.status(200);
+    for (const [k, v] of Object.entries(SSE_HEADERS)) this.res.setHeader(k, v);
+    this.res.flushHeaders();
+    this.restartKeepalive();
+  }
+
+  send(event: string, data: unknown, id?: string): void {
+    if (this.ended) return;
+    if (!this.res.headersSent) this.open();
+    this.res.write(formatSseEvent(event, data, id));
+    // Any traffic proves liveness; the keepalive only fills silences.
+    this.restartKeepalive();
+  }
+
+  comment(text: string): void {
+    if (this.ended) return;
+    this.res.write(formatSseComment(text));
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopKeepalive();
+    this.res.end();
+  }
+
+  private restartKeepalive(): void {
+    this.stopKeepalive();
+    if (this.keepaliveMs <= 0) return;
+    this.keepaliveTimer = setInterval(() => this.comment('keepalive'), this.keepaliveMs);
+    this.keepaliveTimer.unref();
+  }
+
+  private stopKeepalive(): void {
+    if (this.keepaliveTimer) clearInterval(this.keepaliveTimer);
+    this.keepaliveTimer = undefined;
+  }
+}

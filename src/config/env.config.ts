@@ -1,0 +1,103 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { flattenValidationErrors } from '../agents/config/flatten-validation-errors';
+import type { LogLevel } from '../common/logging/logger';
+import { EnvVars } from './env.schema';
+
+export class EnvConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid environment:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'EnvConfigError';
+  }
+}
+
+/** The validated environment, grouped for the modules that read it. */
+export interface EnvConfig {
+  serviceConfigPath?: string;
+  http: { port: number; host: string; maxBodyBytes: number; sseKeepaliveMs: number };
+  llm: {
+    apiKey?: string;
+    baseUrl?: string;
+    azure?: { endpoint: string; apiVersion: string };
+    timeoutMs: number;
+    maxRetries: number;
+  };
+  telemetry: { otlpEndpoint?: string; logLevel: LogLevel };
+  state: {
+    store: 'memory' | 'redis' | 'dynamodb';
+    redisUrl?: string;
+    dynamodb?: { table: string; endpoint?: string; region: string; createTable: boolean };
+  };
+  auth: {
+    mode: 'entra' | 'dev';
+    tenantId?: string;
+    audiences: string[];
+    allowedTenants: string[];
+    requiredScopes: string[];
+    requiredRoles: string[];
+    authority: string;
+  };
+  production: boolean;
+}
+
+export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
+  // Empty strings mean "unset": shells and compose files often export VAR= .
+  const plain = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const vars = plainToInstance(EnvVars, plain, { excludeExtraneousValues: false });
+  const problems = flattenValidationErrors(validateSync(vars, { forbidUnknownValues: false })).map((e) =>
+    e.message.includes(e.field) ? e.message : `${e.field}: ${e.message}`,
+  );
+  if (vars.TA_AUTH_MODE === 'dev' && vars.NODE_ENV === 'production') {
+    problems.push('TA_AUTH_MODE=dev is refused when NODE_ENV=production');
+  }
+  if (vars.TA_AZURE_OPENAI_ENDPOINT && vars.TA_BASE_URL) {
+    problems.push('TA_BASE_URL and TA_AZURE_OPENAI_ENDPOINT are exclusive: set one provider');
+  }
+  if (problems.length) throw new EnvConfigError(problems);
+
+  return {
+    serviceConfigPath: vars.TA_SERVICE_CONFIG,
+    http: {
+      port: vars.TA_PORT,
+      host: vars.TA_HOST,
+      maxBodyBytes: vars.TA_MAX_BODY_BYTES,
+      sseKeepaliveMs: vars.TA_SSE_KEEPALIVE_MS,
+    },
+    llm: {
+      apiKey: vars.TA_API_KEY,
+      baseUrl: vars.TA_BASE_URL,
+      azure: vars.TA_AZURE_OPENAI_ENDPOINT
+        ? {
+            endpoint: vars.TA_AZURE_OPENAI_ENDPOINT,
+            apiVersion: vars.TA_AZURE_OPENAI_API_VERSION ?? vars.TA_API_VERSION ?? '2024-10-21',
+          }
+        : undefined,
+      timeoutMs: vars.TA_LLM_TIMEOUT_MS,
+      maxRetries: vars.TA_LLM_MAX_RETRIES,
+    },
+    telemetry: { otlpEndpoint: vars.TA_OTEL_ENDPOINT, logLevel: vars.TA_LOG_LEVEL as LogLevel },
+    state: {
+      store: vars.TA_STATE_STORE,
+      redisUrl: vars.TA_REDIS_URL,
+      dynamodb:
+        vars.TA_STATE_STORE === 'dynamodb' || vars.TA_DYNAMODB_TABLE
+          ? {
+              table: vars.TA_DYNAMODB_TABLE ?? 'teal-agent-state',
+              endpoint: vars.TA_DYNAMODB_ENDPOINT,
+              region: vars.AWS_REGION ?? 'us-east-1',
+              createTable: vars.TA_DYNAMODB_CREATE_TABLE,
+            }
+          : undefined,
+    },
+    auth: {
+      mode: vars.TA_AUTH_MODE,
+      tenantId: vars.TA_ENTRA_TENANT_ID,
+      audiences: vars.TA_ENTRA_AUDIENCE ?? [],
+      allowedTenants: vars.TA_ENTRA_ALLOWED_TENANTS ?? [],
+      requiredScopes: vars.TA_ENTRA_REQUIRED_SCOPES ?? [],
+      requiredRoles: vars.TA_ENTRA_REQUIRED_ROLES ?? [],
+      authority: vars.TA_ENTRA_AUTHORITY.replace(/\/+$/, ''),
+    },
+    production: vars.NODE_ENV === 'production',
+  };
+}

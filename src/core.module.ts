@@ -1,0 +1,46 @@
+import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { AgentDefinition } from './agents/config/agent-definition';
+import { AGENTS, ENV_CONFIG, LOGGER, TELEMETRY } from './app.tokens';
+import type { EnvConfig } from './config/env.config';
+import { AgentRunner } from './invocation/agent-runner';
+import { LlmProvider } from './llm/llm-provider';
+import { Telemetry } from './telemetry/telemetry';
+
+export interface CoreDependencies {
+  env: EnvConfig;
+  agents: AgentDefinition[];
+  logger: Logger;
+  telemetry: Telemetry;
+  llm: LlmProvider;
+}
+
+/** Flushes spans and metrics when the app closes, so the last requests are not lost. */
+class TelemetryShutdown implements OnApplicationShutdown {
+  constructor(@Inject(TELEMETRY) private readonly telemetry: Telemetry) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.telemetry.shutdown();
+  }
+}
+
+/** The values built before Nest starts (validated config, agents, logger, telemetry, model provider). */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(deps: CoreDependencies): DynamicModule {
+    const providers = [
+      { provide: ENV_CONFIG, useValue: deps.env },
+      { provide: AGENTS, useValue: deps.agents },
+      { provide: LOGGER, useValue: deps.logger },
+      { provide: TELEMETRY, useValue: deps.telemetry },
+      { provide: LlmProvider, useValue: deps.llm },
+      { provide: AgentRunner, useFactory: (llm: LlmProvider) => new AgentRunner(llm), inject: [LlmProvider] },
+      TelemetryShutdown,
+    ];
+    return {
+      module: CoreModule,
+      providers,
+      exports: [ENV_CONFIG, AGENTS, LOGGER, TELEMETRY, LlmProvider, AgentRunner],
+    };
+  }
+}

@@ -1,0 +1,153 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AgentDefinition } from '../agents/config/agent-definition';
+import { TELEMETRY } from '../app.tokens';
+import { StatelessInputDto } from '../api/common/dto/stateless-input.dto';
+import { addUsage, emptyUsage, LlmMessage, TokenUsage } from '../llm/llm-client.port';
+import { Telemetry } from '../telemetry/telemetry';
+import { AgentRunner } from './agent-runner';
+import { InvokeResponse, StatelessStreamEvent } from './invoke-response';
+import { historyToMessages, userContextMessage } from './llm-content';
+import { SequentialPlan } from './sequential/sequential-plan';
+
+export interface InvokeOptions {
+  signal?: AbortSignal;
+  /** Streaming: receives events in order; the final response is also returned. */
+  emit?: (e: StatelessStreamEvent) => void;
+}
+
+/**
+ * Stateless invocation (v1 and v2alpha1): the whole conversation comes with the request, nothing is
+ * stored. Chat/Agent run one agent; Sequential runs its tasks in `task_no` order, each seeing the
+ * earlier outputs as `{{_task_name}}`.
+ */
+@Injectable()
+export class StatelessInvoker {
+  private readonly plans = new WeakMap<AgentDefinition, SequentialPlan>();
+
+  constructor(
+    private readonly runner: AgentRunner,
+    @Inject(TELEMETRY) private readonly telemetry: Telemetry,
+  ) {}
+
+  async invoke(agent: AgentDefinition, input: StatelessInputDto, options: InvokeOptions = {}): Promise<InvokeResponse> {
+    const sessionId = input.session_id ?? randomUUID().replace(/-/g, '');
+    const requestId = randomUUID().replace(/-/g, '');
+    const attributes = {
+      'ta.agent.name': agent.name,
+      'ta.agent.version': agent.version,
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.request.model': agent.agent.model,
+      'ta.request_id': requestId,
+    };
+    const started = performance.now();
+    return this.telemetry.inSpan(`invoke_agent ${agent.source}`, attributes, async (span) => {
+      let outcome = 'error';
+      try {
+        const response = agent.sequential
+          ? await this.runSequential(agent, input, sessionId, requestId, options)
+          : await this.runChat(agent, input, sessionId, requestId, options);
+        const u = response.token_usage;
+        span.setAttributes({
+          'gen_ai.usage.input_tokens': u.prompt_tokens,
+          'gen_ai.usage.output_tokens': u.completion_tokens,
+          'ta.usage.total_tokens': u.total_tokens,
+        });
+        outcome = 'ok';
+        options.emit?.({ event: 'final-response', data: response });
+        return response;
+      } finally {
+        const metricAttrs = { 'ta.agent.name': agent.name, 'ta.agent.version': agent.version, outcome };
+        this.telemetry.invocations.add(1, metricAttrs);
+        this.telemetry.invocationDuration.record((performance.now() - started) / 1000, metricAttrs);
+      }
+    });
+  }
+
+  private async runChat(
+    agent: AgentDefinition,
+    input: StatelessInputDto,
+    sessionId: string,
+    requestId: string,
+    options: InvokeOptions,
+  ): Promise<InvokeResponse> {
+    const conversation: LlmMessage[] = [];
+    const ctx = userContextMessage(input.user_context);
+    if (ctx) conversation.push(ctx);
+    conversation.push(...historyToMessages(input.chat_history ?? []));
+    const onDelta = options.emit
+      ? (text: string) =>
+          options.emit!({
+            event: 'partial-response',
+            data: { session_id: sessionId, source: agent.source, request_id: requestId, output_partial: text },
+          })
+      : undefined;
+    const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta });
+    this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
+    return this.response(agent, sessionId, requestId, result.content, result.usage);
+  }
+
+  private async runSequential(
+    agent: AgentDefinition,
+    input: StatelessInputDto,
+    sessionId: string,
+    requestId: string,
+    options: InvokeOptions,
+  ): Promise<InvokeResponse> {
+    let plan = this.plans.get(agent);
+    if (!plan) {
+      plan = SequentialPlan.compile(agent);
+      this.plans.set(agent, plan);
+    }
+    const scope: Record<string, unknown> = {
+      chat_history: input.chat_history ?? [],
+      user_context: input.user_context ?? {},
+      session_id: input.session_id,
+    };
+    let usage = emptyUsage();
+    let output = '';
+    for (const [i, step] of plan.steps.entries()) {
+      const last = i === plan.steps.length - 1;
+      const conversation: LlmMessage[] = [
+        ...historyToMessages(input.chat_history ?? []),
+        { role: 'user', content: step.instructions.render(scope) },
+      ];
+      const onDelta =
+        last && options.emit
+          ? (text: string) =>
+              options.emit!({
+                event: 'partial-response',
+                data: { session_id: sessionId, source: agent.source, request_id: requestId, output_partial: text },
+              })
+          : undefined;
+      const result = await this.runner.run(step.agent, conversation, { signal: options.signal, onDelta });
+      this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': step.agent.model, 'ta.agent.name': agent.name });
+      usage = addUsage(usage, result.usage);
+      output = result.content;
+      scope[`_${step.task.name}`] = result.content;
+      if (!last) {
+        options.emit?.({
+          event: 'intermediate-task-response',
+          data: {
+            task_no: step.task.task_no,
+            task_name: step.task.name,
+            response: this.response(agent, sessionId, requestId, result.content, result.usage),
+          },
+        });
+      }
+    }
+    return this.response(agent, sessionId, requestId, output, usage);
+  }
+
+  private response(agent: AgentDefinition, sessionId: string, requestId: string, output: string, usage: TokenUsage): InvokeResponse {
+    return {
+      session_id: sessionId,
+      source: agent.source,
+      request_id: requestId,
+      token_usage: usage,
+      extra_data: null,
+      output_raw: output,
+      output_pydantic: null,
+    };
+  }
+}

@@ -1,0 +1,63 @@
+import OpenAI, { AzureOpenAI } from 'openai';
+import type { EnvConfig } from '../config/env.config';
+import { LlmClient } from './llm-client.port';
+import { isLocalModel, LOCAL_MODELS } from './local/local-models';
+import { OpenAiLlmClient } from './openai.llm-client';
+
+/** Thrown at boot when an agent names a remote model but no provider is configured. */
+export class LlmProviderConfigError extends Error {}
+
+export type FetchLike = typeof fetch;
+
+/**
+ * Chooses the LlmClient for a model name: `local/...` is a built-in offline model; anything else
+ * goes to the one configured provider (Azure OpenAI when TA_AZURE_OPENAI_ENDPOINT is set, else
+ * TA_BASE_URL, else api.openai.com). A remote model is never served by a local one silently.
+ */
+export class LlmProvider {
+  private remote?: LlmClient;
+  private readonly locals = new Map<string, LlmClient>();
+
+  constructor(
+    private readonly config: EnvConfig['llm'],
+    private readonly fetchImpl?: FetchLike,
+  ) {}
+
+  /** Boot-time check: every model an agent names can be served. */
+  assertServable(model: string, where: string): void {
+    if (isLocalModel(model)) return;
+    if (!this.config.apiKey && !this.config.baseUrl && !this.config.azure) {
+      throw new LlmProviderConfigError(
+        `${where}: model "${model}" needs a provider: set TA_API_KEY (OpenAI), TA_BASE_URL (any OpenAI-compatible server) or TA_AZURE_OPENAI_ENDPOINT with TA_API_KEY (Azure OpenAI); or use the offline model local/echo`,
+      );
+    }
+    if (this.config.azure && !this.config.apiKey) {
+      throw new LlmProviderConfigError(`${where}: Azure OpenAI (TA_AZURE_OPENAI_ENDPOINT) needs TA_API_KEY`);
+    }
+  }
+
+  clientFor(model: string): LlmClient {
+    if (isLocalModel(model)) {
+      let c = this.locals.get(model);
+      if (!c) {
+        const make = LOCAL_MODELS.get(model);
+        if (!make) throw new LlmProviderConfigError(`unknown built-in model "${model}"`);
+        c = make();
+        this.locals.set(model, c);
+      }
+      return c;
+    }
+    this.remote ??= new OpenAiLlmClient(this.createSdk());
+    return this.remote;
+  }
+
+  private createSdk(): OpenAI {
+    const { apiKey, baseUrl, azure, timeoutMs, maxRetries } = this.config;
+    const common = { timeout: timeoutMs, maxRetries, ...(this.fetchImpl ? { fetch: this.fetchImpl } : {}) };
+    if (azure) {
+      return new AzureOpenAI({ ...common, endpoint: azure.endpoint, apiVersion: azure.apiVersion, apiKey });
+    }
+    // OpenAI-compatible servers (Ollama, vLLM, LiteLLM) often need no key, but the SDK insists on one.
+    return new OpenAI({ ...common, apiKey: apiKey ?? 'not-needed', baseURL: baseUrl });
+  }
+}

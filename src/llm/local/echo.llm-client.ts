@@ -1,0 +1,55 @@
+import { DomainError } from '../../common/errors/domain-error';
+import { ErrorCode } from '../../common/errors/error-code';
+import { LlmClient, LlmMessage, LlmRequest, LlmResult, LlmStreamEvent } from '../llm-client.port';
+
+export const ECHO_MODEL = 'local/echo';
+
+/**
+ * `local/echo`: the built-in offline model. No network, deterministic: it answers with the text of
+ * the last user message (images shown as `[image]`), and counts whitespace-separated words as
+ * tokens. Streaming yields the answer word by word.
+ */
+export class EchoLlmClient implements LlmClient {
+  async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
+    if (signal?.aborted) throw canceled();
+    return reply(request);
+  }
+
+  async *stream(request: LlmRequest, signal?: AbortSignal): AsyncIterable<LlmStreamEvent> {
+    const result = reply(request);
+    for (const piece of result.content.match(/\S+\s*/g) ?? []) {
+      if (signal?.aborted) throw canceled();
+      yield { type: 'delta', text: piece };
+    }
+    if (signal?.aborted) throw canceled();
+    yield { type: 'done', result };
+  }
+}
+
+function canceled(): DomainError {
+  return new DomainError(ErrorCode.REQUEST_CANCELED, 'The request was canceled');
+}
+
+function reply(request: LlmRequest): LlmResult {
+  const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
+  const content = lastUser ? textOf(lastUser) : '';
+  const prompt = request.messages.reduce((n, m) => n + countWords(textOf(m)), 0);
+  const completion = countWords(content);
+  return {
+    content,
+    toolCalls: [],
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    finishReason: 'stop',
+  };
+}
+
+function textOf(m: LlmMessage): string {
+  const c = m.content;
+  if (c === null) return '';
+  if (typeof c === 'string') return c;
+  return c.map((p) => (p.type === 'text' ? p.text : '[image]')).join(' ');
+}
+
+function countWords(s: string): number {
+  return s.split(/\s+/).filter(Boolean).length;
+}
