@@ -1,0 +1,90 @@
+import { Page, StateStore, TaskWrite } from '../../state-store';
+import { RequestRecord, TaskRecord } from '../../state.entities';
+import { VersionConflictError } from '../../state.errors';
+import { isExpired, pageOf } from '../../state-store.util';
+
+interface TenantData {
+  tasks: Map<string, TaskRecord>;
+  requests: Map<string, RequestRecord[]>;
+  requestIndex: Map<string, { taskId: string; seq: number }>;
+  /** `${ownerId}\u0000${sessionId}` → task ids in creation order */
+  sessions: Map<string, string[]>;
+}
+
+/**
+ * The reference backend (the default): plain maps per tenant. A commit checks and writes in one
+ * synchronous step, so it is atomic with respect to every other call in the process. Records are
+ * copied in and out, so no caller can change stored state by mutating an object.
+ */
+export class MemoryStateStore extends StateStore {
+  private readonly tenants = new Map<string, TenantData>();
+
+  private tenant(tenantId: string): TenantData {
+    let t = this.tenants.get(tenantId);
+    if (!t) {
+      t = { tasks: new Map(), requests: new Map(), requestIndex: new Map(), sessions: new Map() };
+      this.tenants.set(tenantId, t);
+    }
+    return t;
+  }
+
+  async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
+    const task = this.tenants.get(tenantId)?.tasks.get(taskId);
+    return task && !isExpired(task) ? structuredClone(task) : undefined;
+  }
+
+  async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
+    if (!(await this.getTask(tenantId, taskId))) return [];
+    return structuredClone(this.tenants.get(tenantId)?.requests.get(taskId) ?? []);
+  }
+
+  async getRequest(tenantId: string, requestId: string): Promise<RequestRecord | undefined> {
+    const t = this.tenants.get(tenantId);
+    const ref = t?.requestIndex.get(requestId);
+    if (!t || !ref || !(await this.getTask(tenantId, ref.taskId))) return undefined;
+    const r = t.requests.get(ref.taskId)?.[ref.seq];
+    return r ? structuredClone(r) : undefined;
+  }
+
+  async listSessionTasks(
+    tenantId: string,
+    ownerId: string,
+    sessionId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<TaskRecord>> {
+    const t = this.tenants.get(tenantId);
+    const ids = t?.sessions.get(`${ownerId}\u0000${sessionId}`) ?? [];
+    const tasks = ids.map((id) => t!.tasks.get(id)).filter((x): x is TaskRecord => !!x && !isExpired(x));
+    return pageOf(structuredClone(tasks), page);
+  }
+
+  async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
+    const t = this.tenant(tenantId);
+    const { taskId } = write.task;
+    const current = t.tasks.get(taskId);
+    const live = current && !isExpired(current) ? current : undefined;
+    const actual = live?.version ?? 0;
+    if (actual !== write.expectedVersion) throw new VersionConflictError(taskId, write.expectedVersion, actual);
+
+    const stored: TaskRecord = structuredClone({ ...write.task, tenantId, version: write.expectedVersion + 1 });
+    if (!live) {
+      // A create (or re-create over an expired task): start from a clean slate.
+      t.requests.set(taskId, []);
+      const key = `${stored.ownerId}\u0000${stored.sessionId}`;
+      const list = t.sessions.get(key) ?? [];
+      if (!list.includes(taskId)) list.push(taskId);
+      t.sessions.set(key, list);
+    }
+    const requests = t.requests.get(taskId)!;
+    for (const r of write.requests ?? []) {
+      requests[r.seq] = structuredClone({ ...r, tenantId });
+      t.requestIndex.set(r.requestId, { taskId, seq: r.seq });
+    }
+    t.tasks.set(taskId, stored);
+    return structuredClone(stored);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}

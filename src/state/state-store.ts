@@ -1,0 +1,66 @@
+import { RequestRecord, TaskRecord } from './state.entities';
+
+/**
+ * One atomic write to a task: the task header, compare-and-set on its version, together with the
+ * request records it touches.
+ *
+ * - `expectedVersion: 0` creates the task; it fails with VERSION_CONFLICT if it already exists.
+ * - `expectedVersion: n > 0` succeeds only if the stored version is exactly n.
+ * - The stored version becomes `expectedVersion + 1` (what `task.version` says on input is ignored).
+ * - Either everything in the write is stored, or nothing is.
+ * - Cost is proportional to the records written, never to the task's whole history.
+ */
+export interface TaskWrite {
+  task: TaskRecord;
+  expectedVersion: number;
+  /** Request records to insert or replace (by `seq`), typically the one new or running request. */
+  requests?: RequestRecord[];
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Opaque; pass back to get the next page. Absent on the last page. */
+  nextCursor?: string;
+}
+
+/**
+ * The state-store contract every backend implements and the shared conformance suite
+ * (`test/conformance/`) checks, the in-memory one included.
+ *
+ * Tenant isolation: every method takes the tenant id and every key a backend builds includes it,
+ * so data of another tenant does not exist for the caller (reads return undefined, never another
+ * tenant's record). Owner checks within a tenant belong to the services.
+ *
+ * Errors: a lost compare-and-set is a `VersionConflictError` with nothing written; an unreachable
+ * backend is a `StateStoreUnavailableError` within a bounded time; a record that cannot be parsed
+ * is a `StateCorruptError`, and the record is left untouched for inspection.
+ *
+ * Expiry: a task whose `expiresAt` has passed reads as missing (backends may also delete it).
+ */
+export abstract class StateStore {
+  /** The task header, or undefined when missing, expired or of another tenant. */
+  abstract getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined>;
+
+  /** Every request of a task in `seq` order (empty when the task is missing). */
+  abstract listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]>;
+
+  /** One request by id (resume and approvals address requests directly). */
+  abstract getRequest(tenantId: string, requestId: string): Promise<RequestRecord | undefined>;
+
+  /** An owner's tasks in one session, oldest first, paged. */
+  abstract listSessionTasks(
+    tenantId: string,
+    ownerId: string,
+    sessionId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<TaskRecord>>;
+
+  /** Applies one TaskWrite atomically; returns the task as stored (with its new version). */
+  abstract commit(tenantId: string, write: TaskWrite): Promise<TaskRecord>;
+
+  /** Resolves when the backend answers (readiness). */
+  abstract ping(): Promise<void>;
+
+  /** Releases connections. */
+  abstract close(): Promise<void>;
+}

@@ -1,0 +1,23 @@
+import { Page } from './state-store';
+import { TaskRecord } from './state.entities';
+
+export function isExpired(task: Pick<TaskRecord, 'expiresAt'>, now = Date.now()): boolean {
+  return task.expiresAt !== undefined && Date.parse(task.expiresAt) <= now;
+}
+
+/** Pages an in-order list with an opaque offset cursor (base64url of the next index). */
+export function pageOf<T>(all: T[], page: { limit: number; cursor?: string }): Page<T> {
+  const start = page.cursor ? decodeOffset(page.cursor) : 0;
+  const items = all.slice(start, start + page.limit);
+  const next = start + items.length;
+  return next < all.length ? { items, nextCursor: encodeOffset(next) } : { items };
+}
+
+export function encodeOffset(n: number): string {
+  return Buffer.from(String(n)).toString('base64url');
+}
+
+export function decodeOffset(cursor: string): number {
+  const n = Number(Buffer.from(cursor, 'base64url').toString());
+  return Number.isInteger(n) && n >= 0 ? n : 0;
+}

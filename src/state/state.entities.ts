@@ -1,0 +1,101 @@
+/**
+ * What the stateful (v3) API stores. A Task is one conversation owned by one identity; each
+ * invocation of it is a Request. A Session only groups an owner's tasks: it has no record of its
+ * own, and its key includes the owner, so another user reusing a session id gets a separate one.
+ */
+
+export type TaskStatus = 'Running' | 'Paused' | 'Completed' | 'Failed' | 'Canceled';
+export type RequestStatus = TaskStatus;
+
+/** The caller: Entra tenant (`tid`) and object id (`oid`). */
+export interface Principal {
+  tenantId: string;
+  ownerId: string;
+}
+
+export interface StoredItem {
+  content_type: 'text' | 'image';
+  content: string;
+}
+
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * One message of the model conversation, as the model saw or produced it. `id` is unique and
+ * stable; messages are only ever appended.
+ */
+export type StoredMessage =
+  | { id: string; role: 'user'; items: StoredItem[]; created_at: string }
+  | { id: string; role: 'assistant'; content: string | null; tool_calls?: StoredToolCall[]; created_at: string }
+  | { id: string; role: 'tool'; tool_call_id: string; content: string; is_error?: boolean; created_at: string };
+
+/** The execution trace of one tool call (issue 5 fills it in). */
+export interface ToolCallTrace {
+  id: string;
+  name: string;
+  arguments: string;
+  started_at: string;
+  duration_ms?: number;
+  outcome?: 'ok' | 'error' | 'rejected' | 'canceled';
+  result?: string;
+}
+
+export interface StoredUsage {
+  completion_tokens: number;
+  prompt_tokens: number;
+  total_tokens: number;
+}
+
+export interface RequestRecord {
+  requestId: string;
+  taskId: string;
+  sessionId: string;
+  tenantId: string;
+  ownerId: string;
+  /** 0-based position of this request in its task. */
+  seq: number;
+  status: RequestStatus;
+  /** The user message that started it (and the user context it came with). */
+  messages: StoredMessage[];
+  userContext?: Record<string, string>;
+  toolCalls: ToolCallTrace[];
+  tokenUsage: StoredUsage;
+  /** Final text output when Completed. */
+  output?: string;
+  error?: { code: string; message: string };
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Held by the request that is running; a dead process's lease simply expires. */
+export interface TaskLease {
+  requestId: string;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+export interface TaskRecord {
+  taskId: string;
+  sessionId: string;
+  tenantId: string;
+  ownerId: string;
+  /** `"{name}:{version}"` of the agent that owns the task. */
+  agent: string;
+  status: TaskStatus;
+  /** Set by the store on every successful commit: 1 after create, +1 per commit. */
+  version: number;
+  /** Number of requests (their `seq` runs from 0 to requestCount - 1). */
+  requestCount: number;
+  lease?: TaskLease;
+  /** Last SSE event id issued for this task (monotonic). */
+  lastEventSeq: number;
+  metadata: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+  /** ISO time after which the task reads as missing (stores may also delete it). */
+  expiresAt?: string;
+}

@@ -1,0 +1,34 @@
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+
+/** A compare-and-set lost: the task changed since it was read. Nothing was written. */
+export class VersionConflictError extends DomainError {
+  constructor(
+    readonly taskId: string,
+    readonly expectedVersion: number,
+    readonly actualVersion?: number,
+  ) {
+    super(
+      ErrorCode.VERSION_CONFLICT,
+      expectedVersion === 0
+        ? `Task ${taskId} already exists`
+        : `Task ${taskId} was modified concurrently (expected version ${expectedVersion}${actualVersion === undefined ? '' : `, found ${actualVersion}`})`,
+    );
+  }
+}
+
+export class StateStoreUnavailableError extends DomainError {
+  constructor(message: string, cause?: unknown) {
+    super(ErrorCode.STATE_STORE_UNAVAILABLE, message, { cause, retryAfter: 1 });
+  }
+}
+
+/** Stored data that cannot be parsed. The record is left as it is, for inspection. */
+export class StateCorruptError extends DomainError {
+  constructor(
+    readonly key: string,
+    cause?: unknown,
+  ) {
+    super(ErrorCode.STATE_CORRUPT, `Stored state cannot be read (${key})`, { cause });
+  }
+}
