@@ -12,7 +12,10 @@ import { PinoNestLogger } from './common/logging/pino-nest.logger';
 import { EnvConfig, loadEnvConfig } from './config/env.config';
 import { isKnownLocalModel } from './llm/local/local-models';
 import { FetchLike, LlmProvider, LlmProviderConfigError } from './llm/llm-provider';
+import { httpTelemetryMiddleware } from './telemetry/http-telemetry.middleware';
 import { activeTraceIds, Telemetry } from './telemetry/telemetry';
+import { StateStore } from './state/state-store';
+import { createStateStore } from './state/state-store.factory';
 
 export interface CreateAppOptions {
   /** Defaults to the validated process environment. */
@@ -23,6 +26,8 @@ export interface CreateAppOptions {
   logDestination?: DestinationStream;
   /** The `fetch` the model SDK uses (default: the global one). */
   llmFetch?: FetchLike;
+  /** A ready state store (default: the one TA_STATE_STORE selects). */
+  store?: StateStore;
 }
 
 export interface CreatedApp {
@@ -68,13 +73,15 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     serviceVersion: PACKAGE_VERSION,
     otlpEndpoint: env.telemetry.otlpEndpoint,
   });
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ env, agents, logger, telemetry, llm }), {
+  const store = options.store ?? (await createStateStore(env.state));
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ env, agents, logger, telemetry, llm, store }), {
     bodyParser: false,
     logger: new PinoNestLogger(logger),
     abortOnError: false,
   });
   app.disable('x-powered-by');
   app.use(requestIdMiddleware);
+  app.use(httpTelemetryMiddleware(telemetry, logger));
   app.use(jsonOnlyMiddleware);
   app.useBodyParser('json', { limit: env.http.maxBodyBytes, type: ['application/json', 'application/*+json'] });
   return { app, env, agents, logger };

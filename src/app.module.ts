@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { ApiCommonModule } from './api/common/api-common.module';
 import { V1Module } from './api/v1/v1.module';
 import { V2Module } from './api/v2/v2.module';
+import { V3Module } from './api/v3/v3.module';
+import { AuthModule } from './auth/auth.module';
 import { LOGGER } from './app.tokens';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { CoreDependencies, CoreModule } from './core.module';
@@ -13,14 +15,20 @@ import { TelemetryInterceptor } from './telemetry/telemetry.interceptor';
 @Module({})
 export class AppModule {
   static forRoot(deps: CoreDependencies): DynamicModule {
-    const configCheck = { name: 'config', check: async () => undefined };
+    // The config was validated before Nest started; the store is pinged on every readiness probe.
+    const readiness = [
+      { name: 'config', check: async () => undefined },
+      { name: 'state_store', check: () => deps.store.ping() },
+    ];
     return {
       module: AppModule,
       imports: [
         CoreModule.forRoot(deps),
-        ApiCommonModule.register(deps.agents, [configCheck]),
+        AuthModule.forRoot(deps.env.auth),
+        ApiCommonModule.register(deps.agents, readiness),
         V1Module.register(deps.agents),
         V2Module.register(deps.agents),
+        V3Module.register(deps.agents),
       ],
       providers: [
         { provide: APP_FILTER, useFactory: (logger: Logger) => new ProblemDetailsFilter(logger), inject: [LOGGER] },

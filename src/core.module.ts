@@ -5,6 +5,7 @@ import { AGENTS, ENV_CONFIG, LOGGER, TELEMETRY } from './app.tokens';
 import type { EnvConfig } from './config/env.config';
 import { AgentRunner } from './invocation/agent-runner';
 import { LlmProvider } from './llm/llm-provider';
+import { StateStore } from './state/state-store';
 import { Telemetry } from './telemetry/telemetry';
 
 export interface CoreDependencies {
@@ -13,13 +14,17 @@ export interface CoreDependencies {
   logger: Logger;
   telemetry: Telemetry;
   llm: LlmProvider;
+  store: StateStore;
 }
 
-/** Flushes spans and metrics when the app closes, so the last requests are not lost. */
-class TelemetryShutdown implements OnApplicationShutdown {
-  constructor(@Inject(TELEMETRY) private readonly telemetry: Telemetry) {}
+/** Flushes spans and metrics and closes the state store when the app closes. */
+class CoreShutdown implements OnApplicationShutdown {
+  constructor(
+    @Inject(TELEMETRY) private readonly telemetry: Telemetry,
+    private readonly store: StateStore,
+  ) {}
   async onApplicationShutdown(): Promise<void> {
-    await this.telemetry.shutdown();
+    await Promise.allSettled([this.telemetry.shutdown(), this.store.close()]);
   }
 }
 
@@ -35,12 +40,13 @@ export class CoreModule {
       { provide: TELEMETRY, useValue: deps.telemetry },
       { provide: LlmProvider, useValue: deps.llm },
       { provide: AgentRunner, useFactory: (llm: LlmProvider) => new AgentRunner(llm), inject: [LlmProvider] },
-      TelemetryShutdown,
+      { provide: StateStore, useValue: deps.store },
+      CoreShutdown,
     ];
     return {
       module: CoreModule,
       providers,
-      exports: [ENV_CONFIG, AGENTS, LOGGER, TELEMETRY, LlmProvider, AgentRunner],
+      exports: [ENV_CONFIG, AGENTS, LOGGER, TELEMETRY, LlmProvider, AgentRunner, StateStore],
     };
   }
 }

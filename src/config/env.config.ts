@@ -25,6 +25,8 @@ export interface EnvConfig {
   telemetry: { otlpEndpoint?: string; logLevel: LogLevel };
   state: {
     store: 'memory' | 'redis' | 'dynamodb';
+    leaseMs: number;
+    taskTtlSeconds?: number;
     redisUrl?: string;
     dynamodb?: { table: string; endpoint?: string; region: string; createTable: boolean };
   };
@@ -78,6 +80,8 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
     telemetry: { otlpEndpoint: vars.TA_OTEL_ENDPOINT, logLevel: vars.TA_LOG_LEVEL as LogLevel },
     state: {
       store: vars.TA_STATE_STORE,
+      leaseMs: vars.TA_TASK_LEASE_MS,
+      taskTtlSeconds: vars.TA_TASK_TTL_SECONDS,
       redisUrl: vars.TA_REDIS_URL,
       dynamodb:
         vars.TA_STATE_STORE === 'dynamodb' || vars.TA_DYNAMODB_TABLE

@@ -57,6 +57,11 @@ export class EnvVars {
   @IsString({ message: 'AWS_REGION is required when TA_STATE_STORE=dynamodb' })
   AWS_REGION?: string;
 
+  /** How long a running request holds its task; renewed while it runs, so only a dead process lets it lapse. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(100) TA_TASK_LEASE_MS = 30_000;
+  /** Tasks expire this many seconds after their last write (unset: never). */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) TA_TASK_TTL_SECONDS?: number;
+
   // identity
   @IsOptional() @IsIn(['entra', 'dev'], { message: 'TA_AUTH_MODE must be entra or dev' }) TA_AUTH_MODE: 'entra' | 'dev' = 'entra';
   @IsOptional() @IsString() TA_ENTRA_TENANT_ID?: string;

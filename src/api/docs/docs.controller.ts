@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
+import { Public } from '../../auth/public.decorator';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { buildOpenApi } from './openapi.builder';
 
@@ -32,6 +33,7 @@ export function createDocsController(agent: AgentDefinition): Type<unknown> {
 
   @Controller(controllerPath(agent))
   @AgentRoute(agent)
+  @Public()
   class DocsController {
     @Get('openapi.json')
     openapi() {

@@ -1,6 +1,7 @@
 import { Controller, Get, Res, Type } from '@nestjs/common';
 import type { Response } from 'express';
 import { AgentDefinition } from '../../agents/config/agent-definition';
+import { Public } from '../../auth/public.decorator';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { HealthService } from './health.service';
 
@@ -8,6 +9,7 @@ import { HealthService } from './health.service';
 export function createHealthController(agent: AgentDefinition): Type<unknown> {
   @Controller(`${controllerPath(agent)}/health`)
   @AgentRoute(agent)
+  @Public()
   class HealthController {
     constructor(private readonly health: HealthService) {}
 

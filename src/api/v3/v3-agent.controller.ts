@@ -1,0 +1,88 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, Type } from '@nestjs/common';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import { AgentDefinition } from '../../agents/config/agent-definition';
+import { ENV_CONFIG, LOGGER } from '../../app.tokens';
+import { CurrentPrincipal } from '../../auth/current-principal.decorator';
+import type { Principal } from '../../auth/principal';
+import { toDomainError } from '../../common/errors/to-domain-error';
+import { buildProblem } from '../../common/errors/problem-details';
+import { ErrorCode } from '../../common/errors/error-code';
+import { SseStream } from '../../common/sse/sse-stream';
+import { validateBody } from '../../common/validation/validate-body';
+import type { EnvConfig } from '../../config/env.config';
+import { StateResponse } from '../../tasks/state-response';
+import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/task-query.service';
+import { AgentRoute, controllerPath, named } from '../common/agent-route';
+import { UserMessageDto } from './dto/user-message.dto';
+import { parsePageSize, parseUuidParam } from './params';
+
+/**
+ * The stateful routes of one tealagents/v1alpha1 agent. Thin: parse, then one service call.
+ */
+export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
+  @Controller(controllerPath(agent))
+  @AgentRoute(agent)
+  class V3AgentController {
+    constructor(
+      private readonly invoker: StatefulInvoker,
+      private readonly tasks: TaskQueryService,
+      @Inject(ENV_CONFIG) private readonly env: EnvConfig,
+      @Inject(LOGGER) private readonly logger: Logger,
+    ) {}
+
+    @Post()
+    @HttpCode(200)
+    invoke(@Body() body: unknown, @CurrentPrincipal() principal: Principal): Promise<StateResponse> {
+      return this.invoker.invoke(agent, principal, validateBody(UserMessageDto, body));
+    }
+
+    /**
+     * The same invocation streamed. Ownership, 404 and 409 are answered as JSON before the stream
+     * opens; after that every event carries `id: {request seq}-{n}` and the task and request ids. A
+     * client that disconnects does not cancel the request: its result is persisted either way.
+     */
+    @Post('sse')
+    async sse(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
+      const started = await this.invoker.start(agent, principal, validateBody(UserMessageDto, body));
+      const stream = new SseStream(res, this.env.http.sseKeepaliveMs);
+      let n = 0;
+      const send = (event: string, data: Record<string, unknown>) => stream.send(event, data, `${started.seq}-${n++}`);
+      stream.open();
+      try {
+        const response = await started.run({ emit: send });
+        send('final-response', { ...response });
+      } catch (err) {
+        const domain = toDomainError(err);
+        const problem = buildProblem(domain?.code ?? ErrorCode.INTERNAL, domain?.message ?? 'Internal error', res.req.originalUrl);
+        if (!domain) this.logger.error({ err, task_id: started.ids.task_id }, 'stateful stream failed');
+        send('error', { ...problem, ...started.ids });
+      } finally {
+        stream.end();
+      }
+    }
+
+    @Get('tasks/:task_id')
+    getTask(@Param('task_id') taskId: string, @CurrentPrincipal() principal: Principal) {
+      return this.tasks.getTask(agent, principal, parseUuidParam('task_id', taskId));
+    }
+
+    @Get('sessions/:session_id')
+    getSession(
+      @Param('session_id') sessionId: string,
+      @Query('limit') limit: string | undefined,
+      @Query('cursor') cursor: string | undefined,
+      @CurrentPrincipal() principal: Principal,
+    ) {
+      return this.tasks.getSession(
+        agent,
+        principal,
+        parseUuidParam('session_id', sessionId),
+        parsePageSize(limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+        cursor,
+      );
+    }
+  }
+  return named(V3AgentController, `V3AgentController[${agent.source}]`);
+}

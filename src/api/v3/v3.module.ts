@@ -1,0 +1,17 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AgentDefinition } from '../../agents/config/agent-definition';
+import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
+import { TaskQueryService } from '../../tasks/task-query.service';
+import { createV3AgentController } from './v3-agent.controller';
+
+/** tealagents/v1alpha1 agents: stateful tasks over the configured StateStore. */
+@Module({})
+export class V3Module {
+  static register(agents: AgentDefinition[]): DynamicModule {
+    return {
+      module: V3Module,
+      providers: [StatefulInvoker, TaskQueryService],
+      controllers: agents.filter((a) => a.module === 'v3').map(createV3AgentController),
+    };
+  }
+}

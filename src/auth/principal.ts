@@ -1,0 +1,13 @@
+import type { Principal } from '../state/state.entities';
+
+export type { Principal };
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+/** The fixed development identity of `TA_AUTH_MODE=dev`. */
+export const DEV_TENANT_ID = '00000000-0000-0000-0000-000000000000';
+export const DEV_OWNER_ID = 'dev-user';

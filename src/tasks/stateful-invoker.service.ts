@@ -1,0 +1,262 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AgentDefinition } from '../agents/config/agent-definition';
+import { UserMessageDto } from '../api/v3/dto/user-message.dto';
+import { ENV_CONFIG, LOGGER, TELEMETRY } from '../app.tokens';
+import type { Principal } from '../auth/principal';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import type { EnvConfig } from '../config/env.config';
+import { AgentRunner } from '../invocation/agent-runner';
+import { emptyUsage } from '../llm/llm-client.port';
+import { StateStore } from '../state/state-store';
+import { RequestRecord, TaskRecord } from '../state/state.entities';
+import { VersionConflictError } from '../state/state.errors';
+import { Telemetry } from '../telemetry/telemetry';
+import { expiryFrom, RunningTask, TaskTiming } from './running-task';
+import { StateResponse } from './state-response';
+import { buildTaskConversation } from './task-history';
+import { leaseActive } from './task-lease';
+
+/** How often a follow-on re-reads and retries after losing a compare-and-set to a non-running write. */
+const MAX_BEGIN_ATTEMPTS = 4;
+
+export interface StartedRequest {
+  ids: { task_id: string; session_id: string; request_id: string };
+  /** The request's position in its task (the first part of its stream event ids). */
+  seq: number;
+  run(options?: StatefulInvokeOptions): Promise<StateResponse>;
+}
+
+export interface StatefulInvokeOptions {
+  /** Streaming: receives each event (name + data); ids are assigned by the caller's stream. */
+  emit?: (event: string, data: Record<string, unknown>) => void;
+  /** Cancels the model call (explicit cancellation; a disconnected SSE client does not cancel). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The stateful (tealagents/v1alpha1) invocation: creates or continues a task, holds its lease while
+ * the model runs, and persists the outcome. Every write is a compare-and-set on the task version,
+ * so concurrent follow-ons on one task (from any number of processes) either run whole or get 409,
+ * and the stored history is exactly the successful ones, in order.
+ */
+@Injectable()
+export class StatefulInvoker {
+  private readonly timing: TaskTiming;
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly runner: AgentRunner,
+    @Inject(TELEMETRY) private readonly telemetry: Telemetry,
+    @Inject(ENV_CONFIG) env: EnvConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds };
+  }
+
+  async invoke(agent: AgentDefinition, principal: Principal, msg: UserMessageDto, options: StatefulInvokeOptions = {}): Promise<StateResponse> {
+    return (await this.start(agent, principal, msg)).run(options);
+  }
+
+  /**
+   * Phase one: validates ownership and takes the task's lease (404/401/409 happen here, before a
+   * stream is opened). Phase two, `run`, calls the model and persists the outcome.
+   */
+  async start(agent: AgentDefinition, principal: Principal, msg: UserMessageDto): Promise<StartedRequest> {
+    const { running, earlier } = await this.begin(agent, principal, msg);
+    const ids = { task_id: running.task.taskId, session_id: running.task.sessionId, request_id: running.request.requestId };
+    return { ids, seq: running.request.seq, run: (options = {}) => this.run(agent, running, earlier, ids, options) };
+  }
+
+  private run(
+    agent: AgentDefinition,
+    running: RunningTask,
+    earlier: RequestRecord[],
+    ids: StartedRequest['ids'],
+    options: StatefulInvokeOptions,
+  ): Promise<StateResponse> {
+    const request = running.request;
+    return this.telemetry.inSpan(
+      `invoke_agent ${agent.source}`,
+      {
+        'ta.agent.name': agent.name,
+        'ta.agent.version': agent.version,
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.request.model': agent.agent.model,
+        'ta.task_id': ids.task_id,
+        'ta.request_id': ids.request_id,
+      },
+      async (span) => {
+        running.startRenewal();
+        try {
+          const conversation = buildTaskConversation(earlier, request);
+          const onDelta = options.emit ? (text: string) => options.emit!('partial-response', { ...ids, output_partial: text }) : undefined;
+          const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta });
+          const now = new Date().toISOString();
+          const finished: RequestRecord = {
+            ...running.request,
+            status: 'Completed',
+            messages: [
+              ...running.request.messages,
+              { id: randomUUID(), role: 'assistant', content: result.content, created_at: now },
+            ],
+            output: result.content,
+            tokenUsage: result.usage,
+            updatedAt: now,
+          };
+          await running.finish({ status: 'Completed' }, finished);
+          span.setAttributes({
+            'gen_ai.usage.input_tokens': result.usage.prompt_tokens,
+            'gen_ai.usage.output_tokens': result.usage.completion_tokens,
+          });
+          this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
+          return {
+            ...ids,
+            status: 'Completed',
+            content: { ...ids, output: result.content, source: agent.source, token_usage: result.usage, extra_data: null },
+          };
+        } catch (err) {
+          await this.recordFailure(running, err);
+          throw err;
+        } finally {
+          running.stopRenewal();
+        }
+      },
+    );
+  }
+
+  /** Creates the task, or appends a request to it under its lease, in one compare-and-set. */
+  private async begin(
+    agent: AgentDefinition,
+    principal: Principal,
+    msg: UserMessageDto,
+  ): Promise<{ running: RunningTask; earlier: RequestRecord[] }> {
+    if (!msg.task_id) return { running: await this.create(agent, principal, msg), earlier: [] };
+    for (let attempt = 0; attempt < MAX_BEGIN_ATTEMPTS; attempt++) {
+      const task = await this.store.getTask(principal.tenantId, msg.task_id);
+      if (!task || task.agent !== agent.source) {
+        throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${msg.task_id}`);
+      }
+      if (task.ownerId !== principal.ownerId) {
+        throw new DomainError(ErrorCode.NOT_OWNER, 'This task belongs to another user');
+      }
+      if (msg.session_id && msg.session_id !== task.sessionId) {
+        throw new DomainError(ErrorCode.VALIDATION_FAILED, 'session_id does not match the task', {
+          errors: [{ field: 'session_id', message: `task ${task.taskId} belongs to another session` }],
+        });
+      }
+      if (leaseActive(task)) throw busy(task);
+      if (task.status === 'Paused') {
+        throw new DomainError(ErrorCode.TASK_BUSY, `Task ${task.taskId} is waiting for an approval decision`);
+      }
+      const earlier = await this.store.listRequests(principal.tenantId, task.taskId);
+      const request = this.newRequest(task, principal, msg, task.requestCount);
+      const writes: RequestRecord[] = [request];
+      // A lease that lapsed belongs to a request whose process died: close that request as Failed.
+      const abandoned = task.lease && earlier.find((r) => r.requestId === task.lease!.requestId && r.status === 'Running');
+      if (abandoned) {
+        const closed: RequestRecord = {
+          ...abandoned,
+          status: 'Failed',
+          error: { code: 'ABANDONED', message: 'The process running this request stopped before it finished' },
+          updatedAt: request.createdAt,
+        };
+        writes.push(closed);
+        earlier[abandoned.seq] = closed;
+      }
+      const next: TaskRecord = {
+        ...task,
+        status: 'Running',
+        requestCount: task.requestCount + 1,
+        lease: { requestId: request.requestId, expiresAt: Date.now() + this.timing.leaseMs },
+        updatedAt: request.createdAt,
+      };
+      const expiresAt = expiryFrom(this.timing);
+      if (expiresAt) next.expiresAt = expiresAt;
+      try {
+        const stored = await this.store.commit(principal.tenantId, { task: next, expectedVersion: task.version, requests: writes });
+        return { running: new RunningTask(this.store, stored, request, this.timing, this.logger), earlier };
+      } catch (err) {
+        if (!(err instanceof VersionConflictError)) throw err;
+        // Someone else wrote first: re-read; if they now hold the lease this becomes a 409.
+      }
+    }
+    throw new DomainError(ErrorCode.TASK_BUSY, `Task ${msg.task_id} is busy`);
+  }
+
+  private async create(agent: AgentDefinition, principal: Principal, msg: UserMessageDto): Promise<RunningTask> {
+    const now = new Date().toISOString();
+    const taskId = randomUUID();
+    const task: TaskRecord = {
+      taskId,
+      sessionId: msg.session_id ?? randomUUID(),
+      tenantId: principal.tenantId,
+      ownerId: principal.ownerId,
+      agent: agent.source,
+      status: 'Running',
+      version: 0,
+      requestCount: 1,
+      lastEventSeq: 0,
+      metadata: {},
+      createdAt: now,
+      updatedAt: now,
+    };
+    const request = this.newRequest(task, principal, msg, 0);
+    task.lease = { requestId: request.requestId, expiresAt: Date.now() + this.timing.leaseMs };
+    const expiresAt = expiryFrom(this.timing);
+    if (expiresAt) task.expiresAt = expiresAt;
+    const stored = await this.store.commit(principal.tenantId, { task, expectedVersion: 0, requests: [request] });
+    return new RunningTask(this.store, stored, request, this.timing, this.logger);
+  }
+
+  private newRequest(task: TaskRecord, principal: Principal, msg: UserMessageDto, seq: number): RequestRecord {
+    const now = new Date().toISOString();
+    return {
+      requestId: randomUUID(),
+      taskId: task.taskId,
+      sessionId: task.sessionId,
+      tenantId: principal.tenantId,
+      ownerId: principal.ownerId,
+      seq,
+      status: 'Running',
+      messages: [
+        {
+          id: randomUUID(),
+          role: 'user',
+          items: msg.items.map((i) => ({ content_type: i.content_type, content: i.content })),
+          created_at: now,
+        },
+      ],
+      ...(msg.user_context ? { userContext: msg.user_context } : {}),
+      toolCalls: [],
+      tokenUsage: emptyUsage(),
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  /** Marks the request Failed (or Canceled) and releases the lease; the next follow-on works. */
+  private async recordFailure(running: RunningTask, err: unknown): Promise<void> {
+    const canceled = err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED;
+    const status = canceled ? 'Canceled' : 'Failed';
+    const code = err instanceof DomainError ? err.code : ErrorCode.INTERNAL;
+    const message = err instanceof DomainError ? err.message : 'Internal error';
+    try {
+      await running.finish(
+        { status },
+        { ...running.request, status, error: { code, message }, updatedAt: new Date().toISOString() },
+      );
+    } catch (writeErr) {
+      // The lease will lapse and the next follow-on closes this request as abandoned.
+      this.logger.error({ err: writeErr, task_id: running.task.taskId }, 'could not record the failed request');
+    }
+  }
+}
+
+function busy(task: TaskRecord): DomainError {
+  return new DomainError(ErrorCode.TASK_BUSY, `Task ${task.taskId} has a request running (${task.lease?.requestId})`, {
+    retryAfter: 1,
+  });
+}

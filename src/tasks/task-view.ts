@@ -1,0 +1,51 @@
+import { RequestRecord, StoredMessage, TaskRecord } from '../state/state.entities';
+
+/** The public JSON of a task (`GET /tasks/{task_id}`), snake_case like the rest of the API. */
+export function taskView(task: TaskRecord, requests: RequestRecord[]) {
+  return {
+    task_id: task.taskId,
+    session_id: task.sessionId,
+    agent: task.agent,
+    status: task.status,
+    created_at: task.createdAt,
+    updated_at: task.updatedAt,
+    expires_at: task.expiresAt ?? null,
+    version: task.version,
+    metadata: task.metadata,
+    running_request_id: task.lease && task.lease.expiresAt > Date.now() ? task.lease.requestId : null,
+    requests: requests.map(requestView),
+    pending_approvals: [],
+  };
+}
+
+export function requestView(r: RequestRecord) {
+  return {
+    request_id: r.requestId,
+    seq: r.seq,
+    status: r.status,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    user_context: r.userContext ?? null,
+    messages: r.messages.map(messageView),
+    tool_calls: r.toolCalls,
+    token_usage: r.tokenUsage,
+    output: r.output ?? null,
+    error: r.error ?? null,
+  };
+}
+
+function messageView(m: StoredMessage) {
+  return m;
+}
+
+export function taskSummaryView(task: TaskRecord) {
+  return {
+    task_id: task.taskId,
+    session_id: task.sessionId,
+    agent: task.agent,
+    status: task.status,
+    request_count: task.requestCount,
+    created_at: task.createdAt,
+    updated_at: task.updatedAt,
+  };
+}
