@@ -44,12 +44,12 @@ describe('v3 conversations against an OpenAI-compatible model', () => {
     const seen = llm.requests.slice(-2).map((r) => r.body);
     expect(modelInput(seen[0])).toEqual([
       ['system', 'You are terse.'],
-      ['user', 'The following user context was provided:\n  name: Ada'],
+      ['user', 'The following user context was provided:\n  name: Ada\n'],
       ['user', 'hello'],
     ]);
     expect(modelInput(seen[1])).toEqual([
       ['system', 'You are terse.'],
-      ['user', 'The following user context was provided:\n  name: Ada'],
+      ['user', 'The following user context was provided:\n  name: Ada\n'],
       ['user', 'hello'],
       ['assistant', 'Hi Ada.'],
       ['user', 'what did I say?'],

@@ -14,7 +14,9 @@ interface TenantData {
 /**
  * The reference backend (the default): plain maps per tenant. A commit checks and writes in one
  * synchronous step, so it is atomic with respect to every other call in the process. Records are
- * copied in and out, so no caller can change stored state by mutating an object.
+ * copied once on the way in and deep-frozen, so no caller can change stored state by mutating an
+ * object, and reads hand out the frozen records without copying (a follow-on on a long task reads
+ * every request: copying them all on each read made it O(history) in allocations).
  */
 export class MemoryStateStore extends StateStore {
   private readonly tenants = new Map<string, TenantData>();
@@ -30,12 +32,12 @@ export class MemoryStateStore extends StateStore {
 
   async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
     const task = this.tenants.get(tenantId)?.tasks.get(taskId);
-    return task && !isExpired(task) ? structuredClone(task) : undefined;
+    return task && !isExpired(task) ? task : undefined;
   }
 
   async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
     if (!(await this.getTask(tenantId, taskId))) return [];
-    return structuredClone(this.tenants.get(tenantId)?.requests.get(taskId) ?? []);
+    return [...(this.tenants.get(tenantId)?.requests.get(taskId) ?? [])];
   }
 
   async getRequest(tenantId: string, requestId: string): Promise<RequestRecord | undefined> {
@@ -43,7 +45,7 @@ export class MemoryStateStore extends StateStore {
     const ref = t?.requestIndex.get(requestId);
     if (!t || !ref || !(await this.getTask(tenantId, ref.taskId))) return undefined;
     const r = t.requests.get(ref.taskId)?.[ref.seq];
-    return r ? structuredClone(r) : undefined;
+    return r;
   }
 
   async listSessionTasks(
@@ -55,7 +57,7 @@ export class MemoryStateStore extends StateStore {
     const t = this.tenants.get(tenantId);
     const ids = t?.sessions.get(`${ownerId}\u0000${sessionId}`) ?? [];
     const tasks = ids.map((id) => t!.tasks.get(id)).filter((x): x is TaskRecord => !!x && !isExpired(x));
-    return pageOf(structuredClone(tasks), page);
+    return pageOf(tasks, page);
   }
 
   async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
@@ -66,7 +68,7 @@ export class MemoryStateStore extends StateStore {
     const actual = live?.version ?? 0;
     if (actual !== write.expectedVersion) throw new VersionConflictError(taskId, write.expectedVersion, actual);
 
-    const stored: TaskRecord = structuredClone({ ...write.task, tenantId, version: write.expectedVersion + 1 });
+    const stored: TaskRecord = frozenCopy({ ...write.task, tenantId, version: write.expectedVersion + 1 });
     if (!live) {
       // A create (or re-create over an expired task): start from a clean slate.
       t.requests.set(taskId, []);
@@ -77,14 +79,26 @@ export class MemoryStateStore extends StateStore {
     }
     const requests = t.requests.get(taskId)!;
     for (const r of write.requests ?? []) {
-      requests[r.seq] = structuredClone({ ...r, tenantId });
+      requests[r.seq] = frozenCopy({ ...r, tenantId });
       t.requestIndex.set(r.requestId, { taskId, seq: r.seq });
     }
     t.tasks.set(taskId, stored);
-    return structuredClone(stored);
+    return stored;
   }
 
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {}
+}
+
+function frozenCopy<T>(value: T): T {
+  return deepFreeze(structuredClone(value));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
