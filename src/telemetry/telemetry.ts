@@ -3,6 +3,7 @@ import {
   context,
   Context,
   Counter,
+  createContextKey,
   Histogram,
   Meter,
   propagation,
@@ -29,6 +30,9 @@ export interface TelemetryOptions {
   otlpEndpoint?: string;
   metricExportIntervalMs?: number;
 }
+
+/** The request's correlation id (`X-Request-Id`), carried in the OTel context for log lines. */
+export const REQUEST_ID_KEY = createContextKey('teal-agent-server.request_id');
 
 let contextManagerInstalled = false;
 
@@ -142,10 +146,20 @@ export class Telemetry {
   }
 }
 
-/** trace/span ids of the active span, for log lines. */
-export function activeTraceIds(): { trace_id?: string; span_id?: string } {
-  const span = trace.getActiveSpan();
-  if (!span) return {};
-  const ctx = span.spanContext();
-  return { trace_id: ctx.traceId, span_id: ctx.spanId };
+/**
+ * The pino mixin: trace/span ids of the active span and the id of the request being served, so any
+ * line logged while handling a request can be joined to its trace and to the caller's request id.
+ */
+export function activeTraceIds(): { trace_id?: string; span_id?: string; request_id?: string } {
+  const active = context.active();
+  const requestId = active.getValue(REQUEST_ID_KEY) as string | undefined;
+  const span = trace.getSpan(active);
+  const out: { trace_id?: string; span_id?: string; request_id?: string } = {};
+  if (span) {
+    const ids = span.spanContext();
+    out.trace_id = ids.traceId;
+    out.span_id = ids.spanId;
+  }
+  if (requestId) out.request_id = requestId;
+  return out;
 }

@@ -9,7 +9,8 @@ import { toDomainError } from './to-domain-error';
 
 /**
  * The one exception filter. Every error becomes application/problem+json; anything that is not a
- * known domain error is a 500 whose `error_id` is also logged with the original error. Once an SSE
+ * known domain error is a 500 whose `error_id` is also logged with the original error (and the
+ * request id; the trace id comes from the active span via the logger's mixin). Once an SSE
  * stream has started, the error is sent as an `event: error` frame and the stream is closed: a second
  * response is never attempted.
  */
@@ -46,13 +47,16 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (domain) {
       if (domain.code === ErrorCode.INTERNAL || domain.code === ErrorCode.STATE_CORRUPT) {
         const errorId = randomUUID();
-        this.logger.error({ err: domain.cause ?? domain, error_id: errorId, code: domain.code, path: instance }, domain.message);
+        this.logger.error(
+          { err: domain.cause ?? domain, error_id: errorId, code: domain.code, path: instance, request_id: req.requestId },
+          domain.message,
+        );
         return buildProblem(domain.code, domain.message, instance, { errorId });
       }
       return buildProblem(domain.code, domain.message, instance, { errors: domain.errors });
     }
     const errorId = randomUUID();
-    this.logger.error({ err: exception, error_id: errorId, path: instance }, 'unhandled error');
+    this.logger.error({ err: exception, error_id: errorId, path: instance, request_id: req.requestId }, 'unhandled error');
     return buildProblem(ErrorCode.INTERNAL, `An unexpected error occurred (error_id ${errorId})`, instance, { errorId });
   }
 }

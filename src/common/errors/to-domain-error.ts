@@ -10,6 +10,8 @@ interface BodyParserError {
 }
 
 const HTTP_STATUS_CODES: Record<number, ErrorCode> = {
+  // A Nest pipe's BadRequestException is a request-shape problem, not a bug: 422, not 500.
+  400: ErrorCode.VALIDATION_FAILED,
   401: ErrorCode.UNAUTHENTICATED,
   403: ErrorCode.FORBIDDEN,
   404: ErrorCode.ROUTE_NOT_FOUND,
@@ -36,7 +38,8 @@ export function toDomainError(err: unknown): DomainError | undefined {
       return new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, 'The request body is larger than the configured limit');
     }
     if (bp.type === 'entity.parse.failed') {
-      return new DomainError(ErrorCode.MALFORMED_JSON, 'The request body is not valid JSON');
+      // Also a top-level scalar (`"text"`, `null`): the parser's strict mode takes only objects and arrays.
+      return new DomainError(ErrorCode.MALFORMED_JSON, 'The request body is not valid JSON: a JSON object is expected');
     }
     return new DomainError(ErrorCode.UNSUPPORTED_MEDIA_TYPE, 'The request body could not be read');
   }

@@ -1,24 +1,30 @@
 import pino, { Logger } from 'pino';
 
-/**
- * Paths that may hold a credential. pino replaces them before a line is written, so a bearer token
- * or an API key never reaches a log even when a whole request or config object is logged.
- */
-export const REDACTED_PATHS = [
+/** Keys whose value is a credential wherever they appear (header names are lower case in Node). */
+const SECRET_KEYS = [
   'authorization',
+  'cookie',
   'apiKey',
   'api_key',
+  '"api-key"',
+  '"x-api-key"',
   'token',
-  'headers.authorization',
-  'headers["api-key"]',
-  'headers["x-api-key"]',
-  'req.headers.authorization',
-  'req.headers["api-key"]',
-  'req.headers["x-api-key"]',
-  '*.authorization',
-  '*.apiKey',
-  '*.api_key',
+  'access_token',
+  'refresh_token',
+  'client_secret',
+  'password',
 ];
+
+/**
+ * Paths that may hold a credential, at the top level and up to three objects deep
+ * (`env.llm.apiKey`, `req.headers.authorization`, `err.request.headers.authorization`). pino
+ * replaces them before a line is written, so a bearer token or an API key never reaches a log even
+ * when a whole request, error or config object is logged. (pino has no "any depth" wildcard.)
+ */
+export const REDACTED_PATHS = SECRET_KEYS.flatMap((k) => {
+  const key = k.startsWith('"') ? `[${k}]` : `.${k}`;
+  return [key.slice(key.startsWith('.') ? 1 : 0), `*${key}`, `*.*${key}`, `*.*.*${key}`];
+});
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 

@@ -1,0 +1,121 @@
+import { Attributes, Context, context, Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import type { AgentDefinition } from '../agents/config/agent-definition';
+import { REQUEST_ID_KEY, Telemetry } from './telemetry';
+
+const BY_REQUEST = new WeakMap<Request, HttpRequestTelemetry>();
+
+/**
+ * The telemetry of one HTTP request: its SERVER span (child of the caller's W3C `traceparent`), the
+ * request count and duration metrics, and the one `request completed` log line. Started by the
+ * first Express middleware, so requests that never reach a route (404, 413, 415) are measured and
+ * logged too; the global interceptor later adds what only Nest knows (route template, agent).
+ * Everything is finished when the response closes, so a streamed (SSE) response is measured whole.
+ */
+export class HttpRequestTelemetry {
+  /** The context that handlers run in: the SERVER span and the request id (for log lines). */
+  readonly context: Context;
+  private route?: string;
+  private agent?: AgentDefinition;
+  private readonly started = performance.now();
+
+  private constructor(
+    private readonly telemetry: Telemetry,
+    private readonly logger: Logger,
+    private readonly req: Request,
+    private readonly res: Response,
+    readonly span: Span,
+    parent: Context,
+  ) {
+    this.context = trace.setSpan(parent, span).setValue(REQUEST_ID_KEY, req.requestId);
+    res.once('close', () => this.finish());
+  }
+
+  /** The request's telemetry, started now if the middleware did not run (minimal apps, tests). */
+  static for(telemetry: Telemetry, logger: Logger, req: Request, res: Response): HttpRequestTelemetry {
+    const existing = BY_REQUEST.get(req);
+    if (existing) return existing;
+    const parent = telemetry.extract(req.headers);
+    // Named by method only until the route is known (OTel HTTP semantic conventions).
+    const span = telemetry.startServerSpan(req.method, parent, {
+      'http.request.method': req.method,
+      'url.path': req.path,
+      'url.scheme': req.protocol,
+      ...(req.headers['user-agent'] ? { 'user_agent.original': req.headers['user-agent'] } : {}),
+      ...(req.requestId ? { 'ta.http.request_id': req.requestId } : {}),
+    });
+    const { traceId, spanId } = span.spanContext();
+    // Lets a caller without a tracer of its own find the trace (W3C Trace Context Level 2 draft).
+    res.setHeader('traceresponse', `00-${traceId}-${spanId}-01`);
+    const created = new HttpRequestTelemetry(telemetry, logger, req, res, span, parent);
+    BY_REQUEST.set(req, created);
+    return created;
+  }
+
+  static of(req: Request): HttpRequestTelemetry | undefined {
+    return BY_REQUEST.get(req);
+  }
+
+  /** Called once the route matched: `route` is its template (`/Agent/0.1/tasks/:task_id`). */
+  matched(route: string, agent?: AgentDefinition): void {
+    this.route = route;
+    this.agent = agent;
+    this.span.updateName(`${this.req.method} ${route}`);
+    this.span.setAttributes({ 'http.route': route, ...this.agentAttributes(true) });
+  }
+
+  /** Fields that tie a log line to this request. */
+  logFields(): { trace_id: string; span_id: string; request_id?: string } {
+    const { traceId, spanId } = this.span.spanContext();
+    return { trace_id: traceId, span_id: spanId, request_id: this.req.requestId };
+  }
+
+  private agentAttributes(withModel: boolean): Attributes {
+    const a = this.agent;
+    if (!a) return {};
+    return {
+      'ta.agent.name': a.name,
+      'ta.agent.version': a.version,
+      ...(withModel ? { 'gen_ai.request.model': a.agent.model } : {}),
+    };
+  }
+
+  private finish(): void {
+    const { req, res, span } = this;
+    const status = res.statusCode;
+    const seconds = (performance.now() - this.started) / 1000;
+    const aborted = !res.writableFinished;
+    span.setAttribute('http.response.status_code', status);
+    if (status >= 500) {
+      span.setAttribute('error.type', String(status));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
+    if (aborted) span.addEvent('client disconnected');
+    span.end();
+
+    const metricAttrs: Attributes = {
+      'http.request.method': req.method,
+      'http.response.status_code': status,
+      ...(this.route ? { 'http.route': this.route } : {}),
+      ...this.agentAttributes(false),
+    };
+    this.telemetry.httpRequests.add(1, metricAttrs);
+    this.telemetry.httpDuration.record(seconds, metricAttrs);
+    context.with(this.context, () =>
+      this.logger[status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info'](
+        {
+          ...this.logFields(),
+          method: req.method,
+          path: req.originalUrl,
+          route: this.route,
+          status,
+          duration_ms: Math.round(seconds * 1000),
+          agent: this.agent?.source,
+          aborted,
+        },
+        'request completed',
+      ),
+    );
+  }
+}
