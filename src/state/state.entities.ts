@@ -91,6 +91,8 @@ export interface TaskRecord {
   /** Number of requests (their `seq` runs from 0 to requestCount - 1). */
   requestCount: number;
   lease?: TaskLease;
+  /** Set by a cancel that reached a process other than the one running the request. */
+  cancelRequested?: string;
   /** Last SSE event id issued for this task (monotonic). */
   lastEventSeq: number;
   metadata: Record<string, string>;

@@ -23,6 +23,9 @@ export class RunningTask {
   private chain: Promise<unknown> = Promise.resolve();
   private timer?: NodeJS.Timeout;
 
+  /** Called when another replica asked (through the task record) to cancel this request. */
+  onCancelRequested?: () => void;
+
   constructor(
     private readonly store: StateStore,
     public task: TaskRecord,
@@ -58,9 +61,10 @@ export class RunningTask {
     });
   }
 
-  private async write(patch: Partial<TaskRecord>, requests?: RequestRecord[]): Promise<TaskRecord> {
+  private async write(patch: Partial<TaskRecord>, requests?: RequestRecord[], retried = false): Promise<TaskRecord> {
     const now = new Date();
     const next: TaskRecord = { ...this.task, ...patch, updatedAt: now.toISOString() };
+    if (patch.lease === undefined && 'lease' in patch) delete next.cancelRequested;
     const expiresAt = expiryFrom(this.timing, now.getTime());
     if (expiresAt) next.expiresAt = expiresAt;
     if (patch.lease === undefined && 'lease' in patch) delete next.lease;
@@ -68,8 +72,20 @@ export class RunningTask {
       this.task = await this.store.commit(this.task.tenantId, { task: next, expectedVersion: this.task.version, requests });
       return this.task;
     } catch (err) {
-      if (err instanceof VersionConflictError) this.stopRenewal();
-      throw err;
+      if (!(err instanceof VersionConflictError) || retried) {
+        this.stopRenewal();
+        throw err;
+      }
+      // Someone wrote the task while we hold its lease: only a cancel request may do that. Adopt
+      // their version if the lease is still ours, honour the cancel, and write again.
+      const fresh = await this.store.getTask(this.task.tenantId, this.task.taskId);
+      if (!fresh || fresh.lease?.requestId !== this.request.requestId) {
+        this.stopRenewal();
+        throw err;
+      }
+      this.task = fresh;
+      if (fresh.cancelRequested === this.request.requestId) this.onCancelRequested?.();
+      return this.write(patch, requests, true);
     }
   }
 

@@ -18,6 +18,7 @@ import { expiryFrom, RunningTask, TaskTiming } from './running-task';
 import { StateResponse } from './state-response';
 import { buildTaskConversation } from './task-history';
 import { leaseActive } from './task-lease';
+import { RunningRequests } from './running-requests';
 
 /** How often a follow-on re-reads and retries after losing a compare-and-set to a non-running write. */
 const MAX_BEGIN_ATTEMPTS = 4;
@@ -52,6 +53,7 @@ export class StatefulInvoker {
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     @Inject(ENV_CONFIG) env: EnvConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly runningRequests: RunningRequests,
   ) {
     this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds };
   }
@@ -67,7 +69,22 @@ export class StatefulInvoker {
   async start(agent: AgentDefinition, principal: Principal, msg: UserMessageDto): Promise<StartedRequest> {
     const { running, earlier } = await this.begin(agent, principal, msg);
     const ids = { task_id: running.task.taskId, session_id: running.task.sessionId, request_id: running.request.requestId };
-    return { ids, seq: running.request.seq, run: (options = {}) => this.run(agent, running, earlier, ids, options) };
+    return {
+      ids,
+      seq: running.request.seq,
+      run: (options = {}) => {
+        // One controller per request: the caller's signal, a local cancel, or a cancel relayed
+        // through the task record by another replica all abort the same model call and tools.
+        const controller = new AbortController();
+        const forward = () => controller.abort(options.signal?.reason);
+        if (options.signal?.aborted) forward();
+        else options.signal?.addEventListener('abort', forward, { once: true });
+        running.onCancelRequested = () => controller.abort(new Error('canceled by the user'));
+        const done = this.run(agent, running, earlier, ids, { ...options, signal: controller.signal });
+        this.runningRequests.register(ids.request_id, controller, done);
+        return done.finally(() => options.signal?.removeEventListener('abort', forward));
+      },
+    };
   }
 
   private run(
@@ -119,6 +136,10 @@ export class StatefulInvoker {
           };
         } catch (err) {
           await this.recordFailure(running, err);
+          if (err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED) {
+            options.emit?.('cancelled', { ...ids, reason: 'canceled' });
+            return { ...ids, status: 'Canceled', content: { ...ids, message: 'The request was canceled' } };
+          }
           throw err;
         } finally {
           running.stopRenewal();

@@ -1,5 +1,6 @@
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { startTestApp, TestApp } from '../support/test-app';
+import { postJson } from '../support/http';
 import { modelInput, v3Client } from '../support/v3-client';
 
 const AGENT = `
@@ -130,5 +131,50 @@ describe('v3 conversations against an OpenAI-compatible model', () => {
     task = await api.task(first.body.task_id);
     expect(task.body.status).toBe('Completed');
     expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Failed', 'Completed']);
+  });
+
+  it('cancels a running request: its model call is aborted, the caller gets Canceled, and the task moves on', async () => {
+    llm.script(reply.text('ready'));
+    const first = await api.say('begin');
+    const taskId = first.body.task_id;
+    llm.script(reply.hang());
+    const pending = api.say('this will be canceled', { task_id: taskId });
+    const modelCall = await llm.waitForRequest(llm.requests.length);
+
+    const otherUser = await postJson(`${t.url}/Helper/1/tasks/${taskId}/cancel`, {}, { 'x-dev-user': 'mallory' });
+    expect(otherUser.status).toBe(401);
+
+    const cancel = await postJson(`${t.url}/Helper/1/tasks/${taskId}/cancel`, {});
+    expect(cancel.status).toBe(200);
+    expect(cancel.body).toMatchObject({ task_id: taskId, status: 'Canceled' });
+    await modelCall.disconnected; // the model call was aborted, not left running
+
+    const canceled = await pending;
+    expect(canceled.status).toBe(200);
+    expect(canceled.body.status).toBe('Canceled');
+    const task = await api.task(taskId);
+    expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Canceled']);
+    expect(task.body.running_request_id).toBeNull();
+
+    const nothing = await postJson(`${t.url}/Helper/1/tasks/${taskId}/cancel`, {});
+    expect(nothing.status).toBe(409);
+    expect(nothing.body.code).toBe('TASK_NOT_RUNNING');
+    llm.script(reply.text('next'));
+    expect((await api.say('next', { task_id: taskId })).status).toBe(200);
+  });
+
+  it('resume: 404 for an unknown request, 401 for another user, 409 when not paused, 422 for a bad action', async () => {
+    llm.script(reply.text('done'));
+    const first = await api.say('x');
+    const resume = (id: string, body: unknown, headers?: Record<string, string>) =>
+      postJson(`${t.url}/Helper/1/tealagents/v1alpha1/resume/${id}`, body, headers);
+    expect((await resume('8a1b2c3d-4e5f-4a6b-9c7d-0e1f2a3b4c5d', { action: 'approve' })).status).toBe(404);
+    expect((await resume(first.body.request_id, { action: 'approve' }, { 'x-dev-user': 'mallory' })).status).toBe(401);
+    const notPaused = await resume(first.body.request_id, { action: 'approve' });
+    expect(notPaused.status).toBe(409);
+    expect(notPaused.body.code).toBe('TASK_NOT_PAUSED');
+    const bad = await resume(first.body.request_id, { action: 'maybe' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0].field).toBe('action');
   });
 });

@@ -13,8 +13,10 @@ import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { StateResponse } from '../../tasks/state-response';
 import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
+import { TaskControlService } from '../../tasks/task-control.service';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/task-query.service';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
+import { ResumeRequestDto } from './dto/resume-request.dto';
 import { UserMessageDto } from './dto/user-message.dto';
 import { parsePageSize, parseUuidParam } from './params';
 
@@ -28,6 +30,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     constructor(
       private readonly invoker: StatefulInvoker,
       private readonly tasks: TaskQueryService,
+      private readonly control: TaskControlService,
       @Inject(ENV_CONFIG) private readonly env: EnvConfig,
       @Inject(LOGGER) private readonly logger: Logger,
     ) {}
@@ -61,6 +64,29 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       } finally {
         stream.end();
       }
+    }
+
+    @Post('tasks/:task_id/cancel')
+    async cancel(
+      @Param('task_id') taskId: string,
+      @CurrentPrincipal() principal: Principal,
+      @Res({ passthrough: true }) res: Response,
+    ): Promise<StateResponse> {
+      const { status, body } = await this.control.cancel(agent, principal, parseUuidParam('task_id', taskId));
+      res.status(status);
+      return body;
+    }
+
+    @Post('tealagents/v1alpha1/resume/:request_id')
+    resume(@Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
+      validateBody(ResumeRequestDto, body);
+      return this.control.resume(agent, principal, parseUuidParam('request_id', requestId));
+    }
+
+    @Post('tealagents/v1alpha1/resume/:request_id/sse')
+    resumeSse(@Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
+      validateBody(ResumeRequestDto, body);
+      return this.control.resume(agent, principal, parseUuidParam('request_id', requestId));
     }
 
     @Get('tasks/:task_id')

@@ -1,6 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
+import { RunningRequests } from '../../tasks/running-requests';
+import { TaskControlService } from '../../tasks/task-control.service';
 import { TaskQueryService } from '../../tasks/task-query.service';
 import { createV3AgentController } from './v3-agent.controller';
 
@@ -10,7 +12,7 @@ export class V3Module {
   static register(agents: AgentDefinition[]): DynamicModule {
     return {
       module: V3Module,
-      providers: [StatefulInvoker, TaskQueryService],
+      providers: [StatefulInvoker, TaskQueryService, TaskControlService, RunningRequests],
       controllers: agents.filter((a) => a.module === 'v3').map(createV3AgentController),
     };
   }

@@ -25,6 +25,7 @@ export const ERROR_STATUS = {
   [ErrorCode.REQUEST_NOT_FOUND]: { status: 404, title: 'Request not found' },
   [ErrorCode.TASK_BUSY]: { status: 409, title: 'Task is busy' },
   [ErrorCode.TASK_NOT_PAUSED]: { status: 409, title: 'Task is not paused' },
+  [ErrorCode.TASK_NOT_RUNNING]: { status: 409, title: 'Nothing to cancel' },
   [ErrorCode.APPROVAL_ALREADY_DECIDED]: { status: 409, title: 'Approval already decided' },
   [ErrorCode.VERSION_CONFLICT]: { status: 409, title: 'Concurrent modification' },
   [ErrorCode.STATE_STORE_UNAVAILABLE]: { status: 503, title: 'State store unavailable' },

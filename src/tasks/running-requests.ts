@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+
+interface Entry {
+  controller: AbortController;
+  /** Settles once the request's outcome is persisted. */
+  done: Promise<unknown>;
+}
+
+/**
+ * The requests this process is running, so a cancel that arrives here can abort the model and its
+ * tools at once. A cancel that arrives at another replica is passed through the task record instead
+ * (`cancelRequested`), which the running process notices on its next lease renewal.
+ */
+@Injectable()
+export class RunningRequests {
+  private readonly entries = new Map<string, Entry>();
+
+  register(requestId: string, controller: AbortController, done: Promise<unknown>): void {
+    this.entries.set(requestId, { controller, done });
+    done.finally(() => this.entries.delete(requestId)).catch(() => undefined);
+  }
+
+  /** Aborts a local request; resolves when its outcome is stored. False when it is not running here. */
+  async cancel(requestId: string): Promise<boolean> {
+    const e = this.entries.get(requestId);
+    if (!e) return false;
+    e.controller.abort(new Error('canceled by the user'));
+    await e.done.catch(() => undefined);
+    return true;
+  }
+}
