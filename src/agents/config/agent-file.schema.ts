@@ -1,16 +1,17 @@
 import { Type } from 'class-transformer';
-import {
-  IsArray,
-  IsEmpty,
-  IsIn,
-  IsOptional,
-  IsString,
-  Matches,
-  MinLength,
-  ValidateIf,
-  ValidateNested,
-} from 'class-validator';
+import { ValidateIf, ValidateNested } from 'class-validator';
 import { AgentSpecConfig, SequentialTaskConfig } from './agent.schema';
+import {
+  describeValue,
+  IsListOfMappings,
+  IsMapping,
+  IsOneOf,
+  IsPathSegment,
+  IsText,
+  IsTextList,
+  Optional,
+  Rule,
+} from './field-validators';
 import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
 
 export const API_VERSIONS = ['skagents/v1', 'skagents/v2alpha1', 'tealagents/v1alpha1'] as const;
@@ -25,82 +26,93 @@ export const BASE_INPUT_TYPES = [
 ] as const;
 export type BaseInputType = (typeof BASE_INPUT_TYPES)[number];
 
-const PATH_SEGMENT = /^[A-Za-z0-9._~-]+$/;
-const PATH_SEGMENT_MESSAGE = 'may contain only letters, digits and . _ ~ - (it becomes a URL path segment)';
+export const V1_KINDS = ['Chat', 'Agent', 'Sequential'] as const;
 
+const isV1 = (o: AgentFileConfig) => o.apiVersion === 'skagents/v1';
+
+/** `metadata.skills[]` (upstream `ConfigSkill`; extra keys allowed, as upstream). */
 export class SkillConfig {
-  @IsString() id!: string;
-  @IsString() name!: string;
-  @IsString() description!: string;
-  @IsArray() @IsString({ each: true }) tags!: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) examples?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) input_modes?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) output_modes?: string[];
+  @IsText() id!: string;
+  @IsText() name!: string;
+  @IsText() description!: string;
+  @IsTextList() tags!: string[];
+  @Optional() @IsTextList() examples?: string[];
+  @Optional() @IsTextList() input_modes?: string[];
+  @Optional() @IsTextList() output_modes?: string[];
 }
 
+/** Upstream `ConfigMetadata` (extra keys allowed). Its description wins over the top-level one. */
 export class MetadataConfig {
-  @IsString() description!: string;
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SkillConfig) skills?: SkillConfig[];
-  @IsOptional() @IsString() documentation_url?: string;
-}
-
-export class SpecConfig {
-  /** Chat/Agent v1, v2alpha1 and tealagents: the one agent. */
-  @ValidateIf((o: SpecConfig) => o.agents === undefined)
-  @ValidateNested()
-  @Type(() => AgentSpecConfig)
-  agent?: AgentSpecConfig;
-
-  /** Sequential v1 only. */
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => AgentSpecConfig) agents?: AgentSpecConfig[];
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SequentialTaskConfig) tasks?: SequentialTaskConfig[];
-
-  @IsOptional() @ValidateNested() @Type(() => GovernanceConfig) governance?: GovernanceConfig;
-  @IsOptional() @ValidateNested() @Type(() => ConcurrencyConfig) concurrency?: ConcurrencyConfig;
+  @IsText() description!: string;
+  @Optional() @IsListOfMappings() @ValidateNested({ each: true }) @Type(() => SkillConfig) skills?: SkillConfig[];
+  @Optional() @IsText() documentation_url?: string;
 }
 
 /**
- * One agent YAML file, all three apiVersions (CONFIG.md). Unknown top-level keys (such as `kind` on
- * tealagents) are kept, as upstream does.
+ * `spec`. Its keys, and everything below, are checked strictly: an unknown key is an error
+ * (CONFIG.md), so `temprature: 0.2` cannot silently fall back to the default.
+ */
+export class SpecConfig {
+  /** Chat/Agent v1, v2alpha1 and tealagents: the one agent (presence is checked with the shape). */
+  @Optional() @IsMapping() @ValidateNested() @Type(() => AgentSpecConfig) agent?: AgentSpecConfig;
+
+  /** Sequential v1 only. */
+  @Optional() @IsListOfMappings() @ValidateNested({ each: true }) @Type(() => AgentSpecConfig) agents?: AgentSpecConfig[];
+  @Optional() @IsListOfMappings() @ValidateNested({ each: true }) @Type(() => SequentialTaskConfig)
+  tasks?: SequentialTaskConfig[];
+
+  @Optional() @IsMapping() @ValidateNested() @Type(() => GovernanceConfig) governance?: GovernanceConfig;
+  @Optional() @IsMapping() @ValidateNested() @Type(() => ConcurrencyConfig) concurrency?: ConcurrencyConfig;
+}
+
+/**
+ * One agent YAML file, all three apiVersions (CONFIG.md, teal-agents.md §1). Unknown top-level keys
+ * are kept, as upstream's `extra="allow"` does; `kind` is read only by skagents/v1.
  */
 export class AgentFileConfig {
-  @IsIn(API_VERSIONS, { message: `apiVersion must be one of ${API_VERSIONS.join(', ')}` }) apiVersion!: ApiVersion;
+  @IsOneOf(API_VERSIONS) apiVersion!: ApiVersion;
 
-  @ValidateIf((o: AgentFileConfig) => o.apiVersion !== 'skagents/v1')
-  @IsString({ message: 'name is required' })
-  @Matches(PATH_SEGMENT, { message: `name ${PATH_SEGMENT_MESSAGE}` })
+  /** The agent's name for skagents/v2alpha1 and tealagents/v1alpha1 (`/{name}/{version}`). */
+  @ValidateIf((o: AgentFileConfig) => !isV1(o))
+  @IsPathSegment({ required: 'is required (the agent name, a URL-safe string)' })
   name?: string;
 
-  @ValidateIf((o: AgentFileConfig) => o.apiVersion === 'skagents/v1')
-  @IsString({ message: 'service_name is required for skagents/v1' })
-  @Matches(PATH_SEGMENT, { message: `service_name ${PATH_SEGMENT_MESSAGE}` })
+  /** The agent's name for skagents/v1 (upstream reads `service_name` there, not `name`). */
+  @ValidateIf(isV1)
+  @IsPathSegment({ required: 'is required for skagents/v1 (the agent name; name is read only by the other apiVersions)' })
   service_name?: string;
 
   /** Kept as the YAML source text (`0.1` stays "0.1", `1.0` stays "1.0"). */
-  @IsString({ message: 'version is required' })
-  @MinLength(1)
-  @Matches(PATH_SEGMENT, { message: `version ${PATH_SEGMENT_MESSAGE}` })
-  version!: string;
+  @IsPathSegment({ expected: 'a version such as 0.1 or v1' }) version!: string;
 
-  @IsOptional() @IsString() description?: string;
-  @IsOptional() @ValidateNested() @Type(() => MetadataConfig) metadata?: MetadataConfig;
+  @Optional() @IsText() description?: string;
+  @Optional() @IsMapping() @ValidateNested() @Type(() => MetadataConfig) metadata?: MetadataConfig;
 
-  /** Required for skagents/v1 (it picks the handler); kept but ignored by the other apiVersions, as upstream. */
-  @ValidateIf((o: AgentFileConfig) => o.apiVersion === 'skagents/v1')
-  @IsIn(['Chat', 'Agent', 'Sequential'], { message: 'kind must be one of Chat, Agent, Sequential for skagents/v1' })
+  /** skagents/v1 only: picks the handler. Kept but ignored by the other apiVersions, as upstream. */
+  @ValidateIf(isV1)
+  @IsOneOf(V1_KINDS, { required: `is required for skagents/v1 (${V1_KINDS.join(', ')})` })
   kind?: string;
 
-  @ValidateIf((o: AgentFileConfig) => o.apiVersion === 'skagents/v1')
-  @IsIn(BASE_INPUT_TYPES, {
-    message: `input_type must be one of ${BASE_INPUT_TYPES.join(', ')} (custom input types are not supported)`,
+  /** skagents/v1 only: the body type. v2alpha1 and tealagents have fixed bodies and ignore it. */
+  @ValidateIf(isV1)
+  @Rule('isBaseInputType', (v) => (BASE_INPUT_TYPES as readonly unknown[]).includes(v), {
+    expected: `one of ${BASE_INPUT_TYPES.join(', ')}`,
+    required: `is required for skagents/v1 (one of ${BASE_INPUT_TYPES.join(', ')})`,
+    explain: (v) =>
+      typeof v === 'string' && /^[A-Za-z_]\w*$/.test(v)
+        ? `"${v}" looks like a custom input type (a Python class), which this server cannot load: use one of ${BASE_INPUT_TYPES.join(', ')}`
+        : undefined,
   })
   input_type?: BaseInputType;
 
-  /** Upstream's custom structured-output type (a Python class): out of scope, so refused at boot. */
-  @IsEmpty({ message: 'output_type (a custom Python output type) is not supported' })
+  /** Upstream's structured-output type is a Python class: out of scope, so refused at boot. */
+  @Rule('noOutputType', (v) => v === undefined || v === null, {
+    expected: 'absent',
+    explain: (v) => `custom output types (Python classes) are not supported: remove output_type (got ${describeValue(v)})`,
+  })
   output_type?: string;
 
-  @ValidateNested() @Type(() => SpecConfig) spec!: SpecConfig;
+  @IsMapping() @ValidateNested() @Type(() => SpecConfig) spec!: SpecConfig;
 
   [extra: string]: unknown;
 }

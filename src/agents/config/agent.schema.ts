@@ -1,46 +1,52 @@
 import { Type } from 'class-transformer';
+import { ValidateNested } from 'class-validator';
 import {
-  IsArray,
-  IsIn,
-  IsInt,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Max,
-  Min,
-  MinLength,
-  ValidateNested,
-} from 'class-validator';
+  Defaulted,
+  IsIntFrom,
+  IsListOfMappings,
+  IsNonEmptyText,
+  IsNumberFrom,
+  IsOneOf,
+  IsText,
+  IsTextList,
+  Optional,
+} from './field-validators';
 import { McpServerConfig } from './mcp-server.schema';
 
 export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
 
 /**
- * `spec.agent` (and each `spec.agents[]` of a Sequential v1 config). Unknown keys here are an error:
- * a typo such as `temprature` must not pass silently (CONFIG.md).
+ * `spec.agent` (and each `spec.agents[]` of a Sequential v1 config): upstream `AgentConfig` plus
+ * our `max_tool_rounds`. Unknown keys here are an error: a typo such as `temprature` must not pass
+ * silently (CONFIG.md). A key given with no value (`temperature:`) means "not set", as upstream.
  */
 export class AgentSpecConfig {
-  @IsString() @MinLength(1) name!: string;
+  @IsNonEmptyText() name!: string;
   /** Free text used by upstream demos; kept for compatibility, not sent to the model. */
-  @IsOptional() @IsString() role?: string;
-  @IsString() @MinLength(1) model!: string;
-  @IsOptional() @IsString() system_prompt?: string;
-  /** 0 is a real value and is sent to the provider (upstream dropped it). */
-  @IsOptional() @IsNumber() @Min(0) @Max(2) temperature?: number;
-  @IsOptional() @IsInt() @Min(1) max_tokens?: number;
-  @IsOptional() @IsIn(REASONING_EFFORTS) reasoning_effort?: (typeof REASONING_EFFORTS)[number];
-  @IsOptional() @IsArray() @IsString({ each: true }) plugins?: string[];
-  @IsOptional() @IsArray() @IsString({ each: true }) remote_plugins?: string[];
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => McpServerConfig) mcp_servers?: McpServerConfig[];
-  /** Ours: ends a runaway tool loop with a clear error. */
-  @IsOptional() @IsInt() @Min(1) max_tool_rounds = 10;
+  @Optional() @IsText() role?: string;
+  /** A provider model name (`gpt-4o`, an Azure deployment) or a built-in `local/...` model. */
+  @IsNonEmptyText() model!: string;
+  @Optional() @IsText() system_prompt?: string;
+  /** 0 to 2 (the OpenAI range; upstream capped at 1). 0 is a real value and is sent (upstream dropped it). */
+  @Optional() @IsNumberFrom(0, 2) temperature?: number;
+  @Optional() @IsIntFrom(1) max_tokens?: number;
+  /** Sent to reasoning models only; upstream applied it to `gpt-5*` names and forced unknown values to "low". */
+  @Optional() @IsOneOf(REASONING_EFFORTS) reasoning_effort?: (typeof REASONING_EFFORTS)[number];
+  /** Local plugin names (TypeScript/JavaScript plugins, or the demos' built-in ones). */
+  @Optional() @IsTextList() plugins?: string[];
+  /** Names in the remote (OpenAPI) plugin catalog. */
+  @Optional() @IsTextList() remote_plugins?: string[];
+  @Optional() @IsListOfMappings() @ValidateNested({ each: true }) @Type(() => McpServerConfig) mcp_servers?: McpServerConfig[];
+  /** Ours: the tool loop stops with a clear error after this many model turns that ask for tools. */
+  @Defaulted() @IsIntFrom(1) max_tool_rounds = 10;
 }
 
 /** One step of a `kind: Sequential` v1 agent. `instructions` is a template over the input fields. */
 export class SequentialTaskConfig {
-  @IsString() @MinLength(1) name!: string;
-  @IsInt() @Min(0) task_no!: number;
-  @IsOptional() @IsString() description?: string;
-  @IsString() instructions!: string;
-  @IsString() agent!: string;
+  @IsNonEmptyText() name!: string;
+  @IsIntFrom(0) task_no!: number;
+  @Optional() @IsText() description?: string;
+  @IsText() instructions!: string;
+  /** The `name` of one of `spec.agents`. */
+  @IsNonEmptyText() agent!: string;
 }

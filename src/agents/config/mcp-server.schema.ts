@@ -1,78 +1,112 @@
+import { ValidateIf } from 'class-validator';
 import {
-  IsBoolean,
-  IsIn,
-  IsNumber,
-  IsOptional,
-  IsPositive,
-  IsString,
-  Matches,
-  MinLength,
-  ValidateIf,
-} from 'class-validator';
-import { IsStringRecord, RecordOf } from './validators';
+  badItem,
+  Defaulted,
+  describeValue,
+  IsBool,
+  IsHttpUrl,
+  IsNumberFrom,
+  IsOneOf,
+  IsPositiveNumber,
+  IsText,
+  IsTextList,
+  IsTextMap,
+  Optional,
+  Rule,
+} from './field-validators';
 import { RISK_LEVELS, type RiskLevel } from './governance.schema';
+import { RecordOf } from './validators';
 
+/** `tool_governance_overrides.<tool>`: upstream's catalog governance fields, plus our `risk`. */
 export class ToolGovernanceOverride {
-  @IsOptional() @IsBoolean() requires_hitl?: boolean;
-  @IsOptional() @IsIn(['low', 'medium', 'high']) cost?: 'low' | 'medium' | 'high';
-  @IsOptional() @IsIn(['public', 'proprietary', 'confidential', 'sensitive']) data_sensitivity?: string;
+  @Optional() @IsBool() requires_hitl?: boolean;
+  @Optional() @IsOneOf(['low', 'medium', 'high']) cost?: 'low' | 'medium' | 'high';
+  @Optional() @IsOneOf(['public', 'proprietary', 'confidential', 'sensitive']) data_sensitivity?: string;
   /** Ours: overrides the risk derived from MCP annotations. */
-  @IsOptional() @IsIn(RISK_LEVELS) risk?: RiskLevel;
+  @Optional() @IsOneOf(RISK_LEVELS) risk?: RiskLevel;
 }
 
-/** Upstream `McpServerConfig`, field for field (teal-agents.md §1.4), plus `forward_token`. */
+/** Shell metacharacters upstream refuses in a stdio `command` (it is not run through a shell here either). */
+const SHELL_META = /[;&|`$]/;
+const isStdio = (o: McpServerConfig) => o.transport === 'stdio';
+const hasAuth = (o: McpServerConfig) => o.auth_server != null || o.scopes != null;
+
+/**
+ * `spec.agent.mcp_servers[]`: upstream `McpServerConfig` field for field (teal-agents.md §1.4),
+ * with its rules (stdio needs a command free of `; & | \` $`, http needs an http(s) URL,
+ * `auth_server` and `scopes` go together), plus our `forward_token`.
+ */
 export class McpServerConfig {
-  @IsString() @Matches(/^[A-Za-z0-9_-]+$/, { message: 'name may contain only letters, digits, "_" and "-"' })
+  /** Tools are exposed to the model as `{name}_{tool}`, so the name is restricted like a tool name. */
+  @Rule('isMcpName', (v) => typeof v === 'string' && /^[A-Za-z0-9_-]+$/.test(v), {
+    expected: 'a name of letters, digits, "_" and "-"',
+  })
   name!: string;
 
-  @IsOptional() @IsIn(['stdio', 'http']) transport: 'stdio' | 'http' = 'stdio';
+  @Defaulted() @IsOneOf(['stdio', 'http']) transport: 'stdio' | 'http' = 'stdio';
 
   // stdio
-  @ValidateIf((o: McpServerConfig) => o.transport === 'stdio' || o.command !== undefined)
-  @IsString({ message: 'command is required for the stdio transport' })
-  @MinLength(1, { message: 'command is required for the stdio transport' })
-  @Matches(/^[^;&|`$]*$/, { message: 'command must not contain any of ; & | ` $' })
+  @ValidateIf((o: McpServerConfig) => isStdio(o) || o.command != null)
+  @Rule('isSafeCommand', (v) => typeof v === 'string' && v.trim() !== '' && !SHELL_META.test(v), {
+    expected: 'a command line',
+    required: 'is required for the stdio transport (the program to start)',
+    explain: (v) =>
+      typeof v === 'string' && SHELL_META.test(v)
+        ? `must not contain any of ; & | \` $ (got ${describeValue(v)})`
+        : undefined,
+  })
   command?: string;
-  @IsOptional() @IsString({ each: true }) args?: string[];
-  @IsOptional() @IsStringRecord() env?: Record<string, string>;
+  @Optional()
+  @Rule('isArgList', (v) => Array.isArray(v) && v.every((a) => typeof a === 'string'), {
+    expected: 'a list of strings (quote numbers)',
+    explain: badItem((a) => typeof a === 'string', 'a string (quote numbers)'),
+  })
+  args?: string[];
+  @Optional() @IsTextMap() env?: Record<string, string>;
 
   // http
-  @ValidateIf((o: McpServerConfig) => o.transport === 'http' || o.url !== undefined)
-  @Matches(/^https?:\/\/\S+$/, { message: 'url must be an http(s):// URL (required for the http transport)' })
+  @ValidateIf((o: McpServerConfig) => o.transport === 'http' || o.url != null)
+  @IsHttpUrl({ required: 'is required for the http transport (an http:// or https:// URL)' })
   url?: string;
-  @IsOptional() @IsStringRecord() headers?: Record<string, string>;
-  @IsOptional() @IsNumber() @IsPositive() timeout?: number;
-  @IsOptional() @IsNumber() @IsPositive() sse_read_timeout?: number;
-  @IsOptional() @IsBoolean() verify_ssl?: boolean;
+  @Optional() @IsTextMap() headers?: Record<string, string>;
+  /** Seconds; upstream's default is 30 for http. */
+  @Optional() @IsPositiveNumber() timeout?: number;
+  /** Seconds; upstream's default is 300. */
+  @Optional() @IsPositiveNumber() sse_read_timeout?: number;
+  @Optional() @IsBool() verify_ssl?: boolean;
 
-  // auth
-  @ValidateIf((o: McpServerConfig) => o.auth_server !== undefined || o.scopes !== undefined)
-  @IsString({ message: 'auth_server and scopes must be given together' })
+  // auth: an authorization server is useless without scopes to ask it for, and the reverse.
+  @ValidateIf(hasAuth)
+  @IsHttpUrl({ required: 'is required when scopes is given (auth_server and scopes go together)' })
   auth_server?: string;
-  @ValidateIf((o: McpServerConfig) => o.auth_server !== undefined || o.scopes !== undefined)
-  @IsString({ each: true, message: 'auth_server and scopes must be given together' })
+  @ValidateIf(hasAuth)
+  @IsTextList({ required: 'is required when auth_server is given (auth_server and scopes go together)' })
   scopes?: string[];
 
   // governance
-  @IsOptional() @RecordOf(ToolGovernanceOverride)
+  @Optional() @RecordOf(ToolGovernanceOverride)
   tool_governance_overrides?: Map<string, ToolGovernanceOverride>;
-  @IsOptional() @IsIn(['trusted', 'sandboxed', 'untrusted']) trust_level?: 'trusted' | 'sandboxed' | 'untrusted';
-  @IsOptional() @IsNumber() @IsPositive() request_timeout?: number;
+  @Optional() @IsOneOf(['trusted', 'sandboxed', 'untrusted']) trust_level?: 'trusted' | 'sandboxed' | 'untrusted';
+  /** Seconds per MCP request; upstream's default is 30. */
+  @Optional() @IsPositiveNumber() request_timeout?: number;
 
   // user id injection
-  @IsOptional() @IsString() user_id_header?: string;
-  @IsOptional() @IsIn(['auth', 'env']) user_id_source?: 'auth' | 'env';
-  @IsOptional() @IsString() user_id_env_var?: string;
+  @Optional() @IsText() user_id_header?: string;
+  @Optional() @IsOneOf(['auth', 'env']) user_id_source?: 'auth' | 'env';
+  @ValidateIf((o: McpServerConfig) => o.user_id_source === 'env' || o.user_id_env_var != null)
+  @IsText({ required: 'is required when user_id_source is env (the variable holding the user id)' })
+  user_id_env_var?: string;
 
-  // OAuth (accepted for compatibility; see README for what is implemented)
-  @IsOptional() @IsString() oauth_client_id?: string;
-  @IsOptional() @IsString() oauth_client_secret?: string;
-  @IsOptional() @IsString() canonical_uri?: string;
-  @IsOptional() @IsBoolean() enable_dynamic_registration?: boolean;
-  @IsOptional() @IsString() protocol_version?: string;
-  @IsOptional() @IsBoolean() enable_metadata_discovery?: boolean;
-  @IsOptional() @IsNumber() metadata_cache_ttl?: number;
+  // OAuth (accepted for compatibility; docs/configuration.md says what is implemented)
+  @Optional() @IsText() oauth_client_id?: string;
+  @Optional() @IsText() oauth_client_secret?: string;
+  @Optional() @IsText() canonical_uri?: string;
+  @Optional() @IsBool() enable_dynamic_registration?: boolean;
+  @Optional() @IsText() protocol_version?: string;
+  @Optional() @IsBool() enable_metadata_discovery?: boolean;
+  /** Seconds. */
+  @Optional() @IsNumberFrom(0) metadata_cache_ttl?: number;
 
   /** Ours: send the caller's bearer token to this server (never by default). */
-  @IsOptional() @IsBoolean() forward_token?: boolean;
+  @Optional() @IsBool() forward_token?: boolean;
 }

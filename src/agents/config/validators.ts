@@ -1,5 +1,6 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { registerDecorator, ValidateNested, ValidationOptions } from 'class-validator';
+import { describeValue, isMapping } from './field-validators';
 
 /** A plain object whose values are all strings (env maps, headers, user_context). */
 export function IsStringRecord(options?: ValidationOptions): PropertyDecorator {
@@ -35,11 +36,19 @@ export function RecordOf<T>(cls: new () => T): PropertyDecorator {
       name: 'isRecordOf',
       target: target.constructor,
       propertyName: propertyName as string,
-      options: { message: `${String(propertyName)} must be a map of objects` },
+      // Worded like field-validators.ts: the loader prints `field.path: message`.
+      options: {
+        message: ({ value }) => {
+          const bad = value instanceof Map ? [...value].find(([, v]) => !isMapping(v)) : undefined;
+          return bad
+            ? `the value of "${String(bad[0])}" must be a mapping of settings (got ${describeValue(bad[1])})`
+            : `must be a mapping of names to settings (got ${describeValue(value)})`;
+        },
+      },
       validator: {
         validate: (value: unknown) =>
           value === undefined ||
-          (value instanceof Map && [...value.values()].every((v) => typeof v === 'object' && v !== null)),
+          (value instanceof Map && [...value.values()].every(isMapping)),
       },
     });
   };
