@@ -10,6 +10,9 @@ module.exports = {
       ...common,
       displayName: 'e2e',
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      // One redis-server and one DynamoDB Local per run (URLs in TEST_REDIS_URL / TEST_DYNAMODB_ENDPOINT).
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },
   ],
 };

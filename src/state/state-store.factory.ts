@@ -1,13 +1,41 @@
 import type { EnvConfig } from '../config/env.config';
-import { MemoryStateStore } from './backends/memory/memory.state-store';
 import { StateStore } from './state-store';
+import { createStateTable } from './backends/dynamodb/dynamodb-table';
+import { DynamoDbStateStore, DynamoDbStateStoreOptions } from './backends/dynamodb/dynamodb.state-store';
+import { MemoryStateStore } from './backends/memory/memory.state-store';
+import { RedisStateStore } from './backends/redis/redis.state-store';
 
-/** The StateStore that TA_STATE_STORE selects. */
-export async function createStateStore(config: EnvConfig['state']): Promise<StateStore> {
+export interface StateStoreFactoryOptions {
+  /** Prefix of every Redis key (default `ta:`); tests give each file its own. */
+  redisKeyPrefix?: string;
+  /** Explicit DynamoDB credentials (DynamoDB Local in tests); unset: the SDK's default chain. */
+  dynamoDbCredentials?: DynamoDbStateStoreOptions['credentials'];
+}
+
+/**
+ * The store `TA_STATE_STORE` selects. For DynamoDB with `TA_DYNAMODB_CREATE_TABLE=true` the table
+ * (and its TTL) is created at boot when missing; otherwise it must exist (see create-table.cli.ts).
+ */
+export async function createStateStore(config: EnvConfig['state'], options: StateStoreFactoryOptions = {}): Promise<StateStore> {
   switch (config.store) {
     case 'memory':
       return new MemoryStateStore();
-    default:
-      throw new Error(`TA_STATE_STORE=${config.store} is not available yet`);
+    case 'redis':
+      if (!config.redisUrl) throw new Error('TA_REDIS_URL is required when TA_STATE_STORE=redis');
+      return new RedisStateStore({ url: config.redisUrl, keyPrefix: options.redisKeyPrefix });
+    case 'dynamodb': {
+      if (!config.dynamodb) throw new Error('TA_DYNAMODB_TABLE is required when TA_STATE_STORE=dynamodb');
+      const { table, endpoint, region, createTable } = config.dynamodb;
+      const store = new DynamoDbStateStore({ table, endpoint, region, credentials: options.dynamoDbCredentials });
+      if (createTable) {
+        try {
+          await createStateTable(store.dynamoDbClient, table);
+        } catch (err) {
+          await store.close();
+          throw err;
+        }
+      }
+      return store;
+    }
   }
 }

@@ -45,7 +45,8 @@ export class MemoryStateStore extends StateStore {
     const ref = t?.requestIndex.get(requestId);
     if (!t || !ref || !(await this.getTask(tenantId, ref.taskId))) return undefined;
     const r = t.requests.get(ref.taskId)?.[ref.seq];
-    return r;
+    // The seq may since hold another request (the task id was re-created after expiring).
+    return r && r.requestId === requestId ? r : undefined;
   }
 
   async listSessionTasks(
@@ -56,7 +57,10 @@ export class MemoryStateStore extends StateStore {
   ): Promise<Page<TaskRecord>> {
     const t = this.tenants.get(tenantId);
     const ids = t?.sessions.get(`${ownerId}\u0000${sessionId}`) ?? [];
-    const tasks = ids.map((id) => t!.tasks.get(id)).filter((x): x is TaskRecord => !!x && !isExpired(x));
+    // A re-created task id may now be in another owner's or session's list: only its own counts.
+    const mine = (x: TaskRecord | undefined): x is TaskRecord =>
+      !!x && !isExpired(x) && x.ownerId === ownerId && x.sessionId === sessionId;
+    const tasks = ids.map((id) => t!.tasks.get(id)).filter(mine);
     return pageOf(tasks, page);
   }
 

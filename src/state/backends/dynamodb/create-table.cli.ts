@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+/**
+ * Creates the DynamoDB state table (with TTL on `ttl`) once, for deployments that do not let the
+ * server create it at boot: `node dist/state/backends/dynamodb/create-table.cli.js`.
+ * Reads TA_DYNAMODB_TABLE (default teal-agent-state), TA_DYNAMODB_ENDPOINT (optional) and
+ * AWS_REGION (default us-east-1); credentials come from the SDK's default chain.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createStateTable } from './dynamodb-table';
+
+async function main(): Promise<void> {
+  const table = process.env.TA_DYNAMODB_TABLE || 'teal-agent-state';
+  const endpoint = process.env.TA_DYNAMODB_ENDPOINT || undefined;
+  const region = process.env.AWS_REGION || 'us-east-1';
+  const client = new DynamoDBClient({ region, endpoint, maxAttempts: 3 });
+  try {
+    const created = await createStateTable(client, table);
+    process.stdout.write(`${created ? 'Created' : 'Found'} DynamoDB table ${table} (TTL on "ttl")\n`);
+  } finally {
+    client.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`Could not create the DynamoDB table: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

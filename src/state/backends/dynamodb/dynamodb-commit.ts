@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TaskWrite } from '../../state-store';
+import { TaskRecord } from '../../state.entities';
+import { expiresAtMs } from '../ttl-horizon.util';
+import { ChildTtlPlan } from './dynamodb-ttl';
+import { HEADER_SK, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
+
+/** DynamoDB allows 100 items per transaction: the header, two per request, and the session entry. */
+export const MAX_REQUESTS_PER_COMMIT = 49;
+
+/** What the commit read of the header first (consistent read): the state its condition pins. */
+export interface HeaderSnapshot {
+  version: number;
+  inc: string;
+  expiresAtMs?: number;
+  childTtl?: number;
+  sessionPk: string;
+  sessionSk: string;
+}
+
+export function isLive(header: HeaderSnapshot | undefined, now: number): header is HeaderSnapshot {
+  return header !== undefined && (header.expiresAtMs === undefined || header.expiresAtMs > now);
+}
+
+/**
+ * The transaction of one commit. The header Put is conditioned on exactly the header state the
+ * commit read (its version, or its absence), so the commit applies only on top of that state, and
+ * a cancelled transaction writes nothing.
+ */
+export function buildCommit(
+  table: string,
+  tenantId: string,
+  write: TaskWrite,
+  current: HeaderSnapshot | undefined,
+  ttl: ChildTtlPlan,
+  now: number,
+): { input: TransactWriteCommandInput; json: string } {
+  const { taskId } = write.task;
+  const live = isLive(current, now);
+  const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
+  const json = JSON.stringify(stored);
+  const exp = expiresAtMs(stored.expiresAt);
+  const inc = live ? current.inc : randomUUID();
+  const session = live
+    ? { pk: current.sessionPk, sk: current.sessionSk }
+    : { pk: sessionPk(tenantId, stored.ownerId, stored.sessionId), sk: sessionSk(stored.createdAt, taskId) };
+  const pk = taskPk(tenantId, taskId);
+  const childTtl = ttl.childTtl === undefined ? {} : { ttl: ttl.childTtl };
+
+  const header = {
+    Put: {
+      TableName: table,
+      Item: {
+        pk,
+        sk: HEADER_SK,
+        version: stored.version,
+        inc,
+        data: json,
+        sessionPk: session.pk,
+        sessionSk: session.sk,
+        ...(exp === undefined ? {} : { expiresAtMs: exp, ttl: Math.ceil(exp / 1000) }),
+        ...(ttl.childTtl === undefined ? {} : { childTtl: ttl.childTtl }),
+      },
+      ...headerCondition(current, live, now),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+    },
+  };
+  const put = (Item: Record<string, unknown>) => ({ Put: { TableName: table, Item: { ...Item, inc, ...childTtl } } });
+  const requests = (write.requests ?? []).flatMap((r) => [
+    put({ pk, sk: requestSk(r.seq), data: JSON.stringify({ ...r, tenantId }), requestId: r.requestId }),
+    put({ pk: requestIndexPk(tenantId, r.requestId), sk: REQUEST_INDEX_SK, taskId, seq: r.seq }),
+  ]);
+  const sessionEntry = live ? [] : [put({ ...session, taskId })];
+  return { input: { TransactItems: [header, ...requests, ...sessionEntry] }, json };
+}
+
+function headerCondition(current: HeaderSnapshot | undefined, live: boolean, now: number) {
+  if (!current) return { ConditionExpression: 'attribute_not_exists(pk)' };
+  const names = { '#v': 'version', '#e': 'expiresAtMs' };
+  if (!live) {
+    // Re-creating over an expired task: pin the very incarnation that was seen expired.
+    return {
+      ConditionExpression: '#v = :v AND #e <= :now',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':v': current.version, ':now': now },
+    };
+  }
+  return {
+    ConditionExpression: '#v = :v AND (attribute_not_exists(#e) OR #e > :now)',
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: { ':v': current.version, ':now': now },
+  };
+}

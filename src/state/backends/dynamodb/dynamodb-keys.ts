@@ -1,0 +1,52 @@
+/**
+ * DynamoDB key schema: ONE table, string keys `pk` (partition) and `sk` (sort), no secondary index
+ * (every read is a strongly consistent GetItem or Query on a key we can build).
+ *
+ *   item           pk                                sk                      attributes
+ *   task header    T#<tenant>#TASK#<taskId>          HEADER                  version, inc, data (TaskRecord JSON),
+ *                                                                            expiresAtMs?, childTtl?, ttl?,
+ *                                                                            sessionPk, sessionSk
+ *   request        T#<tenant>#TASK#<taskId>          REQ#<seq, 6 digits>     data (RequestRecord JSON), requestId, inc, ttl?
+ *   request index  T#<tenant>#REQ#<requestId>        REQUEST                 taskId, seq, inc, ttl?
+ *   session index  T#<tenant>#O#<owner>#S#<session>  <createdAt>#<taskId>    taskId, inc, ttl?
+ *
+ * - The tenant leads every partition key, so a key of another tenant cannot be built. Each id is
+ *   percent-encoded, so an id containing `#` cannot forge another key.
+ * - `inc` (incarnation) is a random id fixed when a task is created. A task id re-created over an
+ *   expired task gets a new one, and reads ignore the old incarnation's leftover items.
+ * - `data` holds the record as one JSON string: it round-trips exactly (no marshalling of
+ *   undefined or empty values), and a record that fails to parse can be reported as corrupt.
+ * - `ttl` (epoch seconds) is the table's TTL attribute. Headers carry the exact expiry; the other
+ *   items carry the `childTtl` horizon (see ttl-horizon.util.ts). DynamoDB deletes lazily (and
+ *   DynamoDB Local never), so reads always filter on `expiresAt`.
+ * - The session sort key orders an owner's tasks oldest first and is the paging position.
+ */
+export const HEADER_SK = 'HEADER';
+export const REQUEST_INDEX_SK = 'REQUEST';
+
+const enc = encodeURIComponent;
+
+export function taskPk(tenantId: string, taskId: string): string {
+  return `T#${enc(tenantId)}#TASK#${enc(taskId)}`;
+}
+
+export function requestSk(seq: number): string {
+  return `REQ#${String(seq).padStart(6, '0')}`;
+}
+
+export function requestIndexPk(tenantId: string, requestId: string): string {
+  return `T#${enc(tenantId)}#REQ#${enc(requestId)}`;
+}
+
+export function sessionPk(tenantId: string, ownerId: string, sessionId: string): string {
+  return `T#${enc(tenantId)}#O#${enc(ownerId)}#S#${enc(sessionId)}`;
+}
+
+export function sessionSk(createdAt: string, taskId: string): string {
+  return `${createdAt}#${enc(taskId)}`;
+}
+
+/** The key of an item, for error messages and raw access. */
+export function itemName(key: { pk: string; sk: string }): string {
+  return `${key.pk} / ${key.sk}`;
+}

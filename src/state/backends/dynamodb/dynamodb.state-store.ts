@@ -1,0 +1,248 @@
+import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Page, StateStore, TaskWrite } from '../../state-store';
+import { RequestRecord, TaskRecord } from '../../state.entities';
+import { StateCorruptError, VersionConflictError } from '../../state.errors';
+import { isExpired } from '../../state-store.util';
+import { pageLiveEntries } from '../live-page.util';
+import { expiresAtMs } from '../ttl-horizon.util';
+import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT } from './dynamodb-commit';
+import { toStateError } from './dynamodb-errors';
+import { HEADER_SK, itemName, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, taskPk } from './dynamodb-keys';
+import { extendChildTtl, planChildTtl } from './dynamodb-ttl';
+
+// The key schema is documented in dynamodb-keys.ts, the commit transaction in dynamodb-commit.ts.
+
+export interface DynamoDbStateStoreOptions {
+  table: string;
+  region: string;
+  /** DynamoDB Local or another endpoint; unset for AWS. */
+  endpoint?: string;
+  /** Explicit credentials (DynamoDB Local); unset: the SDK's default provider chain. */
+  credentials?: DynamoDBClientConfig['credentials'];
+  /** Per-attempt bound, in ms, on connecting and on each request (default 1000 and 3000). */
+  connectTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
+
+type Item = Record<string, unknown>;
+
+/** Concurrent transactions on one item can cancel each other (`TransactionConflict`); retry these. */
+const TRANSACTION_CONFLICT_ATTEMPTS = 4;
+
+/**
+ * DynamoDB backend: one table; a commit is one TransactWriteItems whose header Put is conditioned
+ * on the version it expects, so a lost race writes nothing.
+ */
+export class DynamoDbStateStore extends StateStore {
+  private readonly client: DynamoDBClient;
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly table: string;
+
+  constructor(options: DynamoDbStateStoreOptions) {
+    super();
+    this.table = options.table;
+    this.client = new DynamoDBClient({
+      region: options.region,
+      endpoint: options.endpoint,
+      credentials: options.credentials,
+      // One retry (for throttling and blips), each attempt bounded: an unreachable endpoint fails fast.
+      maxAttempts: 2,
+      requestHandler: {
+        connectionTimeout: options.connectTimeoutMs ?? 1000,
+        requestTimeout: options.requestTimeoutMs ?? 3000,
+        throwOnRequestTimeout: true,
+      },
+    });
+    this.doc = DynamoDBDocumentClient.from(this.client);
+  }
+
+  /** The underlying client (for creating the table at boot). */
+  get dynamoDbClient(): DynamoDBClient {
+    return this.client;
+  }
+
+  async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
+    return this.run(async () => (await this.readHeader(tenantId, taskId))?.task);
+  }
+
+  async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
+    return this.run(async () => {
+      const pk = taskPk(tenantId, taskId);
+      // The header sorts before every REQ# item, so one Query reads the task and its requests.
+      const items: Item[] = [];
+      let start: Item | undefined;
+      do {
+        const page = await this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ConsistentRead: true,
+            ExclusiveStartKey: start,
+          }),
+        );
+        items.push(...(page.Items ?? []));
+        start = page.LastEvaluatedKey;
+      } while (start);
+      const header = items.find((i) => i.sk === HEADER_SK);
+      if (!header || !liveTask(header)) return [];
+      return items
+        .filter((i) => i.sk !== HEADER_SK && i.inc === header.inc)
+        .map((i) => parseItem<RequestRecord>(i))
+        .sort((a, b) => a.seq - b.seq);
+    });
+  }
+
+  async getRequest(tenantId: string, requestId: string): Promise<RequestRecord | undefined> {
+    return this.run(async () => {
+      const ref = await this.get({ pk: requestIndexPk(tenantId, requestId), sk: REQUEST_INDEX_SK });
+      if (!ref) return undefined;
+      const taskId = String(ref.taskId);
+      const [header, item] = await Promise.all([
+        this.readHeader(tenantId, taskId),
+        this.get({ pk: taskPk(tenantId, taskId), sk: requestSk(Number(ref.seq)) }),
+      ]);
+      // All three must belong to the task's current incarnation (see `inc` in dynamodb-keys.ts).
+      if (!header?.task || !item || header.inc !== ref.inc || item.inc !== ref.inc) return undefined;
+      const record = parseItem<RequestRecord>(item);
+      return record.requestId === requestId ? record : undefined;
+    });
+  }
+
+  async listSessionTasks(
+    tenantId: string,
+    ownerId: string,
+    sessionId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<TaskRecord>> {
+    const pk = sessionPk(tenantId, ownerId, sessionId);
+    return this.run(() =>
+      pageLiveEntries(page, async (after, count) => {
+        const result = await this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ConsistentRead: true,
+            Limit: count,
+            ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+          }),
+        );
+        const entries = await Promise.all(
+          (result.Items ?? []).map(async (entry) => {
+            const header = await this.readHeader(tenantId, String(entry.taskId));
+            // An entry of an earlier incarnation of the task id is dead.
+            const mine = header?.task && header.inc === entry.inc ? header.task : undefined;
+            return { position: String(entry.sk), item: mine };
+          }),
+        );
+        return { entries, more: result.LastEvaluatedKey !== undefined };
+      }),
+    );
+  }
+
+  async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
+    const { taskId } = write.task;
+    if ((write.requests?.length ?? 0) > MAX_REQUESTS_PER_COMMIT) {
+      throw new RangeError(`A commit may write at most ${MAX_REQUESTS_PER_COMMIT} requests`);
+    }
+    return this.run(async () => {
+      const now = Date.now();
+      // Read the header first: a stale expectedVersion fails here without writing, and the snapshot
+      // gives the incarnation and TTL horizon the transaction is then conditioned on.
+      const current = (await this.readHeader(tenantId, taskId))?.snapshot;
+      const live = isLive(current, now);
+      const actual = live ? current.version : 0;
+      if (actual !== write.expectedVersion) throw new VersionConflictError(taskId, write.expectedVersion, actual);
+
+      const ttl = planChildTtl(live, current?.childTtl, expiresAtMs(write.task.expiresAt), now);
+      if (live && ttl.extendTo !== undefined) {
+        const session = { pk: current.sessionPk, sk: current.sessionSk };
+        await extendChildTtl(this.doc, this.table, { tenantId, taskId, session }, ttl.extendTo);
+      }
+      const { input, json } = buildCommit(this.table, tenantId, write, current, ttl, now);
+      await this.transact(input, taskId, write.expectedVersion);
+      return JSON.parse(json) as TaskRecord;
+    });
+  }
+
+  async ping(): Promise<void> {
+    // A GetItem needs only the permission the store uses anyway (DescribeTable would need another).
+    await this.run(() => this.get({ pk: '#ping', sk: '#ping' }));
+  }
+
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+
+  private async transact(input: ConstructorParameters<typeof TransactWriteCommand>[0], taskId: string, expected: number) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.doc.send(new TransactWriteCommand(input));
+        return;
+      } catch (err) {
+        const reasons = (err as { CancellationReasons?: { Code?: string; Item?: Record<string, { N?: string }> }[] }).CancellationReasons;
+        if (!reasons) throw err;
+        const header = reasons[0];
+        if (header?.Code === 'ConditionalCheckFailed') {
+          const found = header.Item?.version?.N;
+          throw new VersionConflictError(taskId, expected, found === undefined ? 0 : Number(found));
+        }
+        // The same transaction re-applies only if its condition still holds, so retrying is safe;
+        // a writer still in the way after that is reported as the conflict it is.
+        if (!reasons.some((r) => r.Code === 'TransactionConflict')) throw err;
+        if (attempt >= TRANSACTION_CONFLICT_ATTEMPTS) throw new VersionConflictError(taskId, expected);
+        await sleep(10 + Math.random() * 40 * attempt);
+      }
+    }
+  }
+
+  /** The live header: its parsed task, incarnation and the snapshot a commit conditions on. */
+  private async readHeader(tenantId: string, taskId: string) {
+    const item = await this.get({ pk: taskPk(tenantId, taskId), sk: HEADER_SK });
+    if (!item) return undefined;
+    const snapshot: HeaderSnapshot = {
+      version: Number(item.version),
+      inc: String(item.inc),
+      expiresAtMs: item.expiresAtMs === undefined ? undefined : Number(item.expiresAtMs),
+      childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl),
+      sessionPk: String(item.sessionPk),
+      sessionSk: String(item.sessionSk),
+    };
+    return { task: liveTask(item), inc: item.inc, snapshot };
+  }
+
+  private async get(key: { pk: string; sk: string }): Promise<Item | undefined> {
+    const result = await this.doc.send(new GetCommand({ TableName: this.table, Key: key, ConsistentRead: true }));
+    return result.Item;
+  }
+
+  private async run<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toStateError(err, this.table);
+    }
+  }
+}
+
+function liveTask(item: Item): TaskRecord | undefined {
+  const task = parseItem<TaskRecord>(item);
+  return isExpired(task) ? undefined : task;
+}
+
+/** The record in `data`; anything else is corrupt, reported with the item's key and left as it is. */
+function parseItem<T>(item: Item): T {
+  const name = itemName(item as { pk: string; sk: string });
+  if (typeof item.data !== 'string') throw new StateCorruptError(name);
+  let value: unknown;
+  try {
+    value = JSON.parse(item.data);
+  } catch (err) {
+    throw new StateCorruptError(name, err);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new StateCorruptError(name);
+  return value as T;
+}

@@ -1,0 +1,86 @@
+/**
+ * The commit: one Lua script, so the version check and every write happen atomically on the server
+ * (no WATCH/MULTI round trips, and two processes cannot interleave). It returns
+ * `{'ok'}`, `{'conflict', actualVersion}` or `{'corrupt', key}`, and in the last two cases has
+ * written nothing.
+ *
+ * KEYS: 1 task header, 2 requests hash, 3 request-ids set, 4 session zset, 5.. one request-index key
+ *       per request written (same order as the ARGV groups).
+ * ARGV: 1 expected version, 2 now (ms), 3 expiresAt (ms or ''), 4 header JSON (already carrying the
+ *       new version), 5 task id (session member), 6 request-index key prefix, 7 candidate TTL horizon
+ *       (ms or ''; see ttl-horizon.util.ts), then per request: seq, encoded request id, record JSON,
+ *       request-index JSON.
+ *
+ * Keys not declared in KEYS (old request-index keys, dropped or re-expired) share the tenant's hash
+ * tag, so they live in the same cluster slot as the declared ones.
+ */
+export const COMMIT_LUA = `
+local expected = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local exp, json, taskId, indexPrefix, candidate = ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+
+-- A key of the wrong type would make a write fail halfway through the script (Redis does not roll
+-- back), so refuse before writing anything.
+local kinds = { 'hash', 'hash', 'set', 'zset' }
+for i = 1, #KEYS do
+  local t = redis.call('TYPE', KEYS[i]).ok
+  if t ~= 'none' and t ~= (kinds[i] or 'string') then return { 'corrupt', KEYS[i] } end
+end
+
+local cur = redis.call('HMGET', KEYS[1], 'v', 'exp', 'ttl')
+local actual, live = 0, false
+if cur[1] then
+  local v = tonumber(cur[1])
+  if not v then return { 'corrupt', KEYS[1] } end
+  local e = tonumber(cur[2] or '')
+  -- An expired task not yet evicted counts as missing, as it does for readers.
+  if not e or e > now then actual, live = v, true end
+end
+if actual ~= expected then return { 'conflict', actual } end
+
+local oldHorizon = (live and cur[3]) or ''
+local horizon = ''
+if exp ~= '' then
+  if oldHorizon ~= '' and tonumber(exp) <= tonumber(oldHorizon) then horizon = oldHorizon else horizon = candidate end
+end
+
+local sessionIsNew = false
+if not live then
+  -- Create, or re-create over an expired task: start from a clean slate.
+  for _, rid in ipairs(redis.call('SMEMBERS', KEYS[3])) do redis.call('DEL', indexPrefix .. rid) end
+  redis.call('DEL', KEYS[2], KEYS[3])
+  sessionIsNew = redis.call('EXISTS', KEYS[4]) == 0
+  local top = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')
+  local score = 1
+  if top[2] then score = tonumber(top[2]) + 1 end
+  redis.call('ZADD', KEYS[4], score, taskId)
+end
+
+redis.call('HSET', KEYS[1], 'v', expected + 1, 'exp', exp, 'ttl', horizon, 'data', json)
+for i = 1, #KEYS - 4 do
+  local a = 7 + (i - 1) * 4
+  redis.call('HSET', KEYS[2], ARGV[a + 1], ARGV[a + 3])
+  redis.call('SADD', KEYS[3], ARGV[a + 2])
+  redis.call('SET', KEYS[4 + i], ARGV[a + 4])
+end
+
+local function expire(key)
+  if horizon == '' then redis.call('PERSIST', key) else redis.call('PEXPIREAT', key, horizon) end
+end
+-- The task's own keys are O(1); a new index key lost its TTL to SET. Only when the horizon moves
+-- (rarely) are all of the task's request-index keys re-expired.
+for i = 5, #KEYS do expire(KEYS[i]) end
+if horizon ~= oldHorizon or not live then
+  for _, rid in ipairs(redis.call('SMEMBERS', KEYS[3])) do expire(indexPrefix .. rid) end
+end
+expire(KEYS[1]); expire(KEYS[2]); expire(KEYS[3])
+
+-- The session index lives as long as its longest-lived task (and forever once one never expires).
+if horizon == '' then
+  redis.call('PERSIST', KEYS[4])
+else
+  local t = redis.call('PEXPIRETIME', KEYS[4])
+  if (t == -1 and sessionIsNew) or (t >= 0 and t < tonumber(horizon)) then redis.call('PEXPIREAT', KEYS[4], horizon) end
+end
+return { 'ok' }
+`;

@@ -1,0 +1,220 @@
+import Redis from 'ioredis';
+import { Page, StateStore, TaskWrite } from '../../state-store';
+import { RequestRecord, TaskRecord } from '../../state.entities';
+import { StateCorruptError, StateStoreUnavailableError, VersionConflictError } from '../../state.errors';
+import { isExpired } from '../../state-store.util';
+import { pageLiveEntries } from '../live-page.util';
+import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
+import { COMMIT_LUA } from './redis-commit.lua';
+import { resultsOf, toStateError } from './redis-errors';
+import { enc, RedisKeys } from './redis-keys';
+
+// The key layout is documented in redis-keys.ts, the commit in redis-commit.lua.ts.
+
+export interface RedisStateStoreOptions {
+  /** `redis://[user:password@]host:port[/db]` (or `rediss://`). */
+  url: string;
+  /** Prefix of every key (default `ta:`); tests use one per file. Must not contain `{`. */
+  keyPrefix?: string;
+  /**
+   * Bound, in ms, on each wait: for the connection to become ready, and for a command's reply
+   * (default 1000). A call to an unreachable Redis fails within about twice this.
+   */
+  timeoutMs?: number;
+}
+
+type CommitReply = ['ok'] | ['conflict', number] | ['corrupt', string];
+type WithCommit = Redis & { taCommit(numKeys: number, ...args: (string | number)[]): Promise<CommitReply> };
+
+/**
+ * Redis backend (Redis >= 7.0): a task header hash, one hash field per request, a request-id index
+ * and a per-(tenant, owner, session) sorted set, all under the tenant's hash tag; commits are a Lua
+ * compare-and-set on the header version.
+ *
+ * Every call is bounded: waiting for a connection and waiting for a reply each take at most
+ * `timeoutMs`, then the call fails with StateStoreUnavailableError. A commit that timed out may
+ * still have been applied; retrying it with the same expected version then gets a conflict, never
+ * a second write.
+ */
+export class RedisStateStore extends StateStore {
+  private readonly redis: WithCommit;
+  private readonly prefix: string;
+  private readonly timeoutMs: number;
+  private readyWait?: Promise<void>;
+
+  constructor(options: RedisStateStoreOptions) {
+    super();
+    this.prefix = options.keyPrefix ?? 'ta:';
+    this.timeoutMs = options.timeoutMs ?? 1000;
+    this.redis = new Redis(options.url, {
+      connectTimeout: this.timeoutMs,
+      commandTimeout: this.timeoutMs,
+      // Commands are never queued while disconnected (a queued commit could run long after its caller
+      // was told it failed); whenReady() waits, boundedly, for the connection instead.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      // Keep reconnecting, quickly, for as long as the store lives: Redis coming back must heal it.
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+      lazyConnect: true,
+    }) as WithCommit;
+    // Without a listener ioredis prints every connection error to stderr; failures surface per call.
+    this.redis.on('error', () => undefined);
+    this.redis.defineCommand('taCommit', { lua: COMMIT_LUA });
+  }
+
+  private keys(tenantId: string): RedisKeys {
+    return new RedisKeys(this.prefix, tenantId);
+  }
+
+  async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
+    const key = this.keys(tenantId).task(taskId);
+    return this.run(key, async () => liveTask(key, await this.redis.hget(key, 'data')));
+  }
+
+  async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
+    const k = this.keys(tenantId);
+    const key = k.task(taskId);
+    return this.run(key, async () => {
+      // One MULTI: the header and its requests are read as one snapshot.
+      const [data, fields] = resultsOf(await this.redis.multi().hget(key, 'data').hgetall(k.requests(taskId)).exec(), key);
+      if (!liveTask(key, data as string | null)) return [];
+      return Object.entries(fields as Record<string, string>)
+        .map(([seq, json]) => parseRecord<RequestRecord>(`${k.requests(taskId)}#${seq}`, json))
+        .sort((a, b) => a.seq - b.seq);
+    });
+  }
+
+  async getRequest(tenantId: string, requestId: string): Promise<RequestRecord | undefined> {
+    const k = this.keys(tenantId);
+    const indexKey = k.requestIndex(requestId);
+    return this.run(indexKey, async () => {
+      const ref = await this.redis.get(indexKey);
+      if (ref === null) return undefined;
+      const { taskId, seq } = parseRecord<{ taskId: string; seq: number }>(indexKey, ref);
+      const key = k.task(taskId);
+      const [data, json] = resultsOf(await this.redis.multi().hget(key, 'data').hget(k.requests(taskId), String(seq)).exec(), key);
+      if (!liveTask(key, data as string | null) || json === null) return undefined;
+      const record = parseRecord<RequestRecord>(`${k.requests(taskId)}#${seq}`, json as string);
+      // The seq may since have been replaced by another request (a re-created task).
+      return record.requestId === requestId ? record : undefined;
+    });
+  }
+
+  async listSessionTasks(
+    tenantId: string,
+    ownerId: string,
+    sessionId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<Page<TaskRecord>> {
+    const k = this.keys(tenantId);
+    const sessionKey = k.session(ownerId, sessionId);
+    return this.run(sessionKey, () =>
+      pageLiveEntries(page, async (after, count) => {
+        const min = after && /^\d+$/.test(after) ? `(${after}` : '-inf';
+        const flat = await this.redis.zrangebyscore(sessionKey, min, '+inf', 'WITHSCORES', 'LIMIT', 0, count);
+        const ids = flat.filter((_, i) => i % 2 === 0);
+        const pipeline = this.redis.pipeline();
+        for (const id of ids) pipeline.hget(k.task(id), 'data');
+        const headers = ids.length ? resultsOf(await pipeline.exec(), sessionKey) : [];
+        const entries = ids.map((id, i) => {
+          const task = liveTask(k.task(id), headers[i] as string | null);
+          // A re-created task id may now belong to another session: it is not this one's.
+          const mine = task && task.ownerId === ownerId && task.sessionId === sessionId ? task : undefined;
+          return { position: flat[i * 2 + 1], item: mine };
+        });
+        return { entries, more: ids.length === count };
+      }),
+    );
+  }
+
+  async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
+    const k = this.keys(tenantId);
+    const { taskId } = write.task;
+    const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
+    const json = JSON.stringify(stored);
+    const now = Date.now();
+    const exp = expiresAtMs(stored.expiresAt);
+    const requests = (write.requests ?? []).map((r) => ({ ...r, tenantId }));
+    const keys = [
+      k.task(taskId),
+      k.requests(taskId),
+      k.requestIds(taskId),
+      k.session(stored.ownerId, stored.sessionId),
+      ...requests.map((r) => k.requestIndex(r.requestId)),
+    ];
+    const args = [
+      write.expectedVersion,
+      now,
+      exp ?? '',
+      json,
+      taskId,
+      k.requestIndexPrefix,
+      exp === undefined ? '' : ttlHorizon(exp, now),
+      ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
+    ];
+    const reply = await this.run(keys[0], () => this.redis.taCommit(keys.length, ...keys, ...args));
+    if (reply[0] === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply[1]));
+    if (reply[0] === 'corrupt') throw new StateCorruptError(String(reply[1]));
+    return JSON.parse(json) as TaskRecord;
+  }
+
+  async ping(): Promise<void> {
+    await this.run('PING', () => this.redis.ping());
+  }
+
+  async close(): Promise<void> {
+    // Nothing is pending once callers are done, so dropping the socket loses nothing (QUIT could wait).
+    this.redis.disconnect();
+  }
+
+  /** Waits (boundedly) for a connection, runs `fn`, and maps failures to the contract's errors. */
+  private async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      await this.whenReady();
+      return await fn();
+    } catch (err) {
+      throw toStateError(err, key);
+    }
+  }
+
+  /** Resolves once connected; rejects after `timeoutMs`. Concurrent callers share one wait. */
+  private whenReady(): Promise<void> {
+    const redis = this.redis;
+    if (redis.status === 'ready') return Promise.resolve();
+    if (redis.status === 'end') return Promise.reject(new StateStoreUnavailableError('Redis state store is closed'));
+    if (redis.status === 'wait') redis.connect().catch(() => undefined); // first use (lazyConnect)
+    this.readyWait ??= new Promise<void>((resolve, reject) => {
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        redis.off('ready', onReady);
+        reject(new StateStoreUnavailableError(`Redis is unavailable: not connected within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
+      redis.once('ready', onReady);
+    }).finally(() => {
+      this.readyWait = undefined;
+    });
+    return this.readyWait;
+  }
+}
+
+/** Parses a stored header; undefined when absent or expired. */
+function liveTask(key: string, data: string | null): TaskRecord | undefined {
+  if (data === null) return undefined;
+  const task = parseRecord<TaskRecord>(key, data);
+  return isExpired(task) ? undefined : task;
+}
+
+/** JSON that is not an object is corrupt: the error names the key and nothing is changed. */
+function parseRecord<T>(key: string, text: string): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new StateCorruptError(key, err);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new StateCorruptError(key);
+  return value as T;
+}

@@ -1,0 +1,115 @@
+import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
+import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
+import { HEADER_SK, requestIndexPk, requestSk, taskPk } from '../../src/state/backends/dynamodb/dynamodb-keys';
+import { StateCorruptError } from '../../src/state/state.errors';
+import { describeStateStoreConformance } from '../conformance/state-store.conformance';
+import { makeRequest, makeTask } from '../conformance/fixtures';
+import { DYNAMODB_LOCAL, testDynamoDbEndpoint, uniqueName } from '../support/services';
+
+// This file's own table on the run's DynamoDB Local.
+const table = uniqueName('ta-test');
+let client: DynamoDBClient;
+let doc: DynamoDBDocumentClient;
+const newStore = () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
+
+beforeAll(async () => {
+  client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
+  doc = DynamoDBDocumentClient.from(client);
+  await createStateTable(client, table);
+}, 60_000);
+afterAll(() => client.destroy());
+
+describeStateStoreConformance('dynamodb', {
+  createStore: async () => newStore(),
+  rawRequest: async (tenantId, taskId, seq) => {
+    const { Item } = await doc.send(new GetCommand({ TableName: table, Key: { pk: taskPk(tenantId, taskId), sk: requestSk(seq) } }));
+    return Item?.data as string | undefined;
+  },
+});
+
+describe('DynamoDbStateStore', () => {
+  let store: DynamoDbStateStore;
+  beforeAll(() => {
+    store = newStore();
+  });
+  afterAll(() => store.close());
+
+  it('createStateTable is idempotent and enables TTL on `ttl`', async () => {
+    expect(await createStateTable(client, table)).toBe(false);
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
+    expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
+    const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: table }));
+    expect(ttl.TimeToLiveDescription).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: 'ttl' });
+  });
+
+  it('reports an unparseable record as StateCorruptError and leaves it untouched', async () => {
+    const tenant = uniqueName('tenant');
+    const task = makeTask(tenant);
+    const request = makeRequest(task, 0);
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
+    const headerKey = { pk: taskPk(tenant, task.taskId), sk: HEADER_SK };
+    const { Item: header } = await doc.send(new GetCommand({ TableName: table, Key: headerKey }));
+    await doc.send(new PutCommand({ TableName: table, Item: { ...header, data: '{"taskId": garbage' } }));
+    const requestKey = { pk: taskPk(tenant, task.taskId), sk: requestSk(0) };
+
+    const err = await store.getTask(tenant, task.taskId).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(StateCorruptError);
+    expect(err).toMatchObject({ code: 'STATE_CORRUPT', key: `${headerKey.pk} / ${headerKey.sk}` });
+    await expect(store.listRequests(tenant, task.taskId)).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(store.listSessionTasks(tenant, task.ownerId, task.sessionId, { limit: 5 })).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(store.commit(tenant, { task, expectedVersion: 1 })).rejects.toBeInstanceOf(StateCorruptError);
+    expect((await doc.send(new GetCommand({ TableName: table, Key: headerKey }))).Item).toEqual({ ...header, data: '{"taskId": garbage' });
+
+    // A request record that is not JSON (the header restored), and one whose `data` is not even a string.
+    await doc.send(new PutCommand({ TableName: table, Item: header }));
+    const { Item: stored } = await doc.send(new GetCommand({ TableName: table, Key: requestKey }));
+    await doc.send(new PutCommand({ TableName: table, Item: { ...stored, data: 'not json' } }));
+    await expect(store.getRequest(tenant, request.requestId)).rejects.toBeInstanceOf(StateCorruptError);
+    await doc.send(new PutCommand({ TableName: table, Item: { ...stored, data: 42 } }));
+    await expect(store.listRequests(tenant, task.taskId)).rejects.toBeInstanceOf(StateCorruptError);
+    expect((await doc.send(new GetCommand({ TableName: table, Key: requestKey }))).Item?.data).toBe(42);
+  });
+
+  it("keeps every item's ttl at or after the task's expiry, touching old items only when the horizon moves", async () => {
+    const tenant = uniqueName('tenant');
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    const sec = (iso: string) => Math.ceil(Date.parse(iso) / 1000);
+    const task = makeTask(tenant, { expiresAt: at(60_000) });
+    const r0 = makeRequest(task, 0);
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [r0] });
+    const query = async (pk: string) =>
+      (await doc.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }))).Items!;
+    const getItem = async (pk: string, sk: string) => (await doc.send(new GetCommand({ TableName: table, Key: { pk, sk } }))).Item!;
+    /** The header's ttl, and every other item's: requests, request index entries, session entry. */
+    const ttls = async () => {
+      const items = await query(taskPk(tenant, task.taskId));
+      const header = items.find((i) => i.sk === HEADER_SK)!;
+      const requests = items.filter((i) => i.sk !== HEADER_SK);
+      const index = await Promise.all(requests.map((i) => getItem(requestIndexPk(tenant, i.requestId), 'REQUEST')));
+      const session = await query(header.sessionPk);
+      return { header: header.ttl, others: [...requests, ...index, ...session].map((i) => i.ttl) };
+    };
+
+    const first = await ttls();
+    expect(first.header).toBe(sec(task.expiresAt!));
+    for (const t of first.others) expect(t).toBeGreaterThanOrEqual(sec(task.expiresAt!));
+
+    // Within the horizon: new items get the same ttl, old ones are not rewritten.
+    await store.commit(tenant, { task: { ...task, expiresAt: at(70_000) }, expectedVersion: 1, requests: [makeRequest(task, 1)] });
+    expect((await ttls()).others).toEqual([first.others[0], first.others[0], first.others[0], first.others[0], first.others[0]]);
+
+    // Past the horizon: every item is extended first.
+    const later = at(600_000);
+    await store.commit(tenant, { task: { ...task, expiresAt: later }, expectedVersion: 2 });
+    const moved = await ttls();
+    expect(moved.others).toHaveLength(5);
+    for (const t of moved.others) expect(t).toBeGreaterThanOrEqual(sec(later));
+
+    // No expiry any more: no item keeps a ttl.
+    await store.commit(tenant, { task: { ...task, expiresAt: undefined }, expectedVersion: 3 });
+    expect(await ttls()).toEqual({ header: undefined, others: [undefined, undefined, undefined, undefined, undefined] });
+  });
+});

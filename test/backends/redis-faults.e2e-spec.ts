@@ -1,0 +1,94 @@
+import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { StateStore } from '../../src/state/state-store';
+import { StateStoreUnavailableError } from '../../src/state/state.errors';
+import { makeRequest, makeTask } from '../conformance/fixtures';
+import { RedisServerHandle, startRedisServer, uniqueName } from '../support/services';
+
+/** Every method of the contract, each as one call against a task that exists while Redis is up. */
+function everyMethod(store: StateStore, tenant: string, task: ReturnType<typeof makeTask>, requestId: string) {
+  return {
+    getTask: () => store.getTask(tenant, task.taskId),
+    listRequests: () => store.listRequests(tenant, task.taskId),
+    getRequest: () => store.getRequest(tenant, requestId),
+    listSessionTasks: () => store.listSessionTasks(tenant, task.ownerId, task.sessionId, { limit: 10 }),
+    commit: () => store.commit(tenant, { task, expectedVersion: 1 }),
+    ping: () => store.ping(),
+  };
+}
+
+// Its own redis-server, so stopping it disturbs no other test file.
+describe('RedisStateStore when Redis goes away', () => {
+  let server: RedisServerHandle;
+  let store: RedisStateStore;
+  const tenant = uniqueName('tenant');
+  const task = makeTask(tenant);
+  const request = makeRequest(task, 0);
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    store = new RedisStateStore({ url: server.url, keyPrefix: 'faults:' });
+  });
+  afterAll(async () => {
+    await store.close();
+    await server.stop();
+  });
+
+  it('rejects every method with StateStoreUnavailableError within a bounded time, and heals after a restart', async () => {
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
+    await server.stop();
+
+    for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, task, request.requestId))) {
+      expect([name, error]).toEqual([name, expect.any(StateStoreUnavailableError)]);
+      expect([name, ms < 3000]).toEqual([name, true]);
+    }
+
+    // The data died with the server (no persistence); the store reconnects by itself.
+    await server.start();
+    await waitFor(() => store.ping());
+    expect(await store.getTask(tenant, task.taskId)).toBeUndefined();
+    await expect(store.commit(tenant, { task, expectedVersion: 0, requests: [request] })).resolves.toMatchObject({ version: 1 });
+    expect(await store.getRequest(tenant, request.requestId)).toEqual(request);
+  }, 30_000);
+
+  it('a hung server (connection open, no replies): every method still fails within a bounded time', async () => {
+    await waitFor(() => store.ping());
+    const mine = makeTask(tenant);
+    const stored = makeRequest(mine, 0);
+    await store.commit(tenant, { task: mine, expectedVersion: 0, requests: [stored] });
+    server.freeze();
+    try {
+      for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, mine, stored.requestId))) {
+        expect([name, error]).toEqual([name, expect.any(StateStoreUnavailableError)]);
+        expect([name, ms < 3000]).toEqual([name, true]);
+      }
+    } finally {
+      server.thaw();
+    }
+    await waitFor(() => store.ping());
+    expect(await store.getRequest(tenant, stored.requestId)).toEqual(stored);
+  }, 30_000);
+});
+
+/** Runs the calls in parallel (each is bounded on its own) and times each. */
+async function outcomesOf(calls: Record<string, () => Promise<unknown>>) {
+  return Promise.all(
+    Object.entries(calls).map(async ([name, call]) => {
+      const started = Date.now();
+      const error = await call().then(() => new Error(`${name} resolved with Redis down`), (e: unknown) => e);
+      return { name, error, ms: Date.now() - started };
+    }),
+  );
+}
+
+async function waitFor(fn: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await fn();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

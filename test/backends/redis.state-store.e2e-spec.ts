@@ -1,0 +1,105 @@
+import Redis from 'ioredis';
+import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { RedisKeys } from '../../src/state/backends/redis/redis-keys';
+import { StateCorruptError } from '../../src/state/state.errors';
+import { describeStateStoreConformance } from '../conformance/state-store.conformance';
+import { makeRequest, makeTask } from '../conformance/fixtures';
+import { testRedisUrl, uniqueName } from '../support/services';
+
+// Every key of this file starts with its own prefix, so it shares the run's Redis with other files.
+const prefix = `${uniqueName('ta-test')}:`;
+let raw: Redis;
+const newStore = () => new RedisStateStore({ url: testRedisUrl(), keyPrefix: prefix });
+
+beforeAll(() => {
+  raw = new Redis(testRedisUrl());
+});
+afterAll(() => raw.disconnect());
+
+describeStateStoreConformance('redis', {
+  createStore: async () => newStore(),
+  rawRequest: async (tenantId, taskId, seq) => (await raw.hget(new RedisKeys(prefix, tenantId).requests(taskId), String(seq))) ?? undefined,
+});
+
+describe('RedisStateStore', () => {
+  let store: RedisStateStore;
+  beforeAll(() => {
+    store = newStore();
+  });
+  afterAll(() => store.close());
+
+  async function seeded() {
+    const tenant = uniqueName('tenant');
+    const task = makeTask(tenant);
+    const request = makeRequest(task, 0);
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
+    return { tenant, task, request, keys: new RedisKeys(prefix, tenant) };
+  }
+
+  it('reports an unparseable header as StateCorruptError and leaves it untouched', async () => {
+    const { tenant, task, keys } = await seeded();
+    await raw.hset(keys.task(task.taskId), 'data', '{"taskId": garbage');
+
+    const err = await store.getTask(tenant, task.taskId).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(StateCorruptError);
+    expect(err).toMatchObject({ code: 'STATE_CORRUPT', key: keys.task(task.taskId) });
+    await expect(store.listRequests(tenant, task.taskId)).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(store.listSessionTasks(tenant, task.ownerId, task.sessionId, { limit: 5 })).rejects.toBeInstanceOf(StateCorruptError);
+    expect(await raw.hget(keys.task(task.taskId), 'data')).toBe('{"taskId": garbage');
+  });
+
+  it('reports an unparseable request record, and a key of the wrong type, as StateCorruptError', async () => {
+    const { tenant, task, request, keys } = await seeded();
+    await raw.hset(keys.requests(task.taskId), '0', 'not json');
+    await raw.set(keys.requestIndex(request.requestId), '[1,2]');
+
+    await expect(store.listRequests(tenant, task.taskId)).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(store.getRequest(tenant, request.requestId)).rejects.toBeInstanceOf(StateCorruptError);
+    expect(await raw.hget(keys.requests(task.taskId), '0')).toBe('not json');
+
+    // A string where the header hash should be: reads and the commit refuse, and nothing is written.
+    const other = makeTask(tenant);
+    await raw.set(keys.task(other.taskId), 'garbage');
+    await expect(store.getTask(tenant, other.taskId)).rejects.toBeInstanceOf(StateCorruptError);
+    const write = { task: other, expectedVersion: 0, requests: [makeRequest(other, 0)] };
+    await expect(store.commit(tenant, write)).rejects.toBeInstanceOf(StateCorruptError);
+    expect(await raw.get(keys.task(other.taskId))).toBe('garbage');
+    expect(await raw.exists(keys.requests(other.taskId), keys.requestIds(other.taskId))).toBe(0);
+  });
+
+  it('expires every key of a task no earlier than the task, re-expiring them only when the horizon moves', async () => {
+    const tenant = uniqueName('tenant');
+    const keys = new RedisKeys(prefix, tenant);
+    const at = (ms: number) => new Date(Date.now() + ms).toISOString();
+    const task = makeTask(tenant, { expiresAt: at(60_000) });
+    const r0 = makeRequest(task, 0);
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [r0] });
+    const all = () => [
+      keys.task(task.taskId),
+      keys.requests(task.taskId),
+      keys.requestIds(task.taskId),
+      keys.requestIndex(r0.requestId),
+      keys.session(task.ownerId, task.sessionId),
+    ];
+    const expiries = async (names: string[]) => Promise.all(names.map((k) => raw.pexpiretime(k)));
+
+    const first = await expiries(all());
+    for (const t of first) expect(t).toBeGreaterThanOrEqual(Date.parse(task.expiresAt!));
+
+    // Within the horizon: the old request's index key keeps its expiry.
+    const r1 = makeRequest(task, 1);
+    await store.commit(tenant, { task: { ...task, expiresAt: at(70_000) }, expectedVersion: 1, requests: [r1] });
+    expect(await raw.pexpiretime(keys.requestIndex(r0.requestId))).toBe(first[3]);
+    expect(await raw.pexpiretime(keys.requestIndex(r1.requestId))).toBe(first[3]);
+
+    // Past the horizon: everything moves.
+    const later = at(600_000);
+    await store.commit(tenant, { task: { ...task, expiresAt: later }, expectedVersion: 2 });
+    for (const t of await expiries([...all(), keys.requestIndex(r1.requestId)])) expect(t).toBeGreaterThanOrEqual(Date.parse(later));
+
+    // No expiry any more: nothing expires.
+    await store.commit(tenant, { task: { ...task, expiresAt: undefined }, expectedVersion: 3 });
+    expect(await expiries([...all(), keys.requestIndex(r1.requestId)])).toEqual([-1, -1, -1, -1, -1, -1]);
+  });
+});

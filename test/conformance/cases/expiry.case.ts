@@ -1,0 +1,68 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { VersionConflictError } from '../../../src/state/state.errors';
+import { ConformanceCases } from '../state-store.conformance';
+import { isoAt, makeRequest, makeTask, storedAs } from '../fixtures';
+
+const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+export const expiryCases: ConformanceCases = (ctx) => {
+  describe('expiry', () => {
+    it('an expired task reads as missing everywhere, its live neighbours do not', async () => {
+      const tenant = ctx.tenant();
+      const base = { ownerId: 'alice', sessionId: 's' };
+      const before = makeTask(tenant, { ...base, createdAt: isoAt(0), expiresAt: inMs(3_600_000) });
+      const expiring = makeTask(tenant, { ...base, createdAt: isoAt(1), expiresAt: inMs(3_600_000) });
+      const after = makeTask(tenant, { ...base, createdAt: isoAt(2) });
+      const request = makeRequest(expiring, 0);
+      await ctx.store.commit(tenant, { task: before, expectedVersion: 0 });
+      await ctx.store.commit(tenant, { task: expiring, expectedVersion: 0, requests: [request] });
+      await ctx.store.commit(tenant, { task: after, expectedVersion: 0 });
+      // A commit can move expiresAt into the past (as a sliding expiry that was not renewed would be).
+      await ctx.store.commit(tenant, { task: { ...expiring, expiresAt: inMs(-1000) }, expectedVersion: 1 });
+
+      expect(await ctx.store.getTask(tenant, expiring.taskId)).toBeUndefined();
+      expect(await ctx.store.listRequests(tenant, expiring.taskId)).toEqual([]);
+      expect(await ctx.store.getRequest(tenant, request.requestId)).toBeUndefined();
+      // Pages skip it without coming up short.
+      const page1 = await ctx.store.listSessionTasks(tenant, 'alice', 's', { limit: 1 });
+      const page2 = await ctx.store.listSessionTasks(tenant, 'alice', 's', { limit: 1, cursor: page1.nextCursor });
+      expect([...page1.items, ...page2.items]).toEqual([storedAs(before, 0), storedAs(after, 0)]);
+      expect(page2.nextCursor).toBeUndefined();
+      expect(await ctx.store.getTask(tenant, before.taskId)).toEqual(storedAs(before, 0));
+    });
+
+    it('a task becomes missing once its expiresAt passes', async () => {
+      const tenant = ctx.tenant();
+      const task = makeTask(tenant, { expiresAt: inMs(1500) });
+      await ctx.store.commit(tenant, { task, expectedVersion: 0 });
+      expect(await ctx.store.getTask(tenant, task.taskId)).toEqual(storedAs(task, 0));
+
+      await sleep(Date.parse(task.expiresAt!) - Date.now() + 50);
+
+      expect(await ctx.store.getTask(tenant, task.taskId)).toBeUndefined();
+      expect((await ctx.store.listSessionTasks(tenant, task.ownerId, task.sessionId, { limit: 10 })).items).toEqual([]);
+    });
+
+    it('an expired task id can be created again, from a clean slate', async () => {
+      const tenant = ctx.tenant();
+      const old = makeTask(tenant, { expiresAt: inMs(-1000), sessionId: 'old' });
+      const oldRequests = [makeRequest(old, 0), makeRequest(old, 1)];
+      await ctx.store.commit(tenant, { task: old, expectedVersion: 0, requests: oldRequests });
+
+      // Its version is gone with it: expecting it is a conflict.
+      await expect(ctx.store.commit(tenant, { task: old, expectedVersion: 1 })).rejects.toBeInstanceOf(VersionConflictError);
+      const fresh = { ...old, expiresAt: undefined, sessionId: 'new', createdAt: isoAt(5) };
+      const request = makeRequest(fresh, 0);
+      expect(await ctx.store.commit(tenant, { task: fresh, expectedVersion: 0, requests: [request] })).toEqual(storedAs(fresh, 0));
+
+      expect(await ctx.store.getTask(tenant, old.taskId)).toEqual(storedAs(fresh, 0));
+      expect(await ctx.store.listRequests(tenant, old.taskId)).toEqual([request]);
+      // Neither the old requests (one's seq is now taken by the new request) nor the old session.
+      expect(await ctx.store.getRequest(tenant, oldRequests[0].requestId)).toBeUndefined();
+      expect(await ctx.store.getRequest(tenant, oldRequests[1].requestId)).toBeUndefined();
+      expect(await ctx.store.getRequest(tenant, request.requestId)).toEqual(request);
+      expect(await ctx.store.listSessionTasks(tenant, old.ownerId, 'old', { limit: 10 })).toEqual({ items: [] });
+      expect((await ctx.store.listSessionTasks(tenant, old.ownerId, 'new', { limit: 10 })).items).toEqual([storedAs(fresh, 0)]);
+    });
+  });
+};

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { StateStore } from '../../src/state/state-store';
+import { concurrentCommitCases } from './cases/concurrent-commit.case';
+import { createConflictCases } from './cases/create-conflict.case';
+import { expiryCases } from './cases/expiry.case';
+import { leaseCases } from './cases/lease.case';
+import { missingCases } from './cases/missing.case';
+import { requestIndependenceCases } from './cases/request-independence.case';
+import { roundTripCases } from './cases/round-trip.case';
+import { sessionListingCases } from './cases/session-listing.case';
+import { staleVersionCases } from './cases/stale-version.case';
+import { tenantIsolationCases } from './cases/tenant-isolation.case';
+
+/**
+ * How a backend plugs into the shared suite (a few lines per backend, in test/backends/).
+ * Cases isolate themselves with a fresh tenant id each, so a backend needs no flushing between them.
+ */
+export interface StateStoreInitializer {
+  /** Once before the cases: connect, create the table. */
+  setup?(): Promise<void>;
+  /**
+   * A store instance over the same data as every other one this initializer made. Separate
+   * instances stand in for separate processes (own connections); the in-memory backend, which
+   * cannot share data across instances, returns one instance every time.
+   */
+  createStore(): Promise<StateStore>;
+  /** Once after the cases: close what setup and createStore opened. */
+  teardown?(): Promise<void>;
+  /** The stored bytes of one request record, where the backend can show them (byte-level checks). */
+  rawRequest?(tenantId: string, taskId: string, seq: number): Promise<string | undefined>;
+}
+
+export interface ConformanceContext {
+  /** The store under test. */
+  readonly store: StateStore;
+  /** `n` store instances over the same data (see createStore); reused across cases. */
+  stores(n: number): Promise<StateStore[]>;
+  /** A tenant id no other case uses. */
+  tenant(): string;
+  readonly initializer: StateStoreInitializer;
+}
+
+export type ConformanceCases = (ctx: ConformanceContext) => void;
+
+const CASES: ConformanceCases[] = [
+  roundTripCases,
+  missingCases,
+  createConflictCases,
+  staleVersionCases,
+  concurrentCommitCases,
+  tenantIsolationCases,
+  sessionListingCases,
+  expiryCases,
+  requestIndependenceCases,
+  leaseCases,
+];
+
+/** Runs every behaviour of the StateStore contract (src/state/state-store.ts) against one backend. */
+export function describeStateStoreConformance(name: string, initializer: StateStoreInitializer): void {
+  describe(`StateStore conformance: ${name}`, () => {
+    const pool: StateStore[] = [];
+    const ctx: ConformanceContext = {
+      get store() {
+        return pool[0];
+      },
+      async stores(n) {
+        while (pool.length < n) pool.push(await initializer.createStore());
+        return pool.slice(0, n);
+      },
+      tenant: () => `tenant-${randomUUID()}`,
+      initializer,
+    };
+
+    beforeAll(async () => {
+      await initializer.setup?.();
+      await ctx.stores(1);
+    }, 60_000);
+
+    afterAll(async () => {
+      await Promise.all([...new Set(pool)].map((s) => s.close()));
+      await initializer.teardown?.();
+    });
+
+    for (const cases of CASES) cases(ctx);
+  });
+}

