@@ -1,42 +1,93 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from './agents/config/config-error';
+import { loadAgentConfigs } from './agents/config/load-agent-configs';
 import { reportBootFailure } from './boot-failure';
-import { serve } from './main';
+import { EnvConfigError, loadEnvConfig } from './config/env.config';
 
-const USAGE = `Usage:
-  teal-agent-server serve <config path> [--port N]   serve the agent YAML file or directory
-  teal-agent-server --help
+export const USAGE = `Usage:
+  teal-agent-server serve [<config path>] [--port <n>]
+      Serve the agents of one YAML file, or of every *.yaml/*.yml file of a directory (not its
+      subdirectories). The path defaults to TA_SERVICE_CONFIG; --port overrides TA_PORT (default
+      8000; 0 picks a free port).
+  teal-agent-server --help | -h       Show this help.
+  teal-agent-server --version | -v    Show the version.
 
-Environment variables are described in the README (TA_PORT, TA_STATE_STORE, TA_AUTH_MODE, ...).`;
+Every agent field and environment variable is described in docs/configuration.md. The
+configuration is validated before anything listens: an invalid one exits with status 1 and lists
+every problem; a wrong command line exits with status 2.
+
+Examples:
+  TA_AUTH_MODE=dev teal-agent-server serve config/agents.example.yaml --port 9000
+  TA_SERVICE_CONFIG=./agents TA_API_KEY=sk-... teal-agent-server serve`;
+
+/** A wrong command line: exit status 2, as getopt-style tools do. */
+function usageError(message: string): never {
+  process.stderr.write(`teal-agent-server: ${message}\nRun "teal-agent-server --help" for usage.\n`);
+  process.exit(2);
+}
+
+/**
+ * The app validates the environment, then the agents, and stops at the first that fails. Checking
+ * both here first lets one run report every problem of both; the app's own checks then pass.
+ */
+function preflight(configPath: string): void {
+  const messages: string[] = [];
+  for (const check of [() => loadEnvConfig(), () => loadAgentConfigs(configPath)]) {
+    try {
+      check();
+    } catch (e) {
+      if (!(e instanceof EnvConfigError || e instanceof ConfigError)) throw e;
+      messages.push(e.message);
+    }
+  }
+  if (messages.length) {
+    process.stderr.write(`${messages.join('\n')}\n`);
+    process.exit(1);
+  }
+}
+
+/** package.json sits one level above both src/ (tests) and dist/ (the built CLI). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+}
 
 /** The `teal-agent-server` command (package.json `bin`). */
 export async function runCli(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (command !== 'serve') {
-    process.stderr.write(`unknown command "${command}"\n${USAGE}\n`);
-    process.exit(2);
+  if (command === '--version' || command === '-v') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return;
   }
+  if (command !== 'serve') usageError(`unknown command "${command}"`);
+
   let configPath: string | undefined;
   let port: number | undefined;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
-    if (arg === '--port' || arg.startsWith('--port=')) {
-      const value = arg.includes('=') ? arg.split('=')[1] : rest[++i];
-      port = Number(value);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) {
-        process.stderr.write(`--port must be an integer from 0 to 65535 (got ${value})\n`);
-        process.exit(2);
-      }
-    } else if (!arg.startsWith('-') && configPath === undefined) configPath = arg;
-    else {
-      process.stderr.write(`unexpected argument "${arg}"\n${USAGE}\n`);
-      process.exit(2);
+    if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      return;
     }
+    if (arg === '--port' || arg.startsWith('--port=')) {
+      const value = arg.includes('=') ? arg.slice('--port='.length) : rest[++i];
+      port = value !== undefined && /^\d+$/.test(value) ? Number(value) : NaN;
+      if (!(port >= 0 && port <= 65535)) usageError(`--port must be an integer from 0 to 65535 (got ${value ?? 'nothing'})`);
+    } else if (arg.startsWith('-')) usageError(`unknown option "${arg}"`);
+    else if (configPath === undefined) configPath = arg;
+    else usageError(`unexpected argument "${arg}" (serve takes one config path)`);
   }
-  await serve({ configPath: configPath ?? process.env.TA_SERVICE_CONFIG, port });
+  configPath ??= process.env.TA_SERVICE_CONFIG || undefined;
+  if (!configPath) usageError('serve needs a config path: give one, or set TA_SERVICE_CONFIG');
+  preflight(configPath);
+  // Loaded here, not at the top: `--help` and usage errors should not pay for loading Nest.
+  const { serve } = require('./main') as typeof import('./main');
+  await serve({ configPath, port });
 }
 
 if (require.main === module) {

@@ -2,11 +2,12 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { flattenValidationErrors } from '../agents/config/flatten-validation-errors';
 import type { LogLevel } from '../common/logging/logger';
+import { checkEnvCombinations } from './env-combinations';
 import { EnvVars } from './env.schema';
 
 export class EnvConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid environment:\n  - ${problems.join('\n  - ')}`);
+    super(`Invalid environment (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  - ${problems.join('\n  - ')}`);
     this.name = 'EnvConfigError';
   }
 }
@@ -46,15 +47,10 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
   // Empty strings mean "unset": shells and compose files often export VAR= .
   const plain = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const vars = plainToInstance(EnvVars, plain, { excludeExtraneousValues: false });
-  const problems = flattenValidationErrors(validateSync(vars, { forbidUnknownValues: false })).map((e) =>
-    e.message.includes(e.field) ? e.message : `${e.field}: ${e.message}`,
-  );
-  if (vars.TA_AUTH_MODE === 'dev' && vars.NODE_ENV === 'production') {
-    problems.push('TA_AUTH_MODE=dev is refused when NODE_ENV=production');
-  }
-  if (vars.TA_AZURE_OPENAI_ENDPOINT && vars.TA_BASE_URL) {
-    problems.push('TA_BASE_URL and TA_AZURE_OPENAI_ENDPOINT are exclusive: set one provider');
-  }
+  // One message per variable (the first failing rule), then the rules between variables.
+  const errors = validateSync(vars, { forbidUnknownValues: false, stopAtFirstError: true });
+  const problems = flattenValidationErrors(errors).map((e) => (e.message.includes(e.field) ? e.message : `${e.field}: ${e.message}`));
+  problems.push(...checkEnvCombinations(vars));
   if (problems.length) throw new EnvConfigError(problems);
 
   return {

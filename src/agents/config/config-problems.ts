@@ -1,4 +1,6 @@
 import { getMetadataStorage, ValidationError } from 'class-validator';
+import { AgentSpecConfig } from './agent.schema';
+import { SpecConfig } from './agent-file.schema';
 
 /** One problem in one agent file: a dotted field path (`spec.agents.0.model`) and what is wrong. */
 export interface FieldProblem {
@@ -41,6 +43,10 @@ export function collectConfigProblems(errors: ValidationError[], parent = ''): F
 }
 
 function unknownFieldMessage(property: string, target: object | undefined): string {
+  // Upstream's own MCP examples put the agent's fields directly under spec (teal-agents.md 1.4).
+  if (target instanceof SpecConfig && knownFields(AgentSpecConfig).includes(property)) {
+    return 'unknown field here: it is an agent field, which belongs under spec.agent';
+  }
   const allowed = target ? knownFields(target.constructor) : [];
   const close = allowed
     .map((name) => ({ name, d: editDistance(property.toLowerCase(), name.toLowerCase()) }))

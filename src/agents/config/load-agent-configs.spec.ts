@@ -202,11 +202,14 @@ describe('loadAgentConfigs: problems', () => {
     ]);
   });
 
-  it('suggests the field a typo meant, or lists the allowed ones', () => {
-    expect(problems({ 'a.yaml': v3({ agent: '    sytem_prompt: hi', spec: '  governanse: {}\n  extra: 1' }) })).toEqual([
+  it('suggests the field a typo meant, points agent fields to spec.agent, or lists the allowed fields', () => {
+    expect(
+      problems({ 'a.yaml': v3({ agent: '    sytem_prompt: hi', spec: '  governanse: {}\n  concurrency: {on_busy: reject, mode: fast}\n  model: x' }) }),
+    ).toEqual([
       'a.yaml:8: spec.agent.sytem_prompt: unknown field; did you mean "system_prompt"?',
       'a.yaml:9: spec.governanse: unknown field; did you mean "governance"?',
-      'a.yaml:10: spec.extra: unknown field (allowed here: agent, agents, tasks, governance, concurrency)',
+      'a.yaml:10: spec.concurrency.mode: unknown field (allowed here: on_busy)',
+      'a.yaml:11: spec.model: unknown field here: it is an agent field, which belongs under spec.agent',
     ]);
   });
 

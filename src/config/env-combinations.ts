@@ -1,0 +1,32 @@
+import type { EnvVars } from './env.schema';
+
+/**
+ * The rules between environment variables (API.md §6: "invalid combinations stop the boot with a
+ * message naming the variable"). Each returns one message per problem.
+ */
+export function checkEnvCombinations(v: EnvVars): string[] {
+  const out: string[] = [];
+  if (v.TA_STATE_STORE === 'redis' && !v.TA_REDIS_URL) {
+    out.push('TA_REDIS_URL is required when TA_STATE_STORE=redis (a redis:// or rediss:// URL)');
+  }
+  if (v.TA_STATE_STORE === 'dynamodb') {
+    if (!v.TA_DYNAMODB_TABLE) out.push('TA_DYNAMODB_TABLE is required when TA_STATE_STORE=dynamodb (the table name)');
+    if (!v.AWS_REGION) out.push('AWS_REGION is required when TA_STATE_STORE=dynamodb');
+  }
+  if (v.TA_AUTH_MODE === 'dev' && v.NODE_ENV === 'production') {
+    out.push('TA_AUTH_MODE=dev is refused when NODE_ENV=production (dev mode does not authenticate anyone)');
+  }
+  // Entra mode without an audience or a tenant restriction would either accept no token or accept
+  // tokens minted for any app in any tenant: neither is a configuration anyone means.
+  if (v.TA_AUTH_MODE === 'entra') {
+    const mode = 'when TA_AUTH_MODE=entra, the default (TA_AUTH_MODE=dev is for local development)';
+    if (!v.TA_ENTRA_AUDIENCE?.length) out.push(`TA_ENTRA_AUDIENCE is required ${mode}: the aud tokens must carry`);
+    if (!v.TA_ENTRA_TENANT_ID && !v.TA_ENTRA_ALLOWED_TENANTS?.length) {
+      out.push(`TA_ENTRA_TENANT_ID or TA_ENTRA_ALLOWED_TENANTS is required ${mode}: which tenants may call`);
+    }
+  }
+  if (v.TA_AZURE_OPENAI_ENDPOINT && v.TA_BASE_URL) {
+    out.push('TA_BASE_URL and TA_AZURE_OPENAI_ENDPOINT are exclusive: set one provider');
+  }
+  return out;
+}

@@ -1,0 +1,130 @@
+import { EnvConfigError, loadEnvConfig } from './env.config';
+
+/** The problems loadEnvConfig reports for an environment, or [] when it loads. */
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadEnvConfig(env);
+    return [];
+  } catch (e) {
+    if (!(e instanceof EnvConfigError)) throw e;
+    return e.problems;
+  }
+}
+
+const DEV = { TA_AUTH_MODE: 'dev' };
+const TENANT = '11111111-2222-3333-4444-555555555555';
+const ENTRA = { TA_ENTRA_AUDIENCE: 'api://teal', TA_ENTRA_TENANT_ID: TENANT, TA_ENTRA_REQUIRED_SCOPES: 'Agents.Invoke' };
+
+describe('loadEnvConfig', () => {
+  it('applies the documented defaults', () => {
+    const env = loadEnvConfig({ ...ENTRA });
+    expect(env.http).toEqual({ port: 8000, host: '0.0.0.0', maxBodyBytes: 10 * 1024 * 1024, sseKeepaliveMs: 15_000 });
+    expect(env.llm).toEqual({ apiKey: undefined, baseUrl: undefined, azure: undefined, timeoutMs: 120_000, maxRetries: 2 });
+    expect(env.state).toMatchObject({ store: 'memory', leaseMs: 30_000, taskTtlSeconds: undefined, redisUrl: undefined, dynamodb: undefined });
+    expect(env.telemetry).toEqual({ otlpEndpoint: undefined, logLevel: 'info' });
+    expect(env.auth).toMatchObject({
+      mode: 'entra',
+      audiences: ['api://teal'],
+      allowedTenants: [],
+      requiredScopes: ['Agents.Invoke'],
+      requiredRoles: [],
+      authority: 'https://login.microsoftonline.com',
+    });
+    expect(env.production).toBe(false);
+    expect(env.serviceConfigPath).toBeUndefined();
+  });
+
+  it('converts numbers, booleans and lists, and treats an empty variable as unset', () => {
+    const env = loadEnvConfig({
+      ...DEV,
+      TA_PORT: '9001',
+      TA_HOST: '',
+      TA_STATE_STORE: 'dynamodb',
+      TA_DYNAMODB_TABLE: 'teal-state',
+      AWS_REGION: 'eu-west-1',
+      TA_DYNAMODB_CREATE_TABLE: 'yes',
+      TA_ENTRA_REQUIRED_SCOPES: 'Agents.Invoke, Agents.Read  Other',
+      TA_ENTRA_AUTHORITY: 'http://127.0.0.1:4000///',
+      TA_LOG_LEVEL: 'WARNING',
+    });
+    expect(env.http.port).toBe(9001);
+    expect(env.http.host).toBe('0.0.0.0');
+    expect(env.state.dynamodb).toEqual({ table: 'teal-state', endpoint: undefined, region: 'eu-west-1', createTable: true });
+    expect(env.auth.requiredScopes).toEqual(['Agents.Invoke', 'Agents.Read', 'Other']);
+    expect(env.auth.authority).toBe('http://127.0.0.1:4000');
+    expect(env.telemetry.logLevel).toBe('warn');
+  });
+
+  it('keeps the Azure API version, preferring TA_AZURE_OPENAI_API_VERSION over upstream TA_API_VERSION', () => {
+    const azure = { ...DEV, TA_AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com', TA_API_KEY: 'k' };
+    expect(loadEnvConfig(azure).llm.azure).toEqual({ endpoint: 'https://x.openai.azure.com', apiVersion: '2024-10-21' });
+    expect(loadEnvConfig({ ...azure, TA_API_VERSION: '2024-06-01' }).llm.azure?.apiVersion).toBe('2024-06-01');
+    expect(loadEnvConfig({ ...azure, TA_API_VERSION: '2024-06-01', TA_AZURE_OPENAI_API_VERSION: '2025-01-01' }).llm.azure?.apiVersion).toBe(
+      '2025-01-01',
+    );
+  });
+
+  // One message per problem, naming the variable; never three messages for one bad value.
+  it.each([
+    [{ TA_PORT: 'abc' }, 'TA_PORT must be an integer from 0 to 65535 (got "abc")'],
+    [{ TA_PORT: '70000' }, 'TA_PORT must be an integer from 0 to 65535 (got 70000)'],
+    [{ TA_PORT: '80.5' }, 'TA_PORT must be an integer from 0 to 65535 (got "80.5")'],
+    [{ TA_STATE_STORE: 'mysql' }, 'TA_STATE_STORE must be one of memory, redis, dynamodb (got "mysql")'],
+    [{ TA_STATE_STORE: 'redis' }, 'TA_REDIS_URL is required when TA_STATE_STORE=redis (a redis:// or rediss:// URL)'],
+    [{ TA_STATE_STORE: 'redis', TA_REDIS_URL: 'localhost:6379' }, 'TA_REDIS_URL must be a redis:// or rediss:// URL (got "localhost:6379")'],
+    [{ TA_DYNAMODB_TABLE: 'ab' }, 'TA_DYNAMODB_TABLE must be 3 to 255 of A-Z a-z 0-9 _ . - (got "ab")'],
+    [{ TA_DYNAMODB_CREATE_TABLE: 'maybe' }, 'TA_DYNAMODB_CREATE_TABLE must be true or false (also 1/0, yes/no, on/off) (got "maybe")'],
+    [{ TA_DYNAMODB_ENDPOINT: 'localhost:8000' }, 'TA_DYNAMODB_ENDPOINT must be an http:// or https:// URL (got "localhost:8000")'],
+    [{ TA_AUTH_MODE: 'none' }, 'TA_AUTH_MODE must be one of entra, dev (got "none")'],
+    [{ NODE_ENV: 'production' }, 'TA_AUTH_MODE=dev is refused when NODE_ENV=production (dev mode does not authenticate anyone)'],
+    [{ TA_LOG_LEVEL: 'loud' }, 'TA_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent (or warning, critical) (got "loud")'],
+    [{ TA_BASE_URL: 'api.openai.com' }, 'TA_BASE_URL must be an http:// or https:// URL (got "api.openai.com")'],
+    [{ TA_OTEL_ENDPOINT: 'collector:4318' }, 'TA_OTEL_ENDPOINT must be an http:// or https:// URL (got "collector:4318")'],
+    [{ TA_LLM_MAX_RETRIES: '11' }, 'TA_LLM_MAX_RETRIES must be an integer from 0 to 10 (got 11)'],
+    [{ TA_MAX_BODY_BYTES: '10' }, 'TA_MAX_BODY_BYTES must be an integer >= 1024 (got 10)'],
+    [{ TA_TASK_LEASE_MS: 'soon' }, 'TA_TASK_LEASE_MS must be an integer >= 100 (got "soon")'],
+    [{ TA_ENTRA_AUDIENCE: ' , ' }, 'TA_ENTRA_AUDIENCE must be a comma- or space-separated list (got [])'],
+    [
+      { TA_BASE_URL: 'http://localhost:11434/v1', TA_AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com' },
+      'TA_BASE_URL and TA_AZURE_OPENAI_ENDPOINT are exclusive: set one provider',
+    ],
+  ])('%j is refused with one message naming the variable', (vars, message) => {
+    expect(problemsOf({ ...DEV, ...vars })).toEqual([message]);
+  });
+
+  it('requires a table and a region for DynamoDB, one message each', () => {
+    expect(problemsOf({ ...DEV, TA_STATE_STORE: 'dynamodb' })).toEqual([
+      'TA_DYNAMODB_TABLE is required when TA_STATE_STORE=dynamodb (the table name)',
+      'AWS_REGION is required when TA_STATE_STORE=dynamodb',
+    ]);
+  });
+
+  it('requires an audience and a tenant restriction in entra mode (the default)', () => {
+    const mode = 'when TA_AUTH_MODE=entra, the default (TA_AUTH_MODE=dev is for local development)';
+    expect(problemsOf({})).toEqual(
+      expect.arrayContaining([
+        `TA_ENTRA_AUDIENCE is required ${mode}: the aud tokens must carry`,
+        `TA_ENTRA_TENANT_ID or TA_ENTRA_ALLOWED_TENANTS is required ${mode}: which tenants may call`,
+      ]),
+    );
+    const allowed = { TA_ENTRA_AUDIENCE: 'api://teal', TA_ENTRA_ALLOWED_TENANTS: `${TENANT},${TENANT}`, TA_ENTRA_REQUIRED_ROLES: 'Agents.All' };
+    expect(problemsOf(allowed)).toEqual([]);
+    expect(problemsOf({ ...ENTRA, NODE_ENV: 'production' })).toEqual([]);
+  });
+
+  it('reports every problem at once', () => {
+    expect(problemsOf({ ...DEV, TA_PORT: '-1', TA_STATE_STORE: 'redis', TA_LOG_LEVEL: 'x', NODE_ENV: 'production' })).toHaveLength(4);
+  });
+
+  it('never echoes the API key in a message', () => {
+    const err = (() => {
+      try {
+        loadEnvConfig({ ...DEV, TA_API_KEY: 'sk-secret', TA_PORT: 'x' });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err?.message).toContain('TA_PORT');
+    expect(err?.message).not.toContain('sk-secret');
+  });
+});

@@ -1,0 +1,222 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { createServer, Server, Socket } from 'node:net';
+import { join, resolve } from 'node:path';
+import { allBrokenProblems } from '../fixtures/config/broken-expected';
+import { postJson, request } from '../support/http';
+
+/**
+ * The installed command, as a user runs it: `node bin/teal-agent-server.js ...` in a child process
+ * over the compiled dist/, with its real exit status, stdout and stderr.
+ */
+const ROOT = resolve(__dirname, '../..');
+const BIN = join(ROOT, 'bin', 'teal-agent-server.js');
+const FIXTURES = join(ROOT, 'test', 'fixtures', 'config');
+
+/** dist/ is what the bin runs: rebuild it when any source is newer (scripts/test.sh builds first anyway). */
+function ensureBuilt(): void {
+  const newest = (dir: string): number =>
+    Math.max(
+      0,
+      ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+        e.isDirectory() ? newest(join(dir, e.name)) : e.name.endsWith('.spec.ts') ? 0 : statSync(join(dir, e.name)).mtimeMs,
+      ),
+    );
+  const built = statSync(join(ROOT, 'dist', 'cli.js'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  if (built >= newest(join(ROOT, 'src'))) return;
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'pipe',
+      timeout: 120_000,
+    });
+  } catch {
+    // tsc still emits when another file has a type error; the tests below judge the result.
+  }
+}
+
+/** A port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as { port: number };
+  await new Promise((ok) => server.close(ok));
+  return port;
+}
+
+async function isListening(port: number): Promise<boolean> {
+  return new Promise((ok) => {
+    const socket = new Socket();
+    socket.once('connect', () => (socket.destroy(), ok(true)));
+    socket.once('error', () => ok(false));
+    socket.connect(port, '127.0.0.1');
+  });
+}
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts the CLI with only the given environment (never the test runner's TA_* variables). */
+function cli(args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TA_HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c) => (out += String(c)));
+  child.stderr!.on('data', (c) => (err += String(c)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) =>
+    child.once('exit', (code, signal) => ok({ code, signal })),
+  );
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Resolves with the JSON "listening" log line, or rejects with the output if the process exits first. */
+function listening(run: Run, timeoutMs = 20_000): Promise<Record<string, unknown>> {
+  return new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`not listening after ${timeoutMs} ms:\n${run.stdout()}\n${run.stderr()}`)), timeoutMs);
+    const check = () => {
+      const line = run.stdout().split('\n').find((l) => l.includes('"teal-agent-server listening"'));
+      if (line) (clearTimeout(timer), ok(JSON.parse(line) as Record<string, unknown>));
+    };
+    run.child.stdout!.on('data', check);
+    void run.exited.then(({ code }) => (clearTimeout(timer), fail(new Error(`exited ${code}:\n${run.stdout()}\n${run.stderr()}`))));
+  });
+}
+
+const DEV = { TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'info' };
+jest.setTimeout(60_000);
+
+beforeAll(ensureBuilt, 150_000);
+
+describe('teal-agent-server serve', () => {
+  let run: Run;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    run = cli(['serve', join(FIXTURES, 'cli'), '--port', String(port)], DEV);
+    await listening(run);
+  });
+  afterAll(async () => {
+    if (run.child.exitCode === null) run.child.kill('SIGKILL');
+    await run.exited;
+  });
+
+  it('logs one JSON "listening" line with the agents, the settings and the start-up time', () => {
+    const line = JSON.parse(run.stdout().split('\n').find((l) => l.includes('listening'))!) as Record<string, unknown>;
+    expect(line).toMatchObject({
+      msg: 'teal-agent-server listening',
+      port,
+      host: '127.0.0.1',
+      agents: ['/CliChat/0.1', '/CliEcho/1.0', '/CliState/0.1'],
+      state_store: 'memory',
+      auth_mode: 'dev',
+    });
+    expect(line.startup_ms).toEqual(expect.any(Number));
+  });
+
+  it('serves every agent of the directory on the requested port', async () => {
+    for (const prefix of ['/CliChat/0.1', '/CliEcho/1.0', '/CliState/0.1']) {
+      expect([prefix, (await request(`http://127.0.0.1:${port}${prefix}/health`)).status]).toEqual([prefix, 200]);
+    }
+    const res = await postJson(`http://127.0.0.1:${port}/CliEcho/1.0`, { chat_history: [{ role: 'user', content: 'ping' }] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ source: 'CliEcho:1.0', output_raw: 'ping' });
+  });
+
+  it('stops on SIGTERM and frees the port', async () => {
+    run.child.kill('SIGTERM');
+    const { code, signal } = await run.exited;
+    expect(code === 0 || signal === 'SIGTERM').toBe(true);
+    expect(await isListening(port)).toBe(false);
+  });
+});
+
+describe('teal-agent-server: command line', () => {
+  it.each([[['--help']], [['-h']], [['serve', '--help']]])('%j prints the usage on stdout and exits 0', async (args) => {
+    const run = cli(args);
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(run.stdout()).toMatch(/^Usage:\n {2}teal-agent-server serve \[<config path>\] \[--port <n>\]/);
+    expect(run.stdout()).toContain('docs/configuration.md');
+    expect(run.stderr()).toBe('');
+  });
+
+  it('--version prints the package version', async () => {
+    const run = cli(['--version']);
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(run.stdout()).toBe(`${(require(join(ROOT, 'package.json')) as { version: string }).version}\n`);
+  });
+
+  it.each([
+    [['deploy'], 'unknown command "deploy"'],
+    [['serve', 'a', 'b'], 'unexpected argument "b" (serve takes one config path)'],
+    [['serve', 'x', '--verbose'], 'unknown option "--verbose"'],
+    [['serve', 'x', '--port', 'http'], '--port must be an integer from 0 to 65535 (got http)'],
+    [['serve', 'x', '--port=70000'], '--port must be an integer from 0 to 65535 (got 70000)'],
+    [['serve'], 'serve needs a config path: give one, or set TA_SERVICE_CONFIG'],
+  ])('%j exits 2 with "%s" on stderr', async (args, message) => {
+    const run = cli(args, DEV);
+    expect(await run.exited).toEqual({ code: 2, signal: null });
+    expect(run.stderr()).toBe(`teal-agent-server: ${message}\nRun "teal-agent-server --help" for usage.\n`);
+    expect(run.stdout()).toBe('');
+  });
+
+  it('serves TA_SERVICE_CONFIG when no path is given', async () => {
+    const port = await freePort();
+    const run = cli(['serve', '--port', String(port)], { ...DEV, TA_SERVICE_CONFIG: join(FIXTURES, 'cli', 'echo.v2alpha1.yaml') });
+    expect((await listening(run)).agents).toEqual(['/CliEcho/1.0']);
+    run.child.kill('SIGTERM');
+    await run.exited;
+  });
+});
+
+describe('teal-agent-server: a configuration that cannot be served', () => {
+  it('exits 1 with every problem of every broken file on stderr, and never listens', async () => {
+    const port = await freePort();
+    const dir = join(FIXTURES, 'broken');
+    const run = cli(['serve', dir, '--port', String(port)], DEV);
+    const problems = allBrokenProblems(dir);
+    expect(await run.exited).toEqual({ code: 1, signal: null });
+    expect(run.stderr()).toBe(`Invalid agent configuration (${problems.length} problems):\n${problems.map((p) => `  - ${p}\n`).join('')}`);
+    expect(run.stdout()).not.toContain('listening');
+    expect(await isListening(port)).toBe(false);
+  });
+
+  it('reports environment and agent problems together', async () => {
+    const dir = join(FIXTURES, 'broken', 'duplicate-prefix');
+    const run = cli(['serve', dir], { ...DEV, TA_PORT: 'abc', TA_STATE_STORE: 'redis' });
+    expect(await run.exited).toEqual({ code: 1, signal: null });
+    expect(run.stderr()).toBe(
+      [
+        'Invalid environment (2 problems):',
+        '  - TA_PORT must be an integer from 0 to 65535 (got "abc")',
+        '  - TA_REDIS_URL is required when TA_STATE_STORE=redis (a redis:// or rediss:// URL)',
+        'Invalid agent configuration (2 problems):',
+        `  - ${dir}/b-same-prefix.yaml:3: name: the prefix /MathAgent/0.1 is already served by ${dir}/a-first.yaml`,
+        `  - ${dir}/c-same-prefix-other-case.yaml:4: service_name: the prefix /mathagent/0.1 collides with /MathAgent/0.1 of ${dir}/a-first.yaml (URL paths are matched case-insensitively)`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('exits 1 with one plain line when the port is taken', async () => {
+    const taken: Server = createServer();
+    await new Promise<void>((ok) => taken.listen(0, '127.0.0.1', ok));
+    const { port } = taken.address() as { port: number };
+    try {
+      const run = cli(['serve', join(FIXTURES, 'cli'), '--port', String(port)], DEV);
+      expect(await run.exited).toEqual({ code: 1, signal: null });
+      expect(run.stderr()).toBe(
+        `teal-agent-server cannot listen on 127.0.0.1:${port}: the address is already in use (choose another TA_PORT or --port)\n`,
+      );
+    } finally {
+      await new Promise((ok) => taken.close(ok));
+    }
+  });
+});
