@@ -1,0 +1,45 @@
+import type { Logger } from 'pino';
+import type { McpServerConfig } from '../../agents/config/mcp-server.schema';
+import type { Tool } from '../tool.port';
+import type { ToolSource } from '../toolset';
+import { McpConnection, type McpToolInfo } from './mcp-connection';
+import { McpTool } from './mcp-tool';
+
+/**
+ * Every MCP connection of the process, one per configured server of each agent, created at boot
+ * but connected on first use. Closing the manager (on application shutdown) ends every session
+ * and stops every stdio child.
+ */
+export class McpClientManager {
+  private readonly connections: McpConnection[] = [];
+
+  constructor(
+    private readonly defaultTimeoutMs: number,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** The tools of one server, as a source for a toolset. */
+  source(config: McpServerConfig): ToolSource {
+    // upstream's `timeout` is the connection timeout (seconds); the default follows our call timeout.
+    const connection = new McpConnection(config, config.timeout ? config.timeout * 1000 : this.defaultTimeoutMs, this.logger);
+    this.connections.push(connection);
+    let mapped: { from: McpToolInfo[]; tools: Tool[] } | undefined;
+    return {
+      name: `mcp:${config.name}`,
+      list: async (): Promise<Tool[]> => {
+        const infos = await connection.listTools();
+        if (mapped?.from !== infos) mapped = { from: infos, tools: infos.map((info) => new McpTool(connection, info)) };
+        return mapped.tools;
+      },
+    };
+  }
+
+  /** For tests and diagnostics: the connection of a server by name. */
+  connection(name: string): McpConnection | undefined {
+    return this.connections.find((c) => c.name === name);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.connections.map((c) => c.close()));
+  }
+}

@@ -1,0 +1,99 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { PluginDefinition } from './plugin.types';
+
+/** The plugins shipped with the project (resolved from src/tools/plugins or dist/tools/plugins). */
+export const DEMO_PLUGINS_DIR = resolve(__dirname, '..', '..', '..', 'demos', 'plugins');
+
+/** Upstream's auto-discovered module next to the config is `custom_plugins.py`; ours, in JS or TS. */
+const NEXT_TO_CONFIG = ['custom_plugins.ts', 'custom_plugins.js', 'custom_plugins.cjs', 'custom_plugins.mjs'];
+const MODULE_FILE = /\.(ts|js|cjs|mjs)$/;
+const NOT_A_MODULE = /\.(d|spec|test)\.ts$|\.map$/;
+
+interface LoadedModule {
+  file: string;
+  plugins: PluginDefinition[];
+  error?: string;
+}
+
+export interface PluginLookup {
+  plugin?: PluginDefinition;
+  /** The module that defines it. */
+  file?: string;
+  /** Where it was looked for, in order, and modules that failed to load: for the boot error. */
+  searched: string[];
+  failures: string[];
+}
+
+/**
+ * Finds plugins by name, in this order: next to the agent's config file (`custom_plugins.*`, then
+ * the modules of a `plugins/` directory there), then `TA_PLUGIN_MODULE` (a module or a directory of
+ * modules), then the project's `demos/plugins`. The first definition of a name wins, so an
+ * operator can replace a shipped plugin. Each module is loaded once per process.
+ */
+export class PluginLoader {
+  private readonly modules = new Map<string, LoadedModule>();
+
+  constructor(
+    private readonly pluginModule?: string,
+    private readonly demosDir: string = DEMO_PLUGINS_DIR,
+  ) {}
+
+  find(name: string, configFile: string): PluginLookup {
+    const lookup: PluginLookup = { searched: [], failures: [] };
+    for (const place of this.places(configFile)) {
+      lookup.searched.push(place);
+      for (const file of moduleFiles(place)) {
+        const mod = this.load(file);
+        if (mod.error) {
+          lookup.failures.push(`${file}: ${mod.error}`);
+          continue;
+        }
+        const plugin = mod.plugins.find((p) => p?.name === name);
+        if (plugin) return { ...lookup, plugin, file };
+      }
+    }
+    return lookup;
+  }
+
+  private places(configFile: string): string[] {
+    const dir = dirname(configFile);
+    const out = [...NEXT_TO_CONFIG.map((f) => join(dir, f)), join(dir, 'plugins')];
+    if (this.pluginModule) out.push(resolve(this.pluginModule));
+    out.push(this.demosDir);
+    return out;
+  }
+
+  private load(file: string): LoadedModule {
+    let mod = this.modules.get(file);
+    if (mod) return mod;
+    try {
+      // Node 24 loads TypeScript (type stripping) and ES modules through require() as well.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      mod = { file, plugins: pluginsOf(require(file)) };
+    } catch (err) {
+      mod = { file, plugins: [], error: (err as Error)?.message ?? String(err) };
+    }
+    this.modules.set(file, mod);
+    return mod;
+  }
+}
+
+/** A path that is a module file gives itself; a directory gives its module files, sorted. */
+function moduleFiles(place: string): string[] {
+  if (!existsSync(place)) return [];
+  if (!statSync(place).isDirectory()) return [place];
+  return readdirSync(place)
+    .filter((f) => MODULE_FILE.test(f) && !NOT_A_MODULE.test(f))
+    .sort()
+    .map((f) => join(place, f));
+}
+
+/** `exports.plugins`, or the default export (an array, or an object with `plugins`). */
+function pluginsOf(exported: unknown): PluginDefinition[] {
+  const e = exported as { plugins?: unknown; default?: unknown } | undefined;
+  const candidates = [e?.plugins, e?.default, (e?.default as { plugins?: unknown } | undefined)?.plugins];
+  const list = candidates.find((c) => Array.isArray(c));
+  if (!list) throw new Error('the module exports no `plugins` array (see docs/tools.md)');
+  return list as PluginDefinition[];
+}

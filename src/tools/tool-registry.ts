@@ -1,0 +1,146 @@
+import type { Logger } from 'pino';
+import type { AgentDefinition } from '../agents/config/agent-definition';
+import type { AgentSpecConfig } from '../agents/config/agent.schema';
+import { ConfigError } from '../agents/config/config-error';
+import type { ToolPolicy } from '../agents/config/governance.schema';
+import { McpClientManager } from './mcp/mcp-client-manager';
+import { loadPluginCatalog } from './plugin-catalog';
+import { PluginLoader } from './plugins/plugin-loader';
+import { checkPlugin, pluginTools } from './plugins/plugin-tools';
+import type { PluginDefinition } from './plugins/plugin.types';
+import { OpenApiTool } from './remote/openapi-tool';
+import { readOpenApiDocument } from './remote/openapi-operations';
+import { loadRemotePluginCatalog, RemotePluginEntry } from './remote/remote-plugin-catalog';
+import type { Tool } from './tool.port';
+import { governancePolicy, ToolSource, Toolset } from './toolset';
+import type { ToolsConfig } from './tools.config';
+
+/**
+ * The toolset of every agent, built at boot: plugins are loaded and checked, remote plugins'
+ * OpenAPI documents read, MCP servers registered (they connect on first use). Any problem (a
+ * plugin that does not exist, a broken OpenAPI document) stops the boot with the file and the
+ * field, like every other config problem.
+ */
+export class ToolRegistry {
+  private constructor(
+    private readonly toolsets: Map<AgentSpecConfig, Toolset>,
+    readonly mcp: McpClientManager,
+  ) {}
+
+  toolsetFor(spec: AgentSpecConfig): Toolset {
+    return this.toolsets.get(spec) ?? Toolset.EMPTY;
+  }
+
+  /** Ends every MCP session and stops stdio children. */
+  close(): Promise<void> {
+    return this.mcp.close();
+  }
+
+  static build(agents: AgentDefinition[], config: ToolsConfig, logger?: Logger): ToolRegistry {
+    const problems: string[] = [];
+    const plugins = new PluginLoader(config.pluginModule);
+    const remote = lazyRemoteCatalog(config, problems);
+    const catalog = config.pluginCatalogFile ? loadPluginCatalog(config.pluginCatalogFile) : undefined;
+    if (catalog) problems.push(...catalog.problems);
+    const mcp = new McpClientManager(config.timeoutMs, logger);
+    const toolsets = new Map<AgentSpecConfig, Toolset>();
+    const openApiTools = new Map<string, Tool[] | null>();
+
+    for (const agent of agents) {
+      const specs: [AgentSpecConfig, string][] = agent.sequential
+        ? [...agent.sequential.agents.values()].map((s, i) => [s, `spec.agents[${i}]`])
+        : [[agent.agent, 'spec.agent']];
+      const policyOf = (name: string): ToolPolicy | undefined => {
+        const own = governancePolicy(agent.governance, name);
+        const cat = catalog?.policies.get(name);
+        return own || cat ? { ...cat, ...stripUndefined(own) } : undefined;
+      };
+      for (const [spec, at] of specs) {
+        const where = (field: string) => `${agent.file}: ${at}.${field}`;
+        const fixed: Tool[] = [];
+        const sources: ToolSource[] = [];
+        const names = new Set<string>();
+
+        (spec.plugins ?? []).forEach((name, i) => {
+          const found = plugins.find(name, agent.file);
+          if (!found.plugin) {
+            const failed = found.failures.length ? `; modules that failed to load: ${found.failures.join('; ')}` : '';
+            problems.push(`${where(`plugins[${i}]`)}: plugin "${name}" not found (looked in ${found.searched.join(', ')})${failed}`);
+            return;
+          }
+          const own = checkPlugin(found.plugin as PluginDefinition);
+          if (own.length) problems.push(...own.map((p) => `${where(`plugins[${i}]`)}: ${found.file}: ${p}`));
+          else fixed.push(...pluginTools(found.plugin));
+          names.add(name);
+        });
+
+        (spec.remote_plugins ?? []).forEach((name, i) => {
+          const entries = remote();
+          if (!entries) {
+            problems.push(`${where(`remote_plugins[${i}]`)}: "${name}" needs TA_REMOTE_PLUGIN_PATH (the remote plugin catalog YAML)`);
+            return;
+          }
+          const entry = entries.get(name);
+          if (!entry) {
+            problems.push(`${where(`remote_plugins[${i}]`)}: remote plugin "${name}" is not in ${config.remotePluginPath}`);
+            return;
+          }
+          if (!openApiTools.has(name)) openApiTools.set(name, openApiToolsOf(entry, problems, where(`remote_plugins[${i}]`)));
+          fixed.push(...(openApiTools.get(name) ?? []));
+          names.add(name);
+        });
+
+        (spec.mcp_servers ?? []).forEach((server, i) => {
+          if (names.has(server.name)) {
+            problems.push(`${where(`mcp_servers[${i}].name`)}: "${server.name}" is also a plugin name of this agent; tool names would collide`);
+            return;
+          }
+          if (server.user_id_header && server.transport === 'stdio') {
+            logger?.warn({ file: agent.file, mcp_server: server.name }, 'user_id_header applies to the http transport only; ignored for stdio');
+          }
+          sources.push(mcp.source(server));
+        });
+
+        toolsets.set(spec, fixed.length || sources.length ? new Toolset(fixed, sources, policyOf, logger) : Toolset.EMPTY);
+      }
+    }
+    if (problems.length) {
+      void mcp.close();
+      throw new ConfigError(problems);
+    }
+    return new ToolRegistry(toolsets, mcp);
+  }
+}
+
+/** The remote catalog is read only if some agent names a remote plugin. */
+function lazyRemoteCatalog(config: ToolsConfig, problems: string[]): () => Map<string, RemotePluginEntry> | undefined {
+  let loaded: Map<string, RemotePluginEntry> | undefined;
+  return () => {
+    if (!config.remotePluginPath) return undefined;
+    if (!loaded) {
+      const r = loadRemotePluginCatalog(config.remotePluginPath);
+      problems.push(...r.problems);
+      loaded = r.entries;
+    }
+    return loaded;
+  };
+}
+
+function openApiToolsOf(entry: RemotePluginEntry, problems: string[], where: string): Tool[] | null {
+  try {
+    const doc = readOpenApiDocument(entry.openapi_json_path);
+    const server = entry.server_url ?? doc.servers[0];
+    if (!server || !/^https?:\/\//.test(server)) {
+      problems.push(`${where}: ${entry.openapi_json_path}: no absolute server URL (set server_url in the catalog)`);
+      return null;
+    }
+    return doc.operations.map((op) => new OpenApiTool(entry.plugin_name, op, server, entry.forward_token === true));
+  } catch (err) {
+    problems.push(`${where}: ${entry.openapi_json_path}: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+function stripUndefined<T extends object>(o: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
