@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import type { AgentSpecConfig } from '../agents/config/agent.schema';
@@ -14,6 +16,8 @@ import { loadRemotePluginCatalog, RemotePluginEntry } from './remote/remote-plug
 import type { Tool } from './tool.port';
 import { governancePolicy, ToolSource, Toolset } from './toolset';
 import type { ToolsConfig } from './tools.config';
+
+const REMOTE_CATALOG_NEXT_TO_CONFIG = 'remote-plugin-catalog.yaml';
 
 /**
  * The toolset of every agent, built at boot: plugins are loaded and checked, remote plugins'
@@ -38,8 +42,9 @@ export class ToolRegistry {
 
   static build(agents: AgentDefinition[], config: ToolsConfig, logger?: Logger): ToolRegistry {
     const problems: string[] = [];
+    if (config.pluginModule && !existsSync(config.pluginModule)) problems.push(`TA_PLUGIN_MODULE: ${config.pluginModule} does not exist`);
     const plugins = new PluginLoader(config.pluginModule);
-    const remote = lazyRemoteCatalog(config, problems);
+    const remote = remoteCatalogs(config, problems);
     const catalog = config.pluginCatalogFile ? loadPluginCatalog(config.pluginCatalogFile) : undefined;
     if (catalog) problems.push(...catalog.problems);
     const mcp = new McpClientManager(config.timeoutMs, logger);
@@ -75,18 +80,21 @@ export class ToolRegistry {
         });
 
         (spec.remote_plugins ?? []).forEach((name, i) => {
-          const entries = remote();
-          if (!entries) {
-            problems.push(`${where(`remote_plugins[${i}]`)}: "${name}" needs TA_REMOTE_PLUGIN_PATH (the remote plugin catalog YAML)`);
+          const catalog = remote(agent.file);
+          if (!catalog) {
+            problems.push(
+              `${where(`remote_plugins[${i}]`)}: "${name}" needs a remote plugin catalog: set TA_REMOTE_PLUGIN_PATH, or put plugins/${REMOTE_CATALOG_NEXT_TO_CONFIG} next to the config`,
+            );
             return;
           }
-          const entry = entries.get(name);
+          const entry = catalog.entries.get(name);
           if (!entry) {
-            problems.push(`${where(`remote_plugins[${i}]`)}: remote plugin "${name}" is not in ${config.remotePluginPath}`);
+            problems.push(`${where(`remote_plugins[${i}]`)}: remote plugin "${name}" is not in ${catalog.path}`);
             return;
           }
-          if (!openApiTools.has(name)) openApiTools.set(name, openApiToolsOf(entry, problems, where(`remote_plugins[${i}]`)));
-          fixed.push(...(openApiTools.get(name) ?? []));
+          const key = `${catalog.path}#${name}`;
+          if (!openApiTools.has(key)) openApiTools.set(key, openApiToolsOf(entry, problems, where(`remote_plugins[${i}]`)));
+          fixed.push(...(openApiTools.get(key) ?? []));
           names.add(name);
         });
 
@@ -112,17 +120,23 @@ export class ToolRegistry {
   }
 }
 
-/** The remote catalog is read only if some agent names a remote plugin. */
-function lazyRemoteCatalog(config: ToolsConfig, problems: string[]): () => Map<string, RemotePluginEntry> | undefined {
-  let loaded: Map<string, RemotePluginEntry> | undefined;
-  return () => {
-    if (!config.remotePluginPath) return undefined;
-    if (!loaded) {
-      const r = loadRemotePluginCatalog(config.remotePluginPath);
+/**
+ * The remote plugin catalog of an agent: `TA_REMOTE_PLUGIN_PATH`, else `plugins/remote-plugin-catalog.yaml`
+ * next to the agent's config (as plugin modules are found there). Read once per file, and only if
+ * some agent names a remote plugin.
+ */
+function remoteCatalogs(config: ToolsConfig, problems: string[]): (agentFile: string) => { path: string; entries: Map<string, RemotePluginEntry> } | undefined {
+  const loaded = new Map<string, Map<string, RemotePluginEntry>>();
+  return (agentFile) => {
+    const path = config.remotePluginPath ?? join(dirname(agentFile), 'plugins', REMOTE_CATALOG_NEXT_TO_CONFIG);
+    if (!config.remotePluginPath && !existsSync(path)) return undefined;
+    let entries = loaded.get(path);
+    if (!entries) {
+      const r = loadRemotePluginCatalog(path);
       problems.push(...r.problems);
-      loaded = r.entries;
+      loaded.set(path, (entries = r.entries));
     }
-    return loaded;
+    return { path, entries };
   };
 }
 

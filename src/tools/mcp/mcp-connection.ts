@@ -13,6 +13,9 @@ export type { McpToolInfo };
 /** JSON-RPC errors that are the server's answer to one request: the connection itself is fine. */
 const ANSWERS = new Set<number>([ErrorCode.InvalidParams, ErrorCode.MethodNotFound, ErrorCode.InvalidRequest, ErrorCode.InternalError]);
 
+/** How long a failed tool listing is remembered before the server is asked again. */
+const LISTING_RETRY_MS = 5_000;
+
 export interface McpCallOptions {
   signal: AbortSignal;
   headers: Record<string, string>;
@@ -51,7 +54,10 @@ export class McpConnection {
     return t instanceof StdioClientTransport ? (t.pid ?? undefined) : undefined;
   }
 
-  /** The server's tools, listed once (a failed listing is not kept: the next request tries again). */
+  /**
+   * The server's tools, listed once. A failed listing is kept for LISTING_RETRY_MS, so requests
+   * meanwhile go ahead (without these tools) instead of each waiting for the connect timeout.
+   */
   listTools(): Promise<McpToolInfo[]> {
     this.tools ??= withoutCallHeaders(async () => {
       const client = await this.connected();
@@ -63,10 +69,8 @@ export class McpConnection {
         cursor = page.nextCursor;
       } while (cursor);
       return all;
-    }).catch((err: unknown) => {
-      this.tools = undefined;
-      throw err;
     });
+    this.tools.catch(() => setTimeout(() => (this.tools = undefined), LISTING_RETRY_MS).unref());
     return this.tools;
   }
 

@@ -47,5 +47,5 @@ export interface PluginToolDefinition<Args extends Record<string, unknown> = Rec
    * Returns the result: a string as is, anything else as JSON. Throwing makes an error result; an
    * error with `retryable: true` is retried with backoff.
    */
-  handler: (args: Args, ctx: ToolContext) => unknown;
+  handler(args: Args, ctx: ToolContext): unknown;
 }
