@@ -4,6 +4,7 @@ import { flattenValidationErrors } from '../agents/config/flatten-validation-err
 import type { LogLevel } from '../common/logging/logger';
 import { checkEnvCombinations } from './env-combinations';
 import { EnvVars } from './env.schema';
+import type { ToolsConfig } from '../tools/tools.config';
 
 export class EnvConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -40,6 +41,7 @@ export interface EnvConfig {
     requiredRoles: string[];
     authority: string;
   };
+  tools: ToolsConfig;
   production: boolean;
 }
 
@@ -97,6 +99,14 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       requiredScopes: vars.TA_ENTRA_REQUIRED_SCOPES ?? [],
       requiredRoles: vars.TA_ENTRA_REQUIRED_ROLES ?? [],
       authority: vars.TA_ENTRA_AUTHORITY.replace(/\/+$/, ''),
+    },
+    tools: {
+      timeoutMs: vars.TA_TOOL_TIMEOUT_MS,
+      maxRetries: vars.TA_TOOL_MAX_RETRIES,
+      retryBaseMs: vars.TA_TOOL_RETRY_BASE_MS,
+      pluginModule: vars.TA_PLUGIN_MODULE,
+      remotePluginPath: vars.TA_REMOTE_PLUGIN_PATH,
+      pluginCatalogFile: vars.TA_PLUGIN_CATALOG_FILE,
     },
     production: vars.NODE_ENV === 'production',
   };

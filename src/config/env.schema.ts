@@ -51,6 +51,20 @@ export class EnvVars {
   /** Tasks expire this many seconds after their last write (unset: never). */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_TASK_TTL_SECONDS?: number;
 
+  // tools (docs/tools.md)
+  /** Per call attempt of a tool, unless its MCP server sets request_timeout or its plugin timeout_ms. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_TOOL_TIMEOUT_MS = 30_000;
+  /** Extra attempts after a transient tool failure (timeouts and resets only for idempotent tools). */
+  @IsOptional() @Transform(toInt) @EnvInt(0, 10) TA_TOOL_MAX_RETRIES = 2;
+  /** First retry delay; doubled for each further attempt. */
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_TOOL_RETRY_BASE_MS = 200;
+  /** A plugin module (.ts/.js/.cjs/.mjs), or a directory of them (upstream: the custom_plugins.py path). */
+  @IsOptional() @IsString() TA_PLUGIN_MODULE?: string;
+  /** The remote (OpenAPI) plugin catalog YAML. */
+  @IsOptional() @IsString() TA_REMOTE_PLUGIN_PATH?: string;
+  /** Upstream's plugin catalog JSON: governance (requires_hitl, risk) per `plugin-function`. */
+  @IsOptional() @IsString() TA_PLUGIN_CATALOG_FILE?: string;
+
   // identity
   @IsOptional() @EnvOneOf(['entra', 'dev']) TA_AUTH_MODE: 'entra' | 'dev' = 'entra';
   @IsOptional() @IsString() TA_ENTRA_TENANT_ID?: string;
