@@ -1,6 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 
 export interface Proc {
   child: ChildProcess;
@@ -60,15 +59,4 @@ function wrap(child: ChildProcess): Proc {
       return kb / 1024;
     },
   };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
 }

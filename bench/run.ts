@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import { LoadResult, percentiles, postJson, runLoad, Turn } from './load';
-import { freePort, Proc, spawnServer, spawnWithPort } from './processes';
+import { freePort } from '../test/support/services';
+import { Proc, spawnServer, spawnWithPort } from './processes';
 import { startBenchStores, StoreEnv } from './stores';
 
 const ROOT = join(__dirname, '..', '..');

@@ -1,9 +1,40 @@
+import { DYNAMODB_LOCAL, startDynamoDbLocal, startRedisServer, ServerHandle } from '../test/support/services';
+
 /** The state stores the benchmark runs against; each entry is the env that selects it. */
 export interface StoreEnv {
   name: string;
   env: Record<string, string>;
 }
 
+/**
+ * Memory always; Redis and DynamoDB Local too, started here as for the tests (real servers on
+ * loopback). `BENCH_STORES=memory` limits the run.
+ */
 export async function startBenchStores(): Promise<{ envs: StoreEnv[]; stop: () => Promise<void> }> {
-  return { envs: [{ name: 'memory', env: { TA_STATE_STORE: 'memory' } }], stop: async () => undefined };
+  const wanted = new Set((process.env.BENCH_STORES ?? 'memory,redis,dynamodb').split(','));
+  const envs: StoreEnv[] = [];
+  const servers: ServerHandle[] = [];
+  if (wanted.has('memory')) envs.push({ name: 'memory', env: { TA_STATE_STORE: 'memory' } });
+  if (wanted.has('redis')) {
+    const redis = await startRedisServer();
+    servers.push(redis);
+    envs.push({ name: 'redis', env: { TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url } });
+  }
+  if (wanted.has('dynamodb')) {
+    const ddb = await startDynamoDbLocal();
+    servers.push(ddb);
+    envs.push({
+      name: 'dynamodb',
+      env: {
+        TA_STATE_STORE: 'dynamodb',
+        TA_DYNAMODB_ENDPOINT: ddb.url,
+        TA_DYNAMODB_TABLE: 'bench-state',
+        TA_DYNAMODB_CREATE_TABLE: 'true',
+        AWS_REGION: DYNAMODB_LOCAL.region,
+        AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
+      },
+    });
+  }
+  return { envs, stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
 }

@@ -1,9 +1,7 @@
 import type { EnvConfig } from '../config/env.config';
 import { StateStore } from './state-store';
-import { createStateTable } from './backends/dynamodb/dynamodb-table';
-import { DynamoDbStateStore, DynamoDbStateStoreOptions } from './backends/dynamodb/dynamodb.state-store';
+import type { DynamoDbStateStoreOptions } from './backends/dynamodb/dynamodb.state-store';
 import { MemoryStateStore } from './backends/memory/memory.state-store';
-import { RedisStateStore } from './backends/redis/redis.state-store';
 
 export interface StateStoreFactoryOptions {
   /** Prefix of every Redis key (default `ta:`); tests give each file its own. */
@@ -15,6 +13,8 @@ export interface StateStoreFactoryOptions {
 /**
  * The store `TA_STATE_STORE` selects. For DynamoDB with `TA_DYNAMODB_CREATE_TABLE=true` the table
  * (and its TTL) is created at boot when missing; otherwise it must exist (see create-table.cli.ts).
+ * Backends are loaded only when selected: the AWS SDK and ioredis add hundreds of modules to the
+ * start-up of a server that does not use them.
  */
 export async function createStateStore(config: EnvConfig['state'], options: StateStoreFactoryOptions = {}): Promise<StateStore> {
   switch (config.store) {
@@ -22,10 +22,13 @@ export async function createStateStore(config: EnvConfig['state'], options: Stat
       return new MemoryStateStore();
     case 'redis':
       if (!config.redisUrl) throw new Error('TA_REDIS_URL is required when TA_STATE_STORE=redis');
+      const { RedisStateStore } = require('./backends/redis/redis.state-store') as typeof import('./backends/redis/redis.state-store');
       return new RedisStateStore({ url: config.redisUrl, keyPrefix: options.redisKeyPrefix });
     case 'dynamodb': {
       if (!config.dynamodb) throw new Error('TA_DYNAMODB_TABLE is required when TA_STATE_STORE=dynamodb');
       const { table, endpoint, region, createTable } = config.dynamodb;
+      const { DynamoDbStateStore } = require('./backends/dynamodb/dynamodb.state-store') as typeof import('./backends/dynamodb/dynamodb.state-store');
+      const { createStateTable } = require('./backends/dynamodb/dynamodb-table') as typeof import('./backends/dynamodb/dynamodb-table');
       const store = new DynamoDbStateStore({ table, endpoint, region, credentials: options.dynamoDbCredentials });
       if (createTable) {
         try {

@@ -103,7 +103,7 @@ export class HttpRequestTelemetry {
     this.telemetry.httpRequests.add(1, metricAttrs);
     this.telemetry.httpDuration.record(seconds, metricAttrs);
     context.with(this.context, () =>
-      this.logger[status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info'](
+      this.logger[levelFor(status, this.route)](
         {
           ...this.logFields(),
           method: req.method,
@@ -118,4 +118,11 @@ export class HttpRequestTelemetry {
       ),
     );
   }
+}
+
+/** Probes are polled every few seconds by orchestrators: successful ones log at debug only. */
+function levelFor(status: number, route: string | undefined): 'error' | 'warn' | 'info' | 'debug' {
+  if (status >= 500) return 'error';
+  if (status >= 400) return 'warn';
+  return route && /\/health(\/live|\/ready)?$/.test(route) ? 'debug' : 'info';
 }

@@ -68,7 +68,7 @@ describe('telemetry exported to a real OTLP/HTTP receiver', () => {
       rawBody: '{"chat_history": [',
       headers: { ...auth, 'content-type': 'application/json' },
     });
-    res.unsafeId = await request(`${t.url}/EchoAgent/0.1/health/live`, { headers: { 'x-request-id': 'spaces are not allowed' } });
+    res.unsafeId = await request(`${t.url}/EchoAgent/0.1/openapi.json`, { headers: { 'x-request-id': 'spaces are not allowed' } });
     await waitForRequestLines(
       t,
       Object.values(res).map((r) => r.headers.get('x-request-id')!),
@@ -225,16 +225,30 @@ describe('telemetry on shutdown', () => {
     const receiver = await startOtlpReceiver();
     try {
       const t = await startTestApp({ configPath: DEMOS, env: { TA_OTEL_ENDPOINT: receiver.url } });
-      const live = await request(`${t.url}/EchoAgent/0.1/health/live`);
+      const live = await request(`${t.url}/EchoAgent/0.1/openapi.json`);
       expect(live.status).toBe(200);
       const id = live.headers.get('x-request-id')!;
       await waitForRequestLines(t, [id]);
       await t.close(); // no explicit flush: closing the app must export what is pending
       const span = receiver.spans().find((s) => s.attributes['ta.http.request_id'] === id);
-      expect(span).toMatchObject({ name: 'GET /EchoAgent/0.1/health/live', kind: SPAN_KIND.SERVER });
-      expect(lastPoint(receiver, 'ta.http.server.requests', { 'http.route': '/EchoAgent/0.1/health/live' })?.value).toBe(1);
+      expect(span).toMatchObject({ name: 'GET /EchoAgent/0.1/openapi.json', kind: SPAN_KIND.SERVER });
+      expect(lastPoint(receiver, 'ta.http.server.requests', { 'http.route': '/EchoAgent/0.1/openapi.json' })?.value).toBe(1);
     } finally {
       await receiver.close();
+    }
+  });
+});
+
+describe('probe logging', () => {
+  it('logs successful health probes at debug only, so polling does not flood the logs', async () => {
+    const t = await startTestApp({ configPath: DEMOS });
+    try {
+      const live = await request(`${t.url}/EchoAgent/0.1/health/live`);
+      const docs = await request(`${t.url}/EchoAgent/0.1/openapi.json`);
+      await waitForRequestLines(t, [docs.headers.get('x-request-id')!]);
+      expect(t.logs().some((l) => l.request_id === live.headers.get('x-request-id'))).toBe(false);
+    } finally {
+      await t.close();
     }
   });
 });

