@@ -1,0 +1,139 @@
+/**
+ * Two application instances behind one store (as two replicas behind one Redis or one DynamoDB
+ * table): the per-task rules hold across them. Invariant: with concurrent follow-ons spread over
+ * both instances, each either succeeds whole or gets 409, and the stored history is exactly the
+ * successful ones in order.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
+import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
+import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { StateStore } from '../../src/state/state-store';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { postJson } from '../support/http';
+import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { startTestApp, TestApp } from '../support/test-app';
+import { v3Client } from '../support/v3-client';
+
+const AGENT = `
+apiVersion: tealagents/v1alpha1
+name: Shared
+version: 1
+description: Agent served by two instances
+spec:
+  agent:
+    name: default
+    model: gpt-test
+    system_prompt: Be brief.
+`;
+
+interface Backend {
+  name: string;
+  /** A fresh store instance on the shared backend (each app gets its own, like separate processes). */
+  setup(): Promise<() => StateStore>;
+}
+
+const backends: Backend[] = [
+  {
+    name: 'redis',
+    setup: async () => {
+      const keyPrefix = `${uniqueName('v3-shared')}:`;
+      return () => new RedisStateStore({ url: testRedisUrl(), keyPrefix });
+    },
+  },
+  {
+    name: 'dynamodb',
+    setup: async () => {
+      const table = uniqueName('v3-shared');
+      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
+      await createStateTable(client, table);
+      client.destroy();
+      return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
+    },
+  },
+];
+
+describe.each(backends)('two instances sharing $name', ({ setup }) => {
+  let llm: FakeOpenAi;
+  let a: TestApp;
+  let b: TestApp;
+  let apiA: ReturnType<typeof v3Client>;
+  let apiB: ReturnType<typeof v3Client>;
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+    const newStore = await setup();
+    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_LEASE_MS: '900' };
+    a = await startTestApp({ agents: { 'shared.yaml': AGENT }, env, store: newStore() });
+    b = await startTestApp({ agents: { 'shared.yaml': AGENT }, env, store: newStore() });
+    apiA = v3Client(`${a.url}/Shared/1`);
+    apiB = v3Client(`${b.url}/Shared/1`);
+  }, 60_000);
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await llm?.close();
+  });
+
+  it('a task created on one instance is continued and read on the other', async () => {
+    llm.script(reply.text('one'), reply.text('two'));
+    const first = await apiA.say('first');
+    const second = await apiB.say('second', { task_id: first.body.task_id });
+    expect(second.status).toBe(200);
+    const viaA = await apiA.task(first.body.task_id);
+    const viaB = await apiB.task(first.body.task_id);
+    expect(viaA.body).toEqual(viaB.body);
+    expect(viaA.body.requests.map((r: { output: string }) => r.output)).toEqual(['one', 'two']);
+  });
+
+  it('a follow-on on the other instance gets 409 while a request runs', async () => {
+    llm.script(reply.text('ready'));
+    const first = await apiA.say('start');
+    let release!: () => void;
+    llm.script(reply.text('slow', { until: new Promise<void>((r) => (release = r)) }));
+    const slow = apiA.say('slow', { task_id: first.body.task_id });
+    await llm.waitForRequest(llm.requests.length);
+    const busy = await apiB.say('meanwhile', { task_id: first.body.task_id });
+    expect(busy.status).toBe(409);
+    expect(busy.body.code).toBe('TASK_BUSY');
+    release();
+    expect((await slow).status).toBe(200);
+  });
+
+  it('concurrent follow-ons over both instances: each whole or 409, history = the winners in order', async () => {
+    llm.script(reply.text('base'));
+    const first = await apiA.say('base');
+    const taskId = first.body.task_id;
+    const N = 16;
+    for (let i = 0; i < N; i++) llm.script(reply.text(`answer ${i}`, { delayMs: 40 }));
+    const results = await Promise.all(
+      Array.from({ length: N }, (_, i) => (i % 2 ? apiB : apiA).say(`question ${i}`, { task_id: taskId })),
+    );
+    expect(results.every((r) => r.status === 200 || r.status === 409)).toBe(true);
+    const winners = results.filter((r) => r.status === 200);
+    expect(winners.length).toBeGreaterThanOrEqual(1);
+    const stored = (await apiB.task(taskId)).body.requests.slice(1);
+    expect(stored.map((r: { request_id: string }) => r.request_id)).toEqual(winners.map((w) => w.body.request_id));
+    for (const [i, r] of stored.entries()) {
+      expect(r.status).toBe('Completed');
+      expect(r.seq).toBe(i + 1);
+      expect(r.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
+    }
+    while (llm.pending() > 0) await apiA.say('drain');
+  });
+
+  it('a cancel sent to the other instance reaches the running request through the store', async () => {
+    llm.script(reply.text('ready'));
+    const first = await apiA.say('start');
+    const taskId = first.body.task_id;
+    llm.script(reply.hang());
+    const pending = apiA.say('long', { task_id: taskId });
+    const call = await llm.waitForRequest(llm.requests.length);
+    const cancel = await postJson(`${b.url}/Shared/1/tasks/${taskId}/cancel`, {});
+    expect(cancel.status).toBe(202);
+    await call.disconnected; // instance A aborted its model call on its next lease renewal
+    expect((await pending).body.status).toBe('Canceled');
+    const task = await apiB.task(taskId);
+    expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Canceled']);
+  });
+});
