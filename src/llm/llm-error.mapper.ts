@@ -4,17 +4,19 @@ import {
   APIError,
   APIUserAbortError,
   AuthenticationError,
-  BadRequestError,
   PermissionDeniedError,
   RateLimitError,
 } from 'openai';
+// Thrown by the SDK's parse helpers; not re-exported from the package root.
+import { ContentFilterFinishReasonError } from 'openai/core/error';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 
 /**
  * Provider errors become domain errors by SDK class (the SDK has already retried what it retries):
  * rate limit → 429 with Retry-After, timeout → 504, unreachable or 5xx → 502, a request the provider
- * refuses (bad request, auth, permission) → 502 LLM_REQUEST_REJECTED: the caller did nothing wrong.
+ * refuses (bad request, auth, permission, unknown model) → 502 LLM_REQUEST_REJECTED: the caller did
+ * nothing wrong. Provider messages are not copied into ours: they can quote the (masked) key.
  */
 export function mapLlmError(err: unknown, signal?: AbortSignal): DomainError {
   if (err instanceof DomainError) return err;
@@ -27,6 +29,9 @@ export function mapLlmError(err: unknown, signal?: AbortSignal): DomainError {
   if (err instanceof APIConnectionError) {
     return new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider could not be reached', { cause: err });
   }
+  if (err instanceof ContentFilterFinishReasonError) {
+    return new DomainError(ErrorCode.LLM_CONTENT_FILTERED, 'The model provider filtered the answer', { cause: err });
+  }
   if (err instanceof RateLimitError) {
     return new DomainError(ErrorCode.LLM_RATE_LIMITED, 'The model provider is rate limiting requests', {
       cause: err,
@@ -38,25 +43,31 @@ export function mapLlmError(err: unknown, signal?: AbortSignal): DomainError {
       cause: err,
     });
   }
-  if (err instanceof BadRequestError) {
-    const filtered = /content[_ ]?filter|content management policy/i.test(err.message);
-    return new DomainError(
-      filtered ? ErrorCode.LLM_CONTENT_FILTERED : ErrorCode.LLM_REQUEST_REJECTED,
-      filtered ? 'The model provider filtered the content' : `The model provider rejected the request (HTTP 400)`,
-      { cause: err },
-    );
-  }
   if (err instanceof APIError) {
-    if (err.status === 408 || err.status === 504) {
-      return new DomainError(ErrorCode.LLM_TIMEOUT, `The model provider timed out (HTTP ${err.status})`, { cause: err });
+    const status = err.status;
+    if (isContentFilter(err)) {
+      return new DomainError(ErrorCode.LLM_CONTENT_FILTERED, 'The model provider filtered the content', { cause: err });
+    }
+    if (status === 408 || status === 504) {
+      return new DomainError(ErrorCode.LLM_TIMEOUT, `The model provider timed out (HTTP ${status})`, { cause: err });
+    }
+    if (status !== undefined && status >= 400 && status < 500) {
+      const what = status === 404 ? 'does not know the model or deployment' : 'rejected the request';
+      return new DomainError(ErrorCode.LLM_REQUEST_REJECTED, `The model provider ${what} (HTTP ${status})`, { cause: err });
     }
     return new DomainError(
       ErrorCode.LLM_UNAVAILABLE,
-      err.status ? `The model provider failed (HTTP ${err.status})` : 'The model provider failed',
+      status ? `The model provider failed (HTTP ${status})` : 'The model provider failed',
       { cause: err },
     );
   }
   return new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider failed', { cause: err });
+}
+
+/** Azure answers a filtered prompt with 400 and `code: content_filter`; others say it in the message. */
+function isContentFilter(err: APIError): boolean {
+  if (err.code === 'content_filter') return true;
+  return err.status === 400 && /content[_ ]?filter|content management policy/i.test(err.message);
 }
 
 function retryAfterSeconds(headers: Headers | undefined): number | undefined {
@@ -68,4 +79,32 @@ function retryAfterSeconds(headers: Headers | undefined): number | undefined {
   if (!Number.isNaN(secs)) return Math.ceil(secs);
   const date = Date.parse(raw);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+/**
+ * What to log about a failed model call: our code plus the provider's status and request id (what
+ * its support asks for), or for a transport failure the SDK class and the socket error code
+ * (ECONNREFUSED...). Never the provider's message or headers, which can quote credentials.
+ */
+export function llmFailureLogFields(err: unknown): Record<string, unknown> | undefined {
+  if (!(err instanceof DomainError) || !err.code.startsWith('LLM_')) return undefined;
+  const cause = err.cause;
+  const fields: Record<string, unknown> = { code: err.code };
+  if (cause instanceof APIError && cause.status !== undefined) {
+    fields.provider_status = cause.status;
+    if (cause.requestID) fields.provider_request_id = cause.requestID;
+  } else if (cause instanceof Error) {
+    fields.provider_error = cause.constructor.name;
+    const transport = socketErrorCode(cause);
+    if (transport) fields.transport_error = transport;
+  }
+  return fields;
+}
+
+/** The first `code` such as ECONNREFUSED down the cause chain (fetch wraps it twice). */
+function socketErrorCode(err: unknown, depth = 0): string | undefined {
+  if (!err || typeof err !== 'object' || depth > 4) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return code;
+  return socketErrorCode((err as { cause?: unknown }).cause, depth + 1);
 }

@@ -9,6 +9,8 @@ export class LlmProviderConfigError extends Error {}
 
 export type FetchLike = typeof fetch;
 
+const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
 /**
  * Chooses the LlmClient for a model name: `local/...` is a built-in offline model; anything else
  * goes to the one configured provider (Azure OpenAI when TA_AZURE_OPENAI_ENDPOINT is set, else
@@ -54,10 +56,13 @@ export class LlmProvider {
   private createSdk(): OpenAI {
     const { apiKey, baseUrl, azure, timeoutMs, maxRetries } = this.config;
     const common = { timeout: timeoutMs, maxRetries, ...(this.fetchImpl ? { fetch: this.fetchImpl } : {}) };
+    // The base URL is always passed explicitly: left undefined, the SDK would read OPENAI_BASE_URL
+    // from the process environment behind our TA_ settings (and AzureOpenAI would then refuse to
+    // combine it with the endpoint, at the first request rather than at boot).
     if (azure) {
-      return new AzureOpenAI({ ...common, endpoint: azure.endpoint, apiVersion: azure.apiVersion, apiKey });
+      return new AzureOpenAI({ ...common, baseURL: `${azure.endpoint.replace(/\/+$/, '')}/openai`, apiVersion: azure.apiVersion, apiKey });
     }
     // OpenAI-compatible servers (Ollama, vLLM, LiteLLM) often need no key, but the SDK insists on one.
-    return new OpenAI({ ...common, apiKey: apiKey ?? 'not-needed', baseURL: baseUrl });
+    return new OpenAI({ ...common, apiKey: apiKey ?? 'not-needed', baseURL: baseUrl ?? OPENAI_BASE_URL });
   }
 }

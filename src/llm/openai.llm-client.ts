@@ -1,13 +1,10 @@
 import OpenAI from 'openai';
-import type {
-  ChatCompletionChunk,
-  ChatCompletionCreateParamsBase,
-  ChatCompletionMessageParam,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { mapLlmError } from './llm-error.mapper';
 import { emptyUsage, LlmClient, LlmRequest, LlmResult, LlmStreamEvent, LlmToolCall, TokenUsage } from './llm-client.port';
+import { mapLlmError } from './llm-error.mapper';
+import { toChatParams, toUsage } from './openai.params';
 
 /**
  * LlmClient on the official `openai` SDK. Works for OpenAI, Azure OpenAI (an `AzureOpenAI` instance)
@@ -19,17 +16,17 @@ export class OpenAiLlmClient implements LlmClient {
 
   async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
     try {
-      const res = await this.sdk.chat.completions.create({ ...toParams(request), stream: false }, { signal });
+      const res = await this.sdk.chat.completions.create({ ...toChatParams(request), stream: false }, { signal });
       const choice = res.choices[0];
       const toolCalls: LlmToolCall[] = (choice?.message?.tool_calls ?? [])
         .filter((c) => c.type === 'function')
         .map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments }));
-      return {
+      return checkFinish({
         content: choice?.message?.content ?? '',
         toolCalls,
         usage: toUsage(res.usage),
         finishReason: choice?.finish_reason ?? 'stop',
-      };
+      });
     } catch (err) {
       throw mapLlmError(err, signal);
     }
@@ -38,14 +35,22 @@ export class OpenAiLlmClient implements LlmClient {
   async *stream(request: LlmRequest, signal?: AbortSignal): AsyncIterable<LlmStreamEvent> {
     let content = '';
     let usage: TokenUsage = emptyUsage();
-    let finishReason = 'stop';
+    let finishReason: string | undefined;
     const calls = new Map<number, LlmToolCall>();
+    // The SDK's timeout ends when the response headers arrive; a provider that then stalls would
+    // hold the stream (and the client) forever. The same limit, restarted on every chunk, ends it.
+    const stalled = new AbortController();
+    const combined = signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal;
+    let idle: NodeJS.Timeout | undefined;
     try {
       const stream = await this.sdk.chat.completions.create(
-        { ...toParams(request), stream: true, stream_options: { include_usage: true } },
-        { signal },
+        { ...toChatParams(request), stream: true, stream_options: { include_usage: true } },
+        { signal: combined },
       );
+      idle = setTimeout(() => stalled.abort(), this.sdk.timeout);
+      idle.unref();
       for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
+        idle.refresh();
         if (chunk.usage) usage = toUsage(chunk.usage);
         const choice = chunk.choices[0];
         if (!choice) continue;
@@ -64,43 +69,31 @@ export class OpenAiLlmClient implements LlmClient {
         }
       }
     } catch (err) {
+      if (stalled.signal.aborted && !signal?.aborted) throw stalledError(this.sdk.timeout, err);
       throw mapLlmError(err, signal);
+    } finally {
+      clearTimeout(idle);
     }
     // The SDK ends an aborted stream quietly (no exception): say so explicitly.
     if (signal?.aborted) throw new DomainError(ErrorCode.REQUEST_CANCELED, 'The request was canceled');
+    if (!finishReason) {
+      if (stalled.signal.aborted) throw stalledError(this.sdk.timeout);
+      // A connection closed cleanly but early looks like a short answer; it is not one.
+      throw new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider ended the stream before the answer was complete');
+    }
     const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => c);
-    yield { type: 'done', result: { content, toolCalls, usage, finishReason } };
+    yield { type: 'done', result: checkFinish({ content, toolCalls, usage, finishReason }) };
   }
 }
 
-const REASONING_MODEL = /^(o\d|gpt-5)/i;
-
-function toParams(request: LlmRequest): ChatCompletionCreateParamsBase {
-  const params: ChatCompletionCreateParamsBase = {
-    model: request.model,
-    messages: request.messages as ChatCompletionMessageParam[],
-  };
-  // `temperature: 0` is a value, not "unset".
-  if (request.temperature !== undefined) params.temperature = request.temperature;
-  if (request.maxTokens !== undefined) {
-    // Reasoning models refuse `max_tokens`; many OpenAI-compatible servers know only `max_tokens`.
-    if (REASONING_MODEL.test(request.model)) params.max_completion_tokens = request.maxTokens;
-    else params.max_tokens = request.maxTokens;
-  }
-  if (request.reasoningEffort !== undefined) {
-    (params as { reasoning_effort?: string }).reasoning_effort = request.reasoningEffort;
-  }
-  if (request.tools?.length) {
-    params.tools = request.tools.map((t) => ({
-      type: 'function',
-      function: { name: t.name, description: t.description, parameters: t.parameters },
-    }));
-  }
-  return params;
+function stalledError(timeoutMs: number, cause?: unknown): DomainError {
+  return new DomainError(ErrorCode.LLM_TIMEOUT, `The model provider stopped sending for ${timeoutMs} ms`, { cause });
 }
 
-function toUsage(u: { completion_tokens?: number; prompt_tokens?: number; total_tokens?: number } | null | undefined): TokenUsage {
-  const completion = u?.completion_tokens ?? 0;
-  const prompt = u?.prompt_tokens ?? 0;
-  return { completion_tokens: completion, prompt_tokens: prompt, total_tokens: u?.total_tokens ?? completion + prompt };
+/** Azure (and OpenAI moderation) cut a filtered answer short: that is an error, not an answer. */
+function checkFinish(result: LlmResult): LlmResult {
+  if (result.finishReason === 'content_filter') {
+    throw new DomainError(ErrorCode.LLM_CONTENT_FILTERED, 'The model provider filtered the answer');
+  }
+  return result;
 }

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { AgentDefinition } from '../../src/agents/config/agent-definition';
 import { createApp } from '../../src/app.factory';
 import { EnvConfig, loadEnvConfig } from '../../src/config/env.config';
+import type { FetchLike } from '../../src/llm/llm-provider';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -27,6 +28,8 @@ export interface TestAppOptions {
   agents?: Record<string, string>;
   /** Environment for the app (on top of TA_AUTH_MODE=dev and TA_LOG_LEVEL=info); process.env is NOT read. */
   env?: Record<string, string>;
+  /** The `fetch` the model SDK uses (see `realmSafeFetch` in fake-openai.server.ts). */
+  llmFetch?: FetchLike;
 }
 
 /** Writes YAML agent files to a new temporary directory and returns its path. */
@@ -47,7 +50,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   });
   const env = loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'info', ...options.env });
   const configPath = options.configPath ?? writeAgentDir(options.agents ?? {});
-  const { app, agents } = await createApp({ env, configPath, logDestination: destination });
+  const { app, agents } = await createApp({ env, configPath, logDestination: destination, llmFetch: options.llmFetch });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return {

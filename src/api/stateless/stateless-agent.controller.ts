@@ -10,8 +10,10 @@ import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { InvokeResponse } from '../../invocation/invoke-response';
 import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
+import { llmFailureLogFields } from '../../llm/llm-error.mapper';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { StatelessInputDto } from '../common/dto/stateless-input.dto';
+import { abortOnDisconnect } from './abort-on-disconnect';
 
 /**
  * The stateless routes of one v1/v2alpha1 agent: `POST /{name}/{version}` and `POST .../sse`.
@@ -29,26 +31,41 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
 
     @Post()
     @HttpCode(200)
-    invoke(@Body() body: unknown): Promise<InvokeResponse> {
-      return this.invoker.invoke(agent, parseInput(agent, body));
+    async invoke(@Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<InvokeResponse> {
+      const input = parseInput(agent, body);
+      try {
+        return await this.invoker.invoke(agent, input, { signal: abortOnDisconnect(res) });
+      } catch (err) {
+        this.logFailure(err);
+        throw err;
+      }
     }
 
     @Post('sse')
     async sse(@Body() body: unknown, @Res() res: Response): Promise<void> {
       const input = parseInput(agent, body); // a bad body is a JSON 422, before the stream opens
       const stream = new SseStream(res, this.env.http.sseKeepaliveMs);
-      stream.open();
+      // Headers go out with the first event or keepalive, so an early failure keeps its status.
+      stream.start();
       try {
         await this.invoker.invoke(agent, input, { signal: stream.signal, emit: (e) => stream.send(e.event, e.data) });
         stream.end();
       } catch (err) {
+        this.logFailure(err);
         if (!stream.isOpen) {
           // The client left; its model call was aborted with it. Nothing to send.
           this.logger.info({ agent: agent.source }, 'stateless stream abandoned by the client');
           return;
         }
-        throw err; // the global filter sends it as an `event: error` frame
+        // Not started: the filter answers with a plain problem+json. Started: as an `event: error` frame.
+        stream.release();
+        throw err;
       }
+    }
+
+    private logFailure(err: unknown): void {
+      const fields = llmFailureLogFields(err);
+      if (fields) this.logger.warn({ agent: agent.source, ...fields }, 'model provider call failed');
     }
   }
   return named(StatelessAgentController, `StatelessAgentController[${agent.source}]`);

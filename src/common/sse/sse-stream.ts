@@ -29,6 +29,10 @@ const STREAM_KEY = 'sseStream';
  * comment timer and the abort signal that fires when the client goes away, and registers itself on
  * `res.locals` so the global exception filter can report a late error as an `event: error` frame
  * instead of trying to send a second response.
+ *
+ * `open()` commits to a 200 at once. `start()` only starts the clock: the headers go out with the
+ * first event or the first keepalive, so a failure before that (a model that refuses at once) can
+ * still be answered with its real status as problem+json, after `release()`.
  */
 export class SseStream {
   private readonly abortController = new AbortController();
@@ -61,12 +65,23 @@ export class SseStream {
     return !this.ended;
   }
 
+  /** True once the SSE headers (and so the 200) have gone out. */
+  get started(): boolean {
+    return this.res.headersSent;
+  }
+
+  /** Sends the headers now and starts the keepalive. */
   open(): void {
     if (this.res.headersSent) return;
     this.res.status(200);
     for (const [k, v] of Object.entries(SSE_HEADERS)) this.res.setHeader(k, v);
     this.res.flushHeaders();
     this.restartKeepalive();
+  }
+
+  /** Starts the keepalive without sending anything yet (see the class comment). */
+  start(): void {
+    if (!this.ended) this.restartKeepalive();
   }
 
   send(event: string, data: unknown, id?: string): void {
@@ -79,6 +94,7 @@ export class SseStream {
 
   comment(text: string): void {
     if (this.ended) return;
+    if (!this.res.headersSent) this.open();
     this.res.write(formatSseComment(text));
   }
 
@@ -87,6 +103,19 @@ export class SseStream {
     this.ended = true;
     this.stopKeepalive();
     this.res.end();
+  }
+
+  /**
+   * Gives the response back before anything was sent (stops the keepalive, writes nothing), so the
+   * error filter can answer with a plain problem+json. Returns false when the stream had already
+   * started, in which case the caller must report the error inside it instead.
+   */
+  release(): boolean {
+    if (this.res.headersSent) return false;
+    this.ended = true;
+    this.stopKeepalive();
+    delete this.res.locals[STREAM_KEY];
+    return true;
   }
 
   private restartKeepalive(): void {

@@ -38,7 +38,8 @@ function reply(request: LlmRequest): LlmResult {
   return {
     content,
     toolCalls: [],
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion },
+    // Upstream's field order (completion, prompt, total): SSE frames are compared byte for byte.
+    usage: { completion_tokens: completion, prompt_tokens: prompt, total_tokens: prompt + completion },
     finishReason: 'stop',
   };
 }

@@ -1,0 +1,38 @@
+import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { LlmRequest, TokenUsage } from './llm-client.port';
+
+const REASONING_MODEL = /^(o\d|gpt-5)/i;
+
+/** Our request → the SDK's chat-completions parameters (everything but `stream`). */
+export function toChatParams(request: LlmRequest): ChatCompletionCreateParamsBase {
+  const params: ChatCompletionCreateParamsBase = {
+    model: request.model,
+    messages: request.messages as ChatCompletionMessageParam[],
+  };
+  // `temperature: 0` is a value, not "unset".
+  if (request.temperature !== undefined) params.temperature = request.temperature;
+  if (request.maxTokens !== undefined) {
+    // Reasoning models refuse `max_tokens`; many OpenAI-compatible servers know only `max_tokens`.
+    if (REASONING_MODEL.test(request.model)) params.max_completion_tokens = request.maxTokens;
+    else params.max_tokens = request.maxTokens;
+  }
+  if (request.reasoningEffort !== undefined) {
+    (params as { reasoning_effort?: string }).reasoning_effort = request.reasoningEffort;
+  }
+  if (request.tools?.length) {
+    params.tools = request.tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, description: t.description, parameters: t.parameters },
+    }));
+  }
+  return params;
+}
+
+export function toUsage(
+  u: { completion_tokens?: number; prompt_tokens?: number; total_tokens?: number } | null | undefined,
+): TokenUsage {
+  const completion = u?.completion_tokens ?? 0;
+  const prompt = u?.prompt_tokens ?? 0;
+  // Field order matters on the wire: upstream's TokenUsage serialises completion, prompt, total.
+  return { completion_tokens: completion, prompt_tokens: prompt, total_tokens: u?.total_tokens ?? completion + prompt };
+}

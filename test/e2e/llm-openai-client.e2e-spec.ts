@@ -1,0 +1,245 @@
+import OpenAI from 'openai';
+import { DomainError } from '../../src/common/errors/domain-error';
+import { ErrorCode } from '../../src/common/errors/error-code';
+import { LlmRequest, LlmResult, LlmStreamEvent } from '../../src/llm/llm-client.port';
+import { OpenAiLlmClient } from '../../src/llm/openai.llm-client';
+import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+
+/**
+ * OpenAiLlmClient on the real `openai` SDK against the fake provider over real HTTP: request shape,
+ * streaming, tool calls, usage, and how each failure becomes a domain error.
+ */
+describe('OpenAiLlmClient over the real SDK', () => {
+  let fake: FakeOpenAi;
+  beforeEach(async () => {
+    fake = await startFakeOpenAi();
+  });
+  afterEach(() => fake.close());
+
+  const client = (o: { timeout?: number; maxRetries?: number } = {}) =>
+    new OpenAiLlmClient(new OpenAI({ apiKey: 'sk-test', baseURL: fake.baseURL, fetch: realmSafeFetch, timeout: o.timeout ?? 5_000, maxRetries: o.maxRetries ?? 0 }));
+  const request = (o: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...o });
+
+  async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<{ deltas: string[]; result?: LlmResult }> {
+    const deltas: string[] = [];
+    let result: LlmResult | undefined;
+    for await (const e of events) {
+      if (e.type === 'delta') deltas.push(e.text);
+      else result = e.result;
+    }
+    return { deltas, result };
+  }
+
+  async function failure(p: Promise<unknown>): Promise<DomainError> {
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DomainError);
+    return err as DomainError;
+  }
+
+  describe('requests', () => {
+    it('sends the model, the messages, temperature 0 and max_tokens, with the bearer key', async () => {
+      fake.script(reply.text('ok'));
+      await client().complete(request({ temperature: 0, maxTokens: 42 }));
+      const [r] = fake.requests;
+      expect(r.path).toBe('/v1/chat/completions');
+      expect(r.headers.authorization).toBe('Bearer sk-test');
+      expect(r.body).toEqual({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], temperature: 0, max_tokens: 42, stream: false });
+    });
+
+    it('leaves temperature out when the agent sets none', async () => {
+      fake.script(reply.text('ok'));
+      await client().complete(request());
+      expect(fake.requests[0].body).not.toHaveProperty('temperature');
+      expect(fake.requests[0].body).not.toHaveProperty('max_tokens');
+    });
+
+    it('sends max_completion_tokens and reasoning_effort to reasoning models', async () => {
+      fake.script(reply.text('ok'));
+      await client().complete(request({ model: 'o3-mini', maxTokens: 100, reasoningEffort: 'low' }));
+      expect(fake.requests[0].body).toMatchObject({ max_completion_tokens: 100, reasoning_effort: 'low' });
+      expect(fake.requests[0].body).not.toHaveProperty('max_tokens');
+    });
+
+    it('sends tools as functions', async () => {
+      fake.script(reply.text('ok'));
+      const parameters = { type: 'object', properties: { city: { type: 'string' } } };
+      await client().complete(request({ tools: [{ name: 'weather-get', description: 'Weather', parameters }] }));
+      expect(fake.requests[0].body.tools).toEqual([{ type: 'function', function: { name: 'weather-get', description: 'Weather', parameters } }]);
+    });
+  });
+
+  describe('answers', () => {
+    it('returns the text, usage and finish reason of a completion', async () => {
+      fake.script(reply.text('Hello there', { usage: { prompt_tokens: 11, completion_tokens: 2 } }));
+      await expect(client().complete(request())).resolves.toEqual({
+        content: 'Hello there',
+        toolCalls: [],
+        usage: { completion_tokens: 2, prompt_tokens: 11, total_tokens: 13 },
+        finishReason: 'stop',
+      });
+    });
+
+    it('streams deltas in order and ends with the usage of the final chunk', async () => {
+      fake.script(reply.chunks(['Hel', 'lo ', 'world'], { usage: { prompt_tokens: 5, completion_tokens: 3 } }));
+      const { deltas, result } = await collect(client().stream(request()));
+      expect(deltas).toEqual(['Hel', 'lo ', 'world']);
+      expect(result).toEqual({
+        content: 'Hello world',
+        toolCalls: [],
+        usage: { completion_tokens: 3, prompt_tokens: 5, total_tokens: 8 },
+        finishReason: 'stop',
+      });
+      expect(fake.requests[0].body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    });
+
+    const calls = [
+      { id: 'call_1', name: 'weather-get', arguments: '{"city":"Oslo"}' },
+      { id: 'call_2', name: 'time-now', arguments: '{}' },
+    ];
+
+    it('returns tool calls of a completion', async () => {
+      fake.script(reply.toolCalls(calls));
+      const result = await client().complete(request());
+      expect(result.toolCalls).toEqual(calls);
+      expect(result.finishReason).toBe('tool_calls');
+    });
+
+    it('assembles streamed tool calls from their pieces', async () => {
+      fake.script(reply.toolCalls(calls, { usage: { prompt_tokens: 9, completion_tokens: 4 } }));
+      const { deltas, result } = await collect(client().stream(request()));
+      expect(deltas).toEqual([]);
+      expect(result?.toolCalls).toEqual(calls);
+      expect(result?.finishReason).toBe('tool_calls');
+      expect(result?.usage.total_tokens).toBe(13);
+    });
+  });
+
+  describe('failures', () => {
+    it('maps 429 to LLM_RATE_LIMITED with the provider Retry-After', async () => {
+      fake.script(reply.error(429, { headers: { 'retry-after': '7' } }));
+      const err = await failure(client().complete(request()));
+      expect(err.code).toBe(ErrorCode.LLM_RATE_LIMITED);
+      expect(err.retryAfter).toBe(7);
+    });
+
+    it.each([500, 503])('maps %i to LLM_UNAVAILABLE', async (status) => {
+      fake.script(reply.error(status));
+      expect((await failure(client().complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
+    });
+
+    it('maps 400 to LLM_REQUEST_REJECTED, and a content-filter 400 to LLM_CONTENT_FILTERED', async () => {
+      fake.script(
+        reply.error(400),
+        reply.error(400, {
+          body: { error: { message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.", type: null, param: 'prompt', code: 'content_filter', status: 400 } },
+        }),
+      );
+      expect((await failure(client().complete(request()))).code).toBe(ErrorCode.LLM_REQUEST_REJECTED);
+      expect((await failure(client().complete(request()))).code).toBe(ErrorCode.LLM_CONTENT_FILTERED);
+    });
+
+    it('maps a finish_reason of content_filter to LLM_CONTENT_FILTERED', async () => {
+      fake.script(reply.text('', { finishReason: 'content_filter' }), reply.chunks(['Part'], { finishReason: 'content_filter' }));
+      expect((await failure(client().complete(request()))).code).toBe(ErrorCode.LLM_CONTENT_FILTERED);
+      expect((await failure(collect(client().stream(request())))).code).toBe(ErrorCode.LLM_CONTENT_FILTERED);
+    });
+
+    it('maps a wrong key (401) to LLM_REQUEST_REJECTED without echoing the provider message', async () => {
+      fake.script(reply.error(401, { body: { error: { message: 'Incorrect API key provided: sk-te**st', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+      const err = await failure(client().complete(request()));
+      expect(err.code).toBe(ErrorCode.LLM_REQUEST_REJECTED);
+      expect(err.message).not.toContain('sk-');
+    });
+
+    it('maps the SDK timeout to LLM_TIMEOUT (and the provider sees the request dropped)', async () => {
+      fake.script(reply.hang());
+      const err = await failure(client({ timeout: 200 }).complete(request()));
+      expect(err.code).toBe(ErrorCode.LLM_TIMEOUT);
+      await fake.requests[0].disconnected;
+    });
+
+    it('maps a provider slower than the SDK timeout to LLM_TIMEOUT, streaming or not', async () => {
+      fake.script(reply.text('too late', { delayMs: 600 }), reply.text('too late', { delayMs: 600 }));
+      expect((await failure(client({ timeout: 150 }).complete(request()))).code).toBe(ErrorCode.LLM_TIMEOUT);
+      expect((await failure(collect(client({ timeout: 150 }).stream(request())))).code).toBe(ErrorCode.LLM_TIMEOUT);
+    });
+
+    it('maps a stream that stalls after it began to LLM_TIMEOUT', async () => {
+      fake.script(reply.hang(['Hel']));
+      const deltas: string[] = [];
+      const err = await failure(
+        (async () => {
+          for await (const e of client({ timeout: 300 }).stream(request())) if (e.type === 'delta') deltas.push(e.text);
+        })(),
+      );
+      expect(deltas).toEqual(['Hel']);
+      expect(err.code).toBe(ErrorCode.LLM_TIMEOUT);
+      await fake.requests[0].disconnected;
+    });
+
+    it('maps a stream whose connection dies mid-way to LLM_UNAVAILABLE, after the deltas that arrived', async () => {
+      fake.script(reply.streamThenFail(['one ', 'two ']));
+      const deltas: string[] = [];
+      const err = await failure(
+        (async () => {
+          for await (const e of client().stream(request())) if (e.type === 'delta') deltas.push(e.text);
+        })(),
+      );
+      expect(deltas).toEqual(['one ', 'two ']);
+      expect(err.code).toBe(ErrorCode.LLM_UNAVAILABLE);
+    });
+
+    it('does not pass off a stream that ended without a finish reason as a complete answer', async () => {
+      fake.script(reply.truncated(['half an ']));
+      expect((await failure(collect(client().stream(request())))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
+    });
+
+    it('maps an unreachable provider to LLM_UNAVAILABLE', async () => {
+      const url = fake.baseURL;
+      await fake.close();
+      const sdk = new OpenAI({ apiKey: 'k', baseURL: url, maxRetries: 0, timeout: 5_000 });
+      expect((await failure(new OpenAiLlmClient(sdk).complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
+      fake = await startFakeOpenAi(); // for afterEach
+    });
+
+    it('ends with REQUEST_CANCELED when the caller aborts a stream, and the provider sees the disconnect', async () => {
+      fake.script(reply.hang(['first ']));
+      const abort = new AbortController();
+      const err = await failure(
+        (async () => {
+          for await (const e of client().stream(request(), abort.signal)) if (e.type === 'delta') abort.abort();
+        })(),
+      );
+      expect(err.code).toBe(ErrorCode.REQUEST_CANCELED);
+      await fake.requests[0].disconnected;
+    });
+
+    it('ends with REQUEST_CANCELED when the caller aborts a completion', async () => {
+      fake.script(reply.hang());
+      const abort = new AbortController();
+      const p = client().complete(request(), abort.signal);
+      await fake.waitForRequest(0);
+      abort.abort();
+      expect((await failure(p)).code).toBe(ErrorCode.REQUEST_CANCELED);
+      await fake.requests[0].disconnected;
+    });
+  });
+
+  describe('retries (the SDK owns them)', () => {
+    it('retries a 500 as configured', async () => {
+      fake.script(reply.error(500, { headers: { 'retry-after-ms': '1' } }), reply.text('second time'));
+      await expect(client({ maxRetries: 1 }).complete(request())).resolves.toMatchObject({ content: 'second time' });
+      expect(fake.requests).toHaveLength(2);
+    });
+
+    it('never retries a stream that has begun', async () => {
+      fake.script(reply.streamThenFail(['partial ']), reply.text('must not be used'));
+      await failure(collect(client({ maxRetries: 2 }).stream(request())));
+      expect(fake.requests).toHaveLength(1);
+      expect(fake.pending()).toBe(1);
+    });
+  });
+});
