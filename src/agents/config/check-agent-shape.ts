@@ -35,17 +35,26 @@ export function checkAgentShape(config: AgentFileConfig, isKnownLocalModel: Loca
     if (typeof model === 'string' && model.startsWith('local/') && !isKnownLocalModel(model)) {
       out.push({ field: `${path}.model`, message: `unknown built-in model "${model}" (built-in models: ${knownLocalModels.join(', ')})` });
     }
+    // Tools are named `{plugin}-{function}` and `{server}-{tool}`: a server named like a plugin of
+    // the same agent could give two tools one name.
+    const pluginNames = new Set([...textItems(agent.plugins), ...textItems(agent.remote_plugins)]);
     const servers = Array.isArray(agent.mcp_servers) ? agent.mcp_servers : [];
     const seen = new Set<string>();
     servers.forEach((s, i) => {
       const name = isMapping(s) ? (s.name as unknown) : undefined;
       if (typeof name !== 'string') return;
-      if (seen.has(name)) out.push({ field: `${path}.mcp_servers.${i}.name`, message: `duplicate MCP server name "${name}"` });
+      const field = `${path}.mcp_servers.${i}.name`;
+      if (seen.has(name)) out.push({ field, message: `duplicate MCP server name "${name}"` });
+      else if (pluginNames.has(name)) {
+        out.push({ field, message: `"${name}" is also a plugin of this agent; tool names ({name}-{tool}) would clash` });
+      }
       seen.add(name);
     });
   }
   return out;
 }
+
+const textItems = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 
 function checkSingleAgent(spec: Record<string, unknown>, what: string, out: FieldProblem[]): void {
   if (spec.agent === undefined || spec.agent === null) {

@@ -241,19 +241,22 @@ describe('loadAgentConfigs: problems', () => {
 
   it('applies the MCP server rules of upstream McpServerConfig', () => {
     const servers = [
+      '    plugins: [WeatherPlugin]',
       '    mcp_servers:',
       '      - {name: a, transport: http, url: "https://x/mcp", command: "run | tee"}',
       '      - {name: b, transport: http, url: "https://x/mcp", scopes: [read]}',
       '      - {name: c, transport: http, url: "https://x/mcp", user_id_source: env}',
       '      - {name: "d e", command: npx}',
       '      - {name: f, transport: websocket, command: npx}',
+      '      - {name: WeatherPlugin, command: npx}',
     ].join('\n');
     expect(problems({ 'a.yaml': v3({ agent: servers }) })).toEqual([
-      'a.yaml:9: spec.agent.mcp_servers.0.command: must not contain any of ; & | ` $ (got the string "run | tee")',
-      'a.yaml:10: spec.agent.mcp_servers.1.auth_server: is required when scopes is given (auth_server and scopes go together)',
-      'a.yaml:11: spec.agent.mcp_servers.2.user_id_env_var: is required when user_id_source is env (the variable holding the user id)',
-      'a.yaml:12: spec.agent.mcp_servers.3.name: must be a name of letters, digits, "_" and "-" (got the string "d e")',
-      'a.yaml:13: spec.agent.mcp_servers.4.transport: must be one of stdio, http (got the string "websocket")',
+      'a.yaml:10: spec.agent.mcp_servers.0.command: must not contain any of ; & | ` $ (got the string "run | tee")',
+      'a.yaml:11: spec.agent.mcp_servers.1.auth_server: is required when scopes is given (auth_server and scopes go together)',
+      'a.yaml:12: spec.agent.mcp_servers.2.user_id_env_var: is required when user_id_source is env (the variable holding the user id)',
+      'a.yaml:13: spec.agent.mcp_servers.3.name: must be a name of letters, digits, "_" and "-" (got the string "d e")',
+      'a.yaml:14: spec.agent.mcp_servers.4.transport: must be one of stdio, http (got the string "websocket")',
+      'a.yaml:15: spec.agent.mcp_servers.5.name: "WeatherPlugin" is also a plugin of this agent; tool names ({name}-{tool}) would clash',
     ]);
   });
 
