@@ -7,8 +7,9 @@ export async function serve(options: { configPath?: string; port?: number } = {}
   const started = performance.now();
   const { app, env, agents, logger } = await createApp({ configPath: options.configPath });
   app.enableShutdownHooks();
-  const port = options.port ?? env.http.port;
-  await app.listen(port, env.http.host);
+  await app.listen(options.port ?? env.http.port, env.http.host);
+  // The bound port, not the requested one: `--port 0` picks a free port.
+  const { port } = app.getHttpServer().address() as { port: number };
   logger.info(
     {
       port,
