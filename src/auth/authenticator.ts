@@ -1,7 +1,11 @@
 import type { Request } from 'express';
+import type { AccessPolicyOverride } from './access-policy';
 import type { Principal } from './principal';
 
-/** Turns a request into the caller's identity, or throws a DomainError (401/403/503). */
+/**
+ * Turns a request into the caller's identity, or throws a DomainError (401/403/503). `override` is
+ * the agent's `spec.auth`, when the route belongs to an agent that has one.
+ */
 export abstract class Authenticator {
-  abstract authenticate(req: Request): Promise<Principal>;
+  abstract authenticate(req: Request, override?: AccessPolicyOverride): Promise<Principal>;
 }

@@ -5,6 +5,11 @@ export type { Principal };
 declare module 'express-serve-static-core' {
   interface Request {
     principal?: Principal;
+    /**
+     * The validated bearer token (entra mode), for a tool configured to forward it. Set as a
+     * non-enumerable property, never stored and never logged.
+     */
+    bearerToken?: string;
   }
 }
 

@@ -24,6 +24,11 @@ export function checkEnvCombinations(v: EnvVars): string[] {
     if (!v.TA_ENTRA_TENANT_ID && !v.TA_ENTRA_ALLOWED_TENANTS?.length) {
       out.push(`TA_ENTRA_TENANT_ID or TA_ENTRA_ALLOWED_TENANTS is required ${mode}: which tenants may call`);
     }
+    // Authorization fails closed (a token kind with no requirement is refused), so with neither
+    // list every token would be a 403.
+    if (!v.TA_ENTRA_REQUIRED_SCOPES?.length && !v.TA_ENTRA_REQUIRED_ROLES?.length) {
+      out.push(`TA_ENTRA_REQUIRED_SCOPES (user tokens) or TA_ENTRA_REQUIRED_ROLES (app-only tokens) is required ${mode}`);
+    }
   }
   if (v.TA_AZURE_OPENAI_ENDPOINT && v.TA_BASE_URL) {
     out.push('TA_BASE_URL and TA_AZURE_OPENAI_ENDPOINT are exclusive: set one provider');

@@ -40,6 +40,9 @@ export interface EnvConfig {
     requiredScopes: string[];
     requiredRoles: string[];
     authority: string;
+    clockSkewSeconds: number;
+    jwksCooldownMs: number;
+    idpTimeoutMs: number;
   };
   tools: ToolsConfig;
   production: boolean;
@@ -99,6 +102,9 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       requiredScopes: vars.TA_ENTRA_REQUIRED_SCOPES ?? [],
       requiredRoles: vars.TA_ENTRA_REQUIRED_ROLES ?? [],
       authority: vars.TA_ENTRA_AUTHORITY.replace(/\/+$/, ''),
+      clockSkewSeconds: vars.TA_ENTRA_CLOCK_SKEW_SECONDS,
+      jwksCooldownMs: vars.TA_ENTRA_JWKS_COOLDOWN_MS,
+      idpTimeoutMs: vars.TA_ENTRA_IDP_TIMEOUT_MS,
     },
     tools: {
       timeoutMs: vars.TA_TOOL_TIMEOUT_MS,

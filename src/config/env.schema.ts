@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString } from 'class-validator';
 import { LOG_LEVELS, toLogLevel } from '../common/logging/logger';
+import { GUID } from '../auth/entra/entra-issuers';
 import { EnvBool, EnvInt, EnvList, EnvOneOf, EnvRule, EnvUrl, toBool, toInt, toList } from './env-validators';
 
 /**
@@ -67,12 +68,20 @@ export class EnvVars {
 
   // identity
   @IsOptional() @EnvOneOf(['entra', 'dev']) TA_AUTH_MODE: 'entra' | 'dev' = 'entra';
-  @IsOptional() @IsString() TA_ENTRA_TENANT_ID?: string;
+  /** A GUID: it is compared with the `tid` claim (a domain name would never match). */
+  @IsOptional() @EnvRule((v) => typeof v === 'string' && GUID.test(v), 'a tenant id (GUID)') TA_ENTRA_TENANT_ID?: string;
   @IsOptional() @Transform(toList) @EnvList() TA_ENTRA_AUDIENCE?: string[];
-  @IsOptional() @Transform(toList) @EnvList() TA_ENTRA_ALLOWED_TENANTS?: string[];
+  @IsOptional() @Transform(toList) @EnvRule((v) => Array.isArray(v) && v.length > 0 && v.every((t) => GUID.test(t)), 'a list of tenant ids (GUIDs)')
+  TA_ENTRA_ALLOWED_TENANTS?: string[];
   @IsOptional() @Transform(toList) @EnvList() TA_ENTRA_REQUIRED_SCOPES?: string[];
   @IsOptional() @Transform(toList) @EnvList() TA_ENTRA_REQUIRED_ROLES?: string[];
   @IsOptional() @EnvUrl() TA_ENTRA_AUTHORITY = 'https://login.microsoftonline.com';
+  /** Tolerance for `exp`/`nbf` against this server's clock. */
+  @IsOptional() @Transform(toInt) @EnvInt(0, 300) TA_ENTRA_CLOCK_SKEW_SECONDS = 60;
+  /** At most one JWKS refetch per this interval for tokens with an unknown `kid` (rate limit). */
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_ENTRA_JWKS_COOLDOWN_MS = 30_000;
+  /** Timeout of each metadata/JWKS request; past it the request answers 503. */
+  @IsOptional() @Transform(toInt) @EnvInt(100) TA_ENTRA_IDP_TIMEOUT_MS = 5_000;
 
   @IsOptional() @IsString() NODE_ENV?: string;
 }

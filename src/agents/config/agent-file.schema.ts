@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import { ValidateIf, ValidateNested } from 'class-validator';
 import { AgentSpecConfig, SequentialTaskConfig } from './agent.schema';
+import { AgentAuthConfig } from './auth.schema';
 import {
   describeValue,
   IsListOfMappings,
@@ -63,6 +64,7 @@ export class SpecConfig {
 
   @Optional() @IsMapping() @ValidateNested() @Type(() => GovernanceConfig) governance?: GovernanceConfig;
   @Optional() @IsMapping() @ValidateNested() @Type(() => ConcurrencyConfig) concurrency?: ConcurrencyConfig;
+  @Optional() @IsMapping() @ValidateNested() @Type(() => AgentAuthConfig) auth?: AgentAuthConfig;
 }
 
 /**

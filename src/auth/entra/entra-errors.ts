@@ -1,0 +1,48 @@
+import { DomainError } from '../../common/errors/domain-error';
+import { ErrorCode } from '../../common/errors/error-code';
+
+/**
+ * The three ways a bearer token is refused, with the RFC 6750 §3 challenge each one carries. The
+ * texts are fixed phrases chosen here, never copied from the token or a library message, so no
+ * token material can reach a response header or a log line through them.
+ */
+
+/** No credentials of our scheme at all: RFC 6750 §3.1 says the challenge carries no error code. */
+export function missingBearerToken(): DomainError {
+  return new DomainError(ErrorCode.UNAUTHENTICATED, 'A bearer token is required: Authorization: Bearer <Entra ID access token>', {
+    headers: { 'WWW-Authenticate': 'Bearer' },
+  });
+}
+
+/** Anything wrong with the token itself (shape, signature, claims, tenant). */
+export function invalidToken(reason: string): DomainError {
+  return new DomainError(ErrorCode.UNAUTHENTICATED, `Invalid bearer token: ${reason}`, {
+    headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${headerSafe(reason)}"` },
+  });
+}
+
+/** A valid token without the scope (delegated) or app role (app-only) this route requires. */
+export function insufficientAccess(kind: 'scope' | 'role', required: string[]): DomainError {
+  const what =
+    required.length === 0
+      ? `this API does not accept ${kind === 'scope' ? 'delegated (user)' : 'app-only'} tokens`
+      : `the token needs one of these ${kind === 'scope' ? 'scopes (scp)' : 'app roles (roles)'}: ${required.join(', ')}`;
+  const scope = kind === 'scope' && required.length ? `, scope="${headerSafe(required.join(' '))}"` : '';
+  return new DomainError(ErrorCode.FORBIDDEN, `Insufficient access: ${what}`, {
+    headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope"${scope}, error_description="${headerSafe(what)}"` },
+  });
+}
+
+/** The metadata or key set could not be fetched: an outage, not the caller's fault (503, not 401). */
+export function identityProviderUnavailable(cause: unknown): DomainError {
+  return new DomainError(
+    ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE,
+    'The identity provider could not be reached to validate the token; try again shortly',
+    { retryAfter: 5, cause },
+  );
+}
+
+/** RFC 6750 §3: error_description and scope allow only %x20-21 / %x23-5B / %x5D-7E. */
+function headerSafe(text: string): string {
+  return text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
+}

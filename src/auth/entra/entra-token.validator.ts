@@ -1,0 +1,113 @@
+import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import { invalidToken } from './entra-errors';
+import { expectedIssuers, GUID } from './entra-issuers';
+import type { EntraOptions } from './entra.options';
+import type { SigningKeySource } from './jwks-cache';
+
+/** What a valid Entra ID access token says about its caller. */
+export interface EntraIdentity {
+  /** `tid`, lower case. */
+  tenantId: string;
+  /** `oid`: the user, or for an app-only token the calling app's service principal. Lower case. */
+  objectId: string;
+  tokenVersion: '1.0' | '2.0';
+  /** `delegated`: a user through an app (has `scp`); `app`: an app as itself (client credentials). */
+  kind: 'delegated' | 'app';
+  scopes: string[];
+  roles: string[];
+  /** The calling app's client id (`azp` in v2, `appid` in v1). */
+  clientAppId?: string;
+}
+
+const REQUIRED_CLAIMS = ['exp', 'iss', 'aud', 'tid', 'oid'] as const;
+
+/**
+ * Validates an Entra ID access token (v1.0 or v2.0) with jose: RS256 only, signature against the
+ * identity provider's keys, `aud` among the configured audiences, `exp`/`nbf` within the clock
+ * skew, `iss` naming the token's own `tid`, and `tid` in the allowed tenants. Every refusal is a
+ * 401 with a fixed reason; an unreachable identity provider surfaces as 503 from the key source.
+ * Authorization (scopes and roles) is a separate step (access-check.ts), so that a valid token
+ * without the right scope is a 403, not a 401.
+ */
+export class EntraTokenValidator {
+  private readonly allowedTenants: Set<string>;
+
+  constructor(
+    private readonly options: EntraOptions,
+    private readonly keys: SigningKeySource,
+  ) {
+    this.allowedTenants = new Set(options.allowedTenants.map((t) => t.toLowerCase()));
+  }
+
+  async validate(token: string): Promise<EntraIdentity> {
+    // The header is checked before any key lookup, so malformed or alg-confused tokens never
+    // cause traffic to the identity provider.
+    const header = decodeHeader(token);
+    if (header.alg !== 'RS256') throw invalidToken('only RS256-signed tokens are accepted');
+    if (typeof header.kid !== 'string' || !header.kid) throw invalidToken('the token header has no kid');
+    const key = await this.keys.getKey(header.kid);
+
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: ['RS256'],
+        audience: this.options.audiences,
+        clockTolerance: this.options.clockSkewSeconds,
+        requiredClaims: [...REQUIRED_CLAIMS],
+      }));
+    } catch (err) {
+      if (err instanceof errors.JOSEError) throw invalidToken(reasonFor(err));
+      throw err;
+    }
+
+    const tid = guidClaim(payload, 'tid');
+    const oid = guidClaim(payload, 'oid');
+    if (!expectedIssuers(this.options.authority, tid).includes(String(payload.iss))) {
+      throw invalidToken("the issuer (iss) is not Entra ID for the token's tenant (tid)");
+    }
+    if (!this.allowedTenants.has(tid)) throw invalidToken('the tenant (tid) is not allowed to call this API');
+
+    const scp = payload.scp;
+    const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is string => typeof r === 'string') : [];
+    return {
+      tenantId: tid,
+      objectId: oid,
+      tokenVersion: payload.ver === '1.0' ? '1.0' : '2.0',
+      kind: typeof scp === 'string' ? 'delegated' : 'app',
+      scopes: typeof scp === 'string' ? scp.split(' ').filter(Boolean) : [],
+      roles,
+      clientAppId: stringClaim(payload.azp) ?? stringClaim(payload.appid),
+    };
+  }
+}
+
+function decodeHeader(token: string) {
+  try {
+    return decodeProtectedHeader(token);
+  } catch {
+    throw invalidToken('the token is not a well-formed JWT');
+  }
+}
+
+function guidClaim(payload: JWTPayload, name: 'tid' | 'oid'): string {
+  const value = payload[name];
+  if (typeof value !== 'string' || !GUID.test(value)) throw invalidToken(`the ${name} claim is not an Entra ID GUID`);
+  return value.toLowerCase();
+}
+
+const stringClaim = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+
+/** jose's messages are safe but vary by version; clients get stable phrases instead. */
+function reasonFor(err: InstanceType<typeof errors.JOSEError>): string {
+  if (err instanceof errors.JWTExpired) return 'the token has expired';
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === 'nbf') return 'the token is not valid yet (nbf)';
+    if (err.claim === 'aud') return 'the token is not meant for this API (aud)';
+    const known = (REQUIRED_CLAIMS as readonly string[]).includes(err.claim) ? err.claim : 'a required';
+    return `the ${known} claim is missing or invalid`;
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'the signature is not valid';
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'only RS256-signed tokens are accepted';
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return 'the token is not a well-formed JWT';
+  return 'the token could not be verified';
+}

@@ -1,0 +1,66 @@
+import type { Request } from 'express';
+import type { Logger } from 'pino';
+import { DomainError } from '../../common/errors/domain-error';
+import { ErrorCode } from '../../common/errors/error-code';
+import { AccessPolicy, AccessPolicyOverride, applyOverride } from '../access-policy';
+import { Authenticator } from '../authenticator';
+import type { Principal } from '../principal';
+import { ENTRA_STRATEGY, EntraAuthResult, EntraStrategy, EntraStrategyOptions } from './entra.strategy';
+
+/**
+ * The Authenticator port (what the guard calls) implemented by running the passport strategy.
+ * The guard stays independent of passport, and the dev authenticator fits the same port.
+ *
+ * On success the caller is `(tid, oid)` and the validated token is attached to the request as a
+ * non-enumerable `bearerToken`, so that serialising or logging the request cannot include it.
+ * Log lines name the reason and the request id, never the token.
+ */
+export class EntraAuthenticator extends Authenticator {
+  constructor(
+    private readonly strategy: EntraStrategy,
+    private readonly defaultPolicy: AccessPolicy,
+    private readonly logger: Logger,
+  ) {
+    super();
+  }
+
+  async authenticate(req: Request, override?: AccessPolicyOverride): Promise<Principal> {
+    let result: EntraAuthResult;
+    try {
+      result = await this.runStrategy(req, { policy: applyOverride(this.defaultPolicy, override) });
+    } catch (err) {
+      this.logRefusal(req, err);
+      throw err;
+    }
+    Object.defineProperty(req, 'bearerToken', { value: result.token, enumerable: false, configurable: true });
+    const { identity } = result;
+    this.logger.debug(
+      { request_id: req.requestId, tid: identity.tenantId, oid: identity.objectId, kind: identity.kind, ver: identity.tokenVersion },
+      'bearer token accepted',
+    );
+    return { tenantId: identity.tenantId, ownerId: identity.objectId };
+  }
+
+  private runStrategy(req: Request, options: EntraStrategyOptions): Promise<EntraAuthResult> {
+    const passport = this.strategy.getPassportInstance();
+    return new Promise((resolve, reject) => {
+      const callback = (err: unknown, result?: EntraAuthResult | false) => {
+        if (err) reject(err);
+        else if (result) resolve(result);
+        else reject(new DomainError(ErrorCode.INTERNAL, 'the bearer strategy neither accepted nor refused the request'));
+      };
+      const middleware = passport.authenticate(ENTRA_STRATEGY, { session: false, ...options }, callback);
+      middleware(req, req.res, (err?: unknown) => reject(err ?? new Error('passport called next() without a result')));
+    });
+  }
+
+  private logRefusal(req: Request, err: unknown): void {
+    if (!(err instanceof DomainError)) return;
+    const fields = { request_id: req.requestId, code: err.code, reason: err.message };
+    if (err.code === ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE) {
+      this.logger.warn({ ...fields, cause: String((err.cause as Error | undefined)?.message ?? err.cause) }, 'identity provider unreachable');
+    } else {
+      this.logger.info(fields, 'bearer token refused');
+    }
+  }
+}

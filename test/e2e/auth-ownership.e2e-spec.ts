@@ -1,0 +1,210 @@
+import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
+import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import type { StateStore } from '../../src/state/state-store';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { JsonResponse, postJson, request } from '../support/http';
+import { OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { testRedisUrl, uniqueName } from '../support/services';
+import { startTestApp, TestApp } from '../support/test-app';
+import { text } from '../support/v3-client';
+
+/**
+ * Ownership by Entra identity (API.md §4), with real tokens from a local issuer:
+ * - another user of the same tenant cannot follow on, resume or cancel a task (401, the upstream
+ *   contract), nor read it or its session (404: a read never confirms someone else's task exists);
+ * - another tenant sees nothing at all (404 everywhere): the tenant is part of every store key;
+ * - a session id reused by another user is a new, separate session.
+ * Run against Redis (the shared backend the tests must prove), and the in-memory default.
+ */
+
+const AGENT = `
+apiVersion: tealagents/v1alpha1
+name: Assistant
+version: 0.1
+description: Ownership test agent
+spec:
+  agent:
+    name: default
+    model: local/echo
+    system_prompt: Be brief.
+`;
+
+/** On a fake OpenAI-compatible server, so that a request can be held running. */
+const SLOW_AGENT = `
+apiVersion: tealagents/v1alpha1
+name: Slow
+version: 1
+description: Agent whose model call can hang
+spec:
+  agent:
+    name: default
+    model: gpt-test
+    system_prompt: Be brief.
+`;
+
+const T1 = 'c0ffee00-0000-4000-8000-0000000000b1';
+const T2 = 'c0ffee00-0000-4000-8000-0000000000b2';
+const ALICE = { tid: T1, oid: 'a11ce000-0000-4000-8000-000000000001' };
+const BOB = { tid: T1, oid: 'b0b00000-0000-4000-8000-000000000002' };
+const ORCHESTRATOR = { tid: T1, oid: '0c0c0c0c-0000-4000-8000-000000000003', kind: 'app' as const };
+const CAROL_T2 = { tid: T2, oid: 'ca501000-0000-4000-8000-000000000004' };
+type Who = typeof ALICE | typeof ORCHESTRATOR;
+
+const backends: [string, () => StateStore][] = [
+  ['redis', () => new RedisStateStore({ url: testRedisUrl(), keyPrefix: `${uniqueName('auth-ownership')}:` })],
+  ['memory', () => new MemoryStateStore()],
+];
+
+describe.each(backends)('ownership by (tid, oid) on the %s store', (_backend, newStore) => {
+  let issuer: OidcIssuer;
+  let llm: FakeOpenAi;
+  let t: TestApp;
+  let store: StateStore;
+  let base: string;
+
+  beforeAll(async () => {
+    issuer = await startOidcIssuer();
+    llm = await startFakeOpenAi();
+    store = newStore();
+    t = await startTestApp({
+      agents: { 'a.yaml': AGENT, 'slow.yaml': SLOW_AGENT },
+      store,
+      env: {
+        TA_BASE_URL: llm.baseURL,
+        TA_API_KEY: 'sk-test',
+        TA_LLM_MAX_RETRIES: '0',
+        TA_AUTH_MODE: 'entra',
+        TA_ENTRA_AUTHORITY: issuer.origin,
+        TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}`,
+        TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
+        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
+        TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke',
+      },
+    });
+    base = `${t.url}/Assistant/0.1`;
+  });
+  afterAll(async () => {
+    await t?.close(); // closes the store too
+    await issuer?.close();
+    await llm?.close();
+  });
+
+  const as = async (who: Who) => ({ authorization: `Bearer ${await issuer.mint(who)}` });
+  const say = async (who: Who, body: Record<string, unknown> = {}) => postJson(base, { items: [text('hi')], ...body }, await as(who));
+  const get = async (who: Who, path: string) => request(`${base}/${path}`, { headers: await as(who) });
+  const post = async (who: Who, path: string, body: unknown) => postJson(`${base}/${path}`, body, await as(who));
+  const outcome = (res: JsonResponse) => `${res.status} ${res.body?.code ?? ''}`.trim();
+
+  /** Every operation a caller can attempt on Alice's task, with what it answers. */
+  async function attempts(who: Who, task: { task_id: string; session_id: string; request_id: string }) {
+    return {
+      followOn: outcome(await say(who, { task_id: task.task_id })),
+      followOnSse: outcome(await post(who, 'sse', { items: [text('x')], task_id: task.task_id })),
+      resume: outcome(await post(who, `tealagents/v1alpha1/resume/${task.request_id}`, { action: 'approve' })),
+      cancel: outcome(await post(who, `tasks/${task.task_id}/cancel`, {})),
+      readTask: outcome(await get(who, `tasks/${task.task_id}`)),
+      readSession: outcome(await get(who, `sessions/${task.session_id}`)),
+    };
+  }
+
+  async function snapshot(tenantId: string, taskId: string) {
+    const task = await store.getTask(tenantId, taskId);
+    return { version: task?.version, requests: (await store.listRequests(tenantId, taskId)).length };
+  }
+
+  it('the owner reaches every operation (the refusals below are about identity, not the routes)', async () => {
+    const task = (await say(ALICE)).body;
+    expect(await attempts(ALICE, task)).toEqual({
+      followOn: '200',
+      followOnSse: '200',
+      resume: '409 TASK_NOT_PAUSED',
+      cancel: '409 TASK_NOT_RUNNING',
+      readTask: '200',
+      readSession: '200',
+    });
+  });
+
+  it.each([
+    ['another user of the same tenant', BOB],
+    ['an app-only caller of the same tenant (its service principal is another owner)', ORCHESTRATOR],
+  ])("%s cannot follow on, resume or cancel Alice's task (401) nor read it (404)", async (_name, other) => {
+    const task = (await say(ALICE)).body;
+    const before = await snapshot(T1, task.task_id);
+    expect(await attempts(other, task)).toEqual({
+      followOn: '401 NOT_OWNER',
+      followOnSse: '401 NOT_OWNER',
+      resume: '401 NOT_OWNER',
+      cancel: '401 NOT_OWNER',
+      readTask: '404 TASK_NOT_FOUND',
+      readSession: '404 SESSION_NOT_FOUND',
+    });
+    expect(await snapshot(T1, task.task_id)).toEqual(before);
+  });
+
+  it("another tenant cannot see T1's task, request or session at all (404 everywhere)", async () => {
+    const task = (await say(ALICE)).body;
+    const before = await snapshot(T1, task.task_id);
+    expect(await attempts(CAROL_T2, task)).toEqual({
+      followOn: '404 TASK_NOT_FOUND',
+      followOnSse: '404 TASK_NOT_FOUND',
+      resume: '404 REQUEST_NOT_FOUND',
+      cancel: '404 TASK_NOT_FOUND',
+      readTask: '404 TASK_NOT_FOUND',
+      readSession: '404 SESSION_NOT_FOUND',
+    });
+    expect(await snapshot(T1, task.task_id)).toEqual(before);
+    // In the store itself, the key carries the tenant: T2 reads nothing under the same ids.
+    expect(await store.getTask(T2, task.task_id)).toBeUndefined();
+    expect(await store.getRequest(T2, task.request_id)).toBeUndefined();
+    expect(await store.listRequests(T2, task.task_id)).toEqual([]);
+    expect((await store.listSessionTasks(T2, ALICE.oid, task.session_id, { limit: 10 })).items).toEqual([]);
+  });
+
+  it('the same oid in another tenant is another principal', async () => {
+    const task = (await say(ALICE)).body;
+    const sameOidOtherTenant = { tid: T2, oid: ALICE.oid };
+    expect(outcome(await get(sameOidOtherTenant, `tasks/${task.task_id}`))).toBe('404 TASK_NOT_FOUND');
+    expect(outcome(await say(sameOidOtherTenant, { task_id: task.task_id }))).toBe('404 TASK_NOT_FOUND');
+  });
+
+  it("a session id reused by another user is a new, separate session, never a view of the first", async () => {
+    const session = '5e551011-0000-4000-8000-0000000000c1';
+    const alice = (await say(ALICE, { session_id: session })).body;
+    const bob = await say(BOB, { session_id: session });
+    expect(bob.status).toBe(200);
+    expect(bob.body.session_id).toBe(session);
+    expect(bob.body.task_id).not.toBe(alice.task_id);
+
+    const aliceView = await get(ALICE, `sessions/${session}`);
+    const bobView = await get(BOB, `sessions/${session}`);
+    expect(aliceView.body.tasks.map((x: { task_id: string }) => x.task_id)).toEqual([alice.task_id]);
+    expect(bobView.body.tasks.map((x: { task_id: string }) => x.task_id)).toEqual([bob.body.task_id]);
+    // Bob's task is his: Alice cannot follow on it either.
+    expect(outcome(await say(ALICE, { task_id: bob.body.task_id }))).toBe('401 NOT_OWNER');
+    // And a T2 user with the same session id starts yet another one.
+    const carol = await say(CAROL_T2, { session_id: session });
+    expect((await get(CAROL_T2, `sessions/${session}`)).body.tasks.map((x: { task_id: string }) => x.task_id)).toEqual([carol.body.task_id]);
+  });
+
+  it("a running request can be canceled by its owner only: Bob gets 401, T2 gets 404, and it keeps running", async () => {
+    const slow = `${t.url}/Slow/1`;
+    llm.script(reply.text('ready'));
+    const first = await postJson(slow, { items: [text('begin')] }, await as(ALICE));
+    expect(first.status).toBe(200);
+    const taskId = first.body.task_id;
+    llm.script(reply.hang());
+    const pending = postJson(slow, { items: [text('long one')], task_id: taskId }, await as(ALICE));
+    const modelCall = await llm.waitForRequest(llm.requests.length);
+
+    const cancel = async (who: Who) => outcome(await postJson(`${slow}/tasks/${taskId}/cancel`, {}, await as(who)));
+    expect(await cancel(BOB)).toBe('401 NOT_OWNER');
+    expect(await cancel(CAROL_T2)).toBe('404 TASK_NOT_FOUND');
+    expect(modelCall.clientDisconnected).toBe(false);
+    const running = await request(`${slow}/tasks/${taskId}`, { headers: await as(ALICE) });
+    expect(running.body.running_request_id).toEqual(expect.any(String));
+
+    expect(await cancel(ALICE)).toBe('200');
+    await modelCall.disconnected;
+    expect((await pending).body.status).toBe('Canceled');
+  });
+});
