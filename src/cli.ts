@@ -11,6 +11,9 @@ export const USAGE = `Usage:
       Serve the agents of one YAML file, or of every *.yaml/*.yml file of a directory (not its
       subdirectories). The path defaults to TA_SERVICE_CONFIG; --port overrides TA_PORT (default
       8000; 0 picks a free port).
+  teal-agent-server create-dynamodb-table
+      Create the DynamoDB state table (and its TTL attribute) once, from TA_DYNAMODB_TABLE,
+      TA_DYNAMODB_ENDPOINT and AWS_REGION; does nothing when it exists.
   teal-agent-server --help | -h       Show this help.
   teal-agent-server --version | -v    Show the version.
 
@@ -62,6 +65,11 @@ export async function runCli(argv: string[]): Promise<void> {
   }
   if (command === '--version' || command === '-v') {
     process.stdout.write(`${packageVersion()}\n`);
+    return;
+  }
+  if (command === 'create-dynamodb-table') {
+    const cmd = require('./state/backends/dynamodb/create-table.cli') as typeof import('./state/backends/dynamodb/create-table.cli');
+    await cmd.createTableFromEnv().catch(cmd.reportCreateTableFailure);
     return;
   }
   if (command !== 'serve') usageError(`unknown command "${command}"`);

@@ -7,10 +7,14 @@ import { ErrorCode } from '../../common/errors/error-code';
  * token material can reach a response header or a log line through them.
  */
 
-/** No credentials of our scheme at all: RFC 6750 §3.1 says the challenge carries no error code. */
+/**
+ * No credentials of our scheme at all. RFC 6750 §3.1 would allow a bare `Bearer` challenge here; the
+ * contract of this service (issue 4) is one challenge for every 401, `error="invalid_token"`, so
+ * clients need to recognise only one shape.
+ */
 export function missingBearerToken(): DomainError {
   return new DomainError(ErrorCode.UNAUTHENTICATED, 'A bearer token is required: Authorization: Bearer <Entra ID access token>', {
-    headers: { 'WWW-Authenticate': 'Bearer' },
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token", error_description="missing bearer token"' },
   });
 }
 

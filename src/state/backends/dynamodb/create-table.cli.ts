@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 /**
  * Creates the DynamoDB state table (with TTL on `ttl`) once, for deployments that do not let the
- * server create it at boot: `node dist/state/backends/dynamodb/create-table.cli.js`.
+ * server create it at boot: `teal-agent-server create-dynamodb-table` (or
+ * `node dist/state/backends/dynamodb/create-table.cli.js`).
  * Reads TA_DYNAMODB_TABLE (default teal-agent-state), TA_DYNAMODB_ENDPOINT (optional) and
  * AWS_REGION (default us-east-1); credentials come from the SDK's default chain.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStateTable } from './dynamodb-table';
 
-async function main(): Promise<void> {
+export async function createTableFromEnv(): Promise<void> {
   const table = process.env.TA_DYNAMODB_TABLE || 'teal-agent-state';
   const endpoint = process.env.TA_DYNAMODB_ENDPOINT || undefined;
   const region = process.env.AWS_REGION || 'us-east-1';
@@ -21,7 +22,9 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
+export function reportCreateTableFailure(err: unknown): void {
   process.stderr.write(`Could not create the DynamoDB table: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 1;
-});
+}
+
+if (require.main === module) createTableFromEnv().catch(reportCreateTableFailure);
