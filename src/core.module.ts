@@ -7,6 +7,8 @@ import { AgentRunner } from './invocation/agent-runner';
 import { LlmProvider } from './llm/llm-provider';
 import { StateStore } from './state/state-store';
 import { Telemetry } from './telemetry/telemetry';
+import { ToolExecutor } from './tools/tool-executor';
+import { ToolRegistry } from './tools/tool-registry';
 
 export interface CoreDependencies {
   env: EnvConfig;
@@ -17,14 +19,15 @@ export interface CoreDependencies {
   store: StateStore;
 }
 
-/** Flushes spans and metrics and closes the state store when the app closes. */
+/** Flushes spans and metrics, closes the state store and stops the MCP servers when the app closes. */
 class CoreShutdown implements OnApplicationShutdown {
   constructor(
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     private readonly store: StateStore,
+    private readonly tools: ToolRegistry,
   ) {}
   async onApplicationShutdown(): Promise<void> {
-    await Promise.allSettled([this.telemetry.shutdown(), this.store.close()]);
+    await Promise.allSettled([this.telemetry.shutdown(), this.store.close(), this.tools.close()]);
   }
 }
 
@@ -33,13 +36,19 @@ class CoreShutdown implements OnApplicationShutdown {
 @Module({})
 export class CoreModule {
   static forRoot(deps: CoreDependencies): DynamicModule {
+    // Built before Nest starts: a missing plugin or a broken OpenAPI document stops the boot with
+    // the file and the field (ConfigError), like any other config problem. MCP servers connect later.
+    const tools = ToolRegistry.build(deps.agents, deps.env.tools, deps.logger);
+    const executor = new ToolExecutor(deps.env.tools, deps.logger);
     const providers = [
       { provide: ENV_CONFIG, useValue: deps.env },
       { provide: AGENTS, useValue: deps.agents },
       { provide: LOGGER, useValue: deps.logger },
       { provide: TELEMETRY, useValue: deps.telemetry },
       { provide: LlmProvider, useValue: deps.llm },
-      { provide: AgentRunner, useFactory: (llm: LlmProvider) => new AgentRunner(llm), inject: [LlmProvider] },
+      { provide: ToolRegistry, useValue: tools },
+      { provide: ToolExecutor, useValue: executor },
+      { provide: AgentRunner, useFactory: (llm: LlmProvider) => new AgentRunner(llm, tools, executor), inject: [LlmProvider] },
       { provide: StateStore, useValue: deps.store },
       CoreShutdown,
     ];

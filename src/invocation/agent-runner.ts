@@ -1,31 +1,35 @@
 import { AgentSpecConfig } from '../agents/config/agent.schema';
-import { LlmMessage, LlmRequest, LlmResult } from '../llm/llm-client.port';
+import { LlmMessage, LlmRequest } from '../llm/llm-client.port';
 import { LlmProvider } from '../llm/llm-provider';
-
-export interface RunOptions {
-  signal?: AbortSignal;
-  /** When given, the model is streamed and each text delta is passed here. */
-  onDelta?: (text: string) => void;
-}
+import { ToolExecutor } from '../tools/tool-executor';
+import type { ToolRegistry } from '../tools/tool-registry';
+import { DEFAULT_TOOLS_CONFIG } from '../tools/tools.config';
+import { Toolset } from '../tools/toolset';
+import { AgentRunResult, runToolLoop, ToolLoopOptions } from './tool-loop';
 
 /**
- * Runs one agent over a list of messages: the system prompt first, then the conversation. Knows
- * nothing of HTTP or of how history is stored.
+ * `signal` aborts the model call and the running tools; `onDelta` streams each model turn's text;
+ * `caller` is who the tools act for (required when the agent has tools); `onToolCall` and
+ * `onToolResult` report each tool call as it starts and ends.
+ */
+export type RunOptions = ToolLoopOptions;
+
+/**
+ * Runs one agent over a list of messages: the system prompt first, then the conversation, then the
+ * tool loop (model turns with the agent's tools until it answers; src/invocation/tool-loop.ts).
+ * Knows nothing of HTTP or of how history is stored.
  */
 export class AgentRunner {
-  constructor(private readonly llm: LlmProvider) {}
+  constructor(
+    private readonly llm: LlmProvider,
+    private readonly tools?: ToolRegistry,
+    private readonly executor: ToolExecutor = new ToolExecutor(DEFAULT_TOOLS_CONFIG),
+  ) {}
 
-  async run(agent: AgentSpecConfig, conversation: LlmMessage[], options: RunOptions = {}): Promise<LlmResult> {
-    const request = buildRequest(agent, conversation);
-    const client = this.llm.clientFor(agent.model);
-    if (!options.onDelta) return client.complete(request, options.signal);
-    let result: LlmResult | undefined;
-    for await (const ev of client.stream(request, options.signal)) {
-      if (ev.type === 'delta') options.onDelta(ev.text);
-      else result = ev.result;
-    }
-    if (!result) throw new Error('model stream ended without a result');
-    return result;
+  run(agent: AgentSpecConfig, conversation: LlmMessage[], options: RunOptions = {}): Promise<AgentRunResult> {
+    const toolset = this.tools?.toolsetFor(agent) ?? Toolset.EMPTY;
+    const deps = { client: this.llm.clientFor(agent.model), toolset, executor: this.executor };
+    return runToolLoop(deps, buildRequest(agent, conversation), agent.max_tool_rounds ?? 10, options);
   }
 }
 

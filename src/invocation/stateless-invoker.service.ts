@@ -9,9 +9,12 @@ import { AgentRunner } from './agent-runner';
 import { InvokeResponse, StatelessStreamEvent } from './invoke-response';
 import { historyToMessages, userContextMessage } from './llm-content';
 import { SequentialPlan } from './sequential/sequential-plan';
+import type { ToolCaller } from './tool-loop';
 
 export interface InvokeOptions {
   signal?: AbortSignal;
+  /** Who the agent's tools act for (the authenticated caller, and their token for tools that forward it). */
+  caller?: ToolCaller;
   /** Streaming: receives events in order; the final response is also returned. */
   emit?: (e: StatelessStreamEvent) => void;
 }
@@ -82,7 +85,7 @@ export class StatelessInvoker {
             data: { session_id: sessionId, source: agent.source, request_id: requestId, output_partial: text },
           })
       : undefined;
-    const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta });
+    const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta, caller: options.caller });
     this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
     return this.response(agent, sessionId, requestId, result.content, result.usage);
   }
@@ -120,7 +123,7 @@ export class StatelessInvoker {
                 data: { session_id: sessionId, source: agent.source, request_id: requestId, output_partial: text },
               })
           : undefined;
-      const result = await this.runner.run(step.agent, conversation, { signal: options.signal, onDelta });
+      const result = await this.runner.run(step.agent, conversation, { signal: options.signal, onDelta, caller: options.caller });
       this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': step.agent.model, 'ta.agent.name': agent.name });
       usage = addUsage(usage, result.usage);
       output = result.content;

@@ -1,5 +1,5 @@
 import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { LlmRequest, TokenUsage } from './llm-client.port';
+import { LlmMessage, LlmRequest, TokenUsage } from './llm-client.port';
 
 const REASONING_MODEL = /^(o\d|gpt-5)/i;
 
@@ -7,7 +7,7 @@ const REASONING_MODEL = /^(o\d|gpt-5)/i;
 export function toChatParams(request: LlmRequest): ChatCompletionCreateParamsBase {
   const params: ChatCompletionCreateParamsBase = {
     model: request.model,
-    messages: request.messages as ChatCompletionMessageParam[],
+    messages: request.messages.map(toChatMessage),
   };
   // `temperature: 0` is a value, not "unset".
   if (request.temperature !== undefined) params.temperature = request.temperature;
@@ -35,4 +35,14 @@ export function toUsage(
   const prompt = u?.prompt_tokens ?? 0;
   // Field order matters on the wire: upstream's TokenUsage serialises completion, prompt, total.
   return { completion_tokens: completion, prompt_tokens: prompt, total_tokens: u?.total_tokens ?? completion + prompt };
+}
+
+/** Our messages are OpenAI's, except an assistant turn's tool calls, which OpenAI nests under `function`. */
+function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
+  if (m.role !== 'assistant' || !m.tool_calls?.length) return m as ChatCompletionMessageParam;
+  return {
+    role: 'assistant',
+    content: m.content,
+    tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+  };
 }

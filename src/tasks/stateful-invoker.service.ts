@@ -9,14 +9,16 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import type { EnvConfig } from '../config/env.config';
 import { AgentRunner } from '../invocation/agent-runner';
-import { emptyUsage } from '../llm/llm-client.port';
+import { partialRunOf } from '../invocation/tool-loop';
+import { emptyUsage, LlmToolCall } from '../llm/llm-client.port';
 import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { VersionConflictError } from '../state/state.errors';
 import { Telemetry } from '../telemetry/telemetry';
 import { expiryFrom, RunningTask, TaskTiming } from './running-task';
 import { StateResponse } from './state-response';
-import { buildTaskConversation } from './task-history';
+import { buildTaskConversation, storedToolRounds, toolCallTrace } from './task-history';
+import type { ToolExecution } from '../tools/tool-executor';
 import { leaseActive } from './task-lease';
 import { RunningRequests } from './running-requests';
 
@@ -35,6 +37,8 @@ export interface StatefulInvokeOptions {
   emit?: (event: string, data: Record<string, unknown>) => void;
   /** Cancels the model call (explicit cancellation; a disconnected SSE client does not cancel). */
   signal?: AbortSignal;
+  /** The caller's validated bearer token, for tools configured to forward it. Never stored. */
+  bearerToken?: string;
 }
 
 /**
@@ -110,15 +114,23 @@ export class StatefulInvoker {
         try {
           const conversation = buildTaskConversation(earlier, request);
           const onDelta = options.emit ? (text: string) => options.emit!('partial-response', { ...ids, output_partial: text }) : undefined;
-          const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta });
+          const result = await this.runner.run(agent.agent, conversation, {
+            signal: options.signal,
+            onDelta,
+            caller: { principal: { tenantId: request.tenantId, ownerId: request.ownerId }, bearerToken: options.bearerToken },
+            ...toolEvents(ids, options.emit),
+          });
           const now = new Date().toISOString();
           const finished: RequestRecord = {
             ...running.request,
             status: 'Completed',
+            // The tool rounds, then the answer: a follow-on replays exactly what the model saw.
             messages: [
               ...running.request.messages,
+              ...storedToolRounds(result, now),
               { id: randomUUID(), role: 'assistant', content: result.content, created_at: now },
             ],
+            toolCalls: result.toolExecutions.map(toolCallTrace),
             output: result.content,
             tokenUsage: result.usage,
             updatedAt: now,
@@ -264,16 +276,29 @@ export class StatefulInvoker {
     const status = canceled ? 'Canceled' : 'Failed';
     const code = err instanceof DomainError ? err.code : ErrorCode.INTERNAL;
     const message = err instanceof DomainError ? err.message : 'Internal error';
+    const now = new Date().toISOString();
+    // What its tools did stays on the request (trace and messages); a failed request is not replayed.
+    const partial = partialRunOf(err);
+    const done = partial?.toolExecutions.length
+      ? { messages: [...running.request.messages, ...storedToolRounds(partial, now)], toolCalls: partial.toolExecutions.map(toolCallTrace) }
+      : {};
     try {
-      await running.finish(
-        { status },
-        { ...running.request, status, error: { code, message }, updatedAt: new Date().toISOString() },
-      );
+      await running.finish({ status }, { ...running.request, ...done, status, error: { code, message }, updatedAt: now });
     } catch (writeErr) {
       // The lease will lapse and the next follow-on closes this request as abandoned.
       this.logger.error({ err: writeErr, task_id: running.task.taskId }, 'could not record the failed request');
     }
   }
+}
+
+/** Streaming: `tool-call` when a call starts, `tool-result` when it ends, with the request's ids. */
+function toolEvents(ids: StartedRequest['ids'], emit: StatefulInvokeOptions['emit']) {
+  if (!emit) return {};
+  return {
+    onToolCall: (c: LlmToolCall) => emit('tool-call', { ...ids, tool_call_id: c.id, name: c.name, arguments: c.arguments }),
+    onToolResult: (e: ToolExecution) =>
+      emit('tool-result', { ...ids, tool_call_id: e.id, name: e.name, outcome: e.outcome, result: e.result, duration_ms: e.duration_ms }),
+  };
 }
 
 function busy(task: TaskRecord): DomainError {

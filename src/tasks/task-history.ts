@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { LlmMessage } from '../llm/llm-client.port';
+import type { ToolExecution } from '../tools/tool-executor';
 import { toLlmContent, userContextMessage } from '../invocation/llm-content';
-import { RequestRecord, StoredMessage } from '../state/state.entities';
+import { RequestRecord, StoredMessage, ToolCallTrace } from '../state/state.entities';
 
 /** Requests whose messages the model sees again on a follow-on. */
 const REPLAYED = new Set(['Completed']);
@@ -33,4 +35,28 @@ export function toLlmMessage(m: StoredMessage): LlmMessage {
     case 'tool':
       return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
   }
+}
+
+/**
+ * The messages the tool loop appended (each assistant turn that asked for tools, then its tool
+ * results), as stored: `toLlmMessage` gives them back unchanged. A tool result is `is_error` when
+ * its call did not succeed.
+ */
+export function storedToolRounds(run: { appended: LlmMessage[]; toolExecutions: ToolExecution[] }, now: string): StoredMessage[] {
+  const failed = new Set(run.toolExecutions.filter((e) => e.outcome !== 'ok').map((e) => e.id));
+  return run.appended.map((m): StoredMessage => {
+    switch (m.role) {
+      case 'assistant':
+        return { id: randomUUID(), role: 'assistant', content: m.content, ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}), created_at: now };
+      case 'tool':
+        return { id: randomUUID(), role: 'tool', tool_call_id: m.tool_call_id, content: m.content, is_error: failed.has(m.tool_call_id), created_at: now };
+      default:
+        throw new Error(`the tool loop does not append ${m.role} messages`);
+    }
+  });
+}
+
+/** One call of the execution trace (`RequestRecord.toolCalls`). */
+export function toolCallTrace(e: ToolExecution): ToolCallTrace {
+  return { id: e.id, name: e.name, arguments: e.arguments, started_at: e.started_at, duration_ms: e.duration_ms, outcome: e.outcome, result: e.result };
 }

@@ -47,7 +47,7 @@ export class ToolRegistry {
     const remote = remoteCatalogs(config, problems);
     const catalog = config.pluginCatalogFile ? loadPluginCatalog(config.pluginCatalogFile) : undefined;
     if (catalog) problems.push(...catalog.problems);
-    const mcp = new McpClientManager(config.timeoutMs, logger);
+    const mcp = new McpClientManager(undefined, logger);
     const toolsets = new Map<AgentSpecConfig, Toolset>();
     const openApiTools = new Map<string, Tool[] | null>();
 

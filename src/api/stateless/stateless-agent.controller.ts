@@ -3,6 +3,8 @@ import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { ENV_CONFIG, LOGGER } from '../../app.tokens';
+import { CurrentPrincipal } from '../../auth/current-principal.decorator';
+import type { Principal } from '../../auth/principal';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { SseStream } from '../../common/sse/sse-stream';
@@ -31,10 +33,14 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
 
     @Post()
     @HttpCode(200)
-    async invoke(@Body() body: unknown, @Res({ passthrough: true }) res: Response): Promise<InvokeResponse> {
+    async invoke(
+      @Body() body: unknown,
+      @CurrentPrincipal() principal: Principal,
+      @Res({ passthrough: true }) res: Response,
+    ): Promise<InvokeResponse> {
       const input = parseInput(agent, body);
       try {
-        return await this.invoker.invoke(agent, input, { signal: abortOnDisconnect(res) });
+        return await this.invoker.invoke(agent, input, { signal: abortOnDisconnect(res), caller: { principal, bearerToken: res.req.bearerToken } });
       } catch (err) {
         this.logFailure(err);
         throw err;
@@ -42,13 +48,17 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
     }
 
     @Post('sse')
-    async sse(@Body() body: unknown, @Res() res: Response): Promise<void> {
+    async sse(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
       const input = parseInput(agent, body); // a bad body is a JSON 422, before the stream opens
       const stream = new SseStream(res, this.env.http.sseKeepaliveMs);
       // Headers go out with the first event or keepalive, so an early failure keeps its status.
       stream.start();
       try {
-        await this.invoker.invoke(agent, input, { signal: stream.signal, emit: (e) => stream.send(e.event, e.data) });
+        await this.invoker.invoke(agent, input, {
+          signal: stream.signal,
+          emit: (e) => stream.send(e.event, e.data),
+          caller: { principal, bearerToken: res.req.bearerToken },
+        });
         stream.end();
       } catch (err) {
         this.logFailure(err);

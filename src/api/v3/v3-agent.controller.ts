@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res, Type } from '@nestjs/common';
-import type { Response } from 'express';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, Type } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { ENV_CONFIG, LOGGER } from '../../app.tokens';
@@ -37,8 +37,8 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
 
     @Post()
     @HttpCode(200)
-    invoke(@Body() body: unknown, @CurrentPrincipal() principal: Principal): Promise<StateResponse> {
-      return this.invoker.invoke(agent, principal, validateBody(UserMessageDto, body));
+    invoke(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<StateResponse> {
+      return this.invoker.invoke(agent, principal, validateBody(UserMessageDto, body), { bearerToken: req.bearerToken });
     }
 
     /**
@@ -54,7 +54,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       const send = (event: string, data: Record<string, unknown>) => stream.send(event, data, `${started.seq}-${n++}`);
       stream.open();
       try {
-        const response = await started.run({ emit: send });
+        const response = await started.run({ emit: send, bearerToken: res.req.bearerToken });
         send('final-response', { ...response });
       } catch (err) {
         const domain = toDomainError(err);

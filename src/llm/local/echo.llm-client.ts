@@ -1,6 +1,7 @@
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import { LlmClient, LlmMessage, LlmRequest, LlmResult, LlmStreamEvent } from '../llm-client.port';
+import { LlmClient, LlmMessage, LlmRequest, LlmResult, LlmStreamEvent, LlmToolCall } from '../llm-client.port';
+import { toolCommandReply } from './tool-commands';
 
 export const ECHO_MODEL = 'local/echo';
 
@@ -31,8 +32,10 @@ function canceled(): DomainError {
 }
 
 function reply(request: LlmRequest): LlmResult {
+  const tools = toolCommandReply(request);
+  if (tools?.kind === 'calls') return toolCallTurn(request, tools.calls);
   const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
-  const content = lastUser ? textOf(lastUser) : '';
+  const content = tools ? tools.text : lastUser ? textOf(lastUser) : '';
   const prompt = request.messages.reduce((n, m) => n + countWords(textOf(m)), 0);
   const completion = countWords(content);
   return {
@@ -41,6 +44,18 @@ function reply(request: LlmRequest): LlmResult {
     // Upstream's field order (completion, prompt, total): SSE frames are compared byte for byte.
     usage: { completion_tokens: completion, prompt_tokens: prompt, total_tokens: prompt + completion },
     finishReason: 'stop',
+  };
+}
+
+/** A turn that asks for tools (docs/tools.md, "The offline model and tools"): no text, only calls. */
+function toolCallTurn(request: LlmRequest, toolCalls: LlmToolCall[]): LlmResult {
+  const prompt = request.messages.reduce((n, m) => n + countWords(textOf(m)), 0);
+  const completion = toolCalls.reduce((n, c) => n + countWords(`${c.name} ${c.arguments}`), 0);
+  return {
+    content: '',
+    toolCalls,
+    usage: { completion_tokens: completion, prompt_tokens: prompt, total_tokens: prompt + completion },
+    finishReason: 'tool_calls',
   };
 }
 

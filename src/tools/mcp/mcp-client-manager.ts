@@ -5,6 +5,8 @@ import type { ToolSource } from '../toolset';
 import { McpConnection, type McpToolInfo } from './mcp-connection';
 import { McpTool } from './mcp-tool';
 
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
 /**
  * Every MCP connection of the process, one per configured server of each agent, created at boot
  * but connected on first use. Closing the manager (on application shutdown) ends every session
@@ -14,14 +16,15 @@ export class McpClientManager {
   private readonly connections: McpConnection[] = [];
 
   constructor(
-    private readonly defaultTimeoutMs: number,
+    /** Connecting and listing, when a server sets no `timeout` (upstream's default: 30 s). */
+    private readonly connectTimeoutMs: number = DEFAULT_CONNECT_TIMEOUT_MS,
     private readonly logger?: Logger,
   ) {}
 
   /** The tools of one server, as a source for a toolset. */
   source(config: McpServerConfig): ToolSource {
-    // upstream's `timeout` is the connection timeout (seconds); the default follows our call timeout.
-    const connection = new McpConnection(config, config.timeout ? config.timeout * 1000 : this.defaultTimeoutMs, this.logger);
+    // upstream's `timeout` is the connection timeout, in seconds (calls have `request_timeout`).
+    const connection = new McpConnection(config, config.timeout ? config.timeout * 1000 : this.connectTimeoutMs, this.logger);
     this.connections.push(connection);
     let mapped: { from: McpToolInfo[]; tools: Tool[] } | undefined;
     return {
