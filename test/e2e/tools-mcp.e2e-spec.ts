@@ -119,6 +119,26 @@ describe('MCP over streamable HTTP: the in-repo test server', () => {
     expect(tools.get('test-plain')?.risk).toBe('write_high_risk');
   });
 
+  it('lets tool_governance_overrides change the risk and approval of a tool (by MCP name or model name)', async () => {
+    const other = new McpClientManager(1_000);
+    try {
+      const overridden = await toolsOf(
+        other,
+        mcpConfig({
+          name: 'gov',
+          transport: 'http',
+          url: server.url,
+          tool_governance_overrides: { wipe: { risk: 'write_low_risk' }, 'gov-echo': { requires_hitl: true } } as never,
+        }),
+      );
+      expect(overridden.get('gov-wipe')).toMatchObject({ risk: 'write_low_risk' });
+      expect(overridden.get('gov-echo')).toMatchObject({ risk: 'read_only', requiresHitl: true });
+      expect(overridden.get('gov-plain')?.requiresHitl).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+
   it("sends each caller's own identity and token on each call, over one shared session", async () => {
     const bob = { tenantId: 't1', ownerId: 'bob' };
     const [a, b] = await Promise.all([

@@ -1,6 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { ConfigError } from '../../src/agents/config/config-error';
+import { createApp } from '../../src/app.factory';
+import { loadEnvConfig } from '../../src/config/env.config';
 import { loadAgentConfigs } from '../../src/agents/config/load-agent-configs';
 import { ToolExecutor } from '../../src/tools/tool-executor';
 import { ToolRegistry } from '../../src/tools/tool-registry';
@@ -118,6 +121,37 @@ describe('plugins', () => {
     expect(problems.some((p) => /parameters must be a JSON schema with type "object"/.test(p))).toBe(true);
     const missing = problems.find((p) => /plugins\[1\]: plugin "Missing" not found/.test(p));
     expect(missing).toMatch(/modules that failed to load: .*plugins\/broken\.js: /);
+  });
+
+  it('reads governance from upstream\'s plugin catalog JSON (TA_PLUGIN_CATALOG_FILE), under spec.governance', async () => {
+    const dir = writeAgentDir({
+      'a.yaml': agentYaml('plugins: [Calculator]', 'governance:\n    tools:\n      Calculator-add: { requires_hitl: false }\n'.replace(/^/gm, '  ')),
+    });
+    const catalog = join(dir, 'catalog.json');
+    writeFileSync(
+      catalog,
+      JSON.stringify({
+        plugins: [
+          {
+            plugin_id: 'Calculator',
+            tools: [
+              { tool_id: 'Calculator-add', governance: { requires_hitl: true, cost: 'low', data_sensitivity: 'public' } },
+              { tool_id: 'Calculator-divide', governance: { requires_hitl: true, risk: 'write_low_risk' } },
+            ],
+          },
+        ],
+      }),
+    );
+    const { tools } = await toolsFor(dir, { pluginCatalogFile: catalog });
+    expect(tools.get('Calculator-divide')).toMatchObject({ risk: 'write_low_risk', requiresHitl: true });
+    expect(tools.get('Calculator-add')).toMatchObject({ risk: 'read_only', requiresHitl: false });
+  });
+
+  it('stops the real boot (createApp) for a missing plugin, before anything listens', async () => {
+    const dir = writeAgentDir({ 'a.yaml': agentYaml('plugins: [Nowhere]') });
+    const err = await createApp({ env: loadEnvConfig({ TA_AUTH_MODE: 'dev' }), configPath: dir, logDestination: new PassThrough() }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toContain('spec.agent.plugins[0]: plugin "Nowhere" not found');
   });
 
   it('applies spec.governance.tools over the plugin declaration', async () => {

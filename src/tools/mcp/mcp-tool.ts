@@ -11,9 +11,10 @@ export function mcpToolName(server: string, tool: string): string {
 
 /**
  * One tool of an MCP server. The risk comes from the tool's annotations, then the server's
- * `tool_governance_overrides` (keyed by the MCP tool name or by the name the model sees); an
- * `untrusted` server's tools always ask a human unless an override says otherwise. Each call
- * carries the caller's identity in `user_id_header` and, with `forward_token`, their token.
+ * `tool_governance_overrides` (keyed by the MCP tool name or by the name the model sees).
+ * `trust_level` is not used: absent, upstream reads it as `untrusted`, and making that ask for
+ * every tool would override CONFIG.md's risk-based policy. Each call carries the caller's identity
+ * in `user_id_header` and, with `forward_token`, their token.
  */
 export class McpTool implements Tool {
   readonly name: string;
@@ -35,7 +36,7 @@ export class McpTool implements Tool {
     this.parameters = (info.inputSchema ?? { type: 'object', properties: {} }) as JsonSchema;
     const override = overrideFor(c, info.name, this.name);
     this.risk = override?.risk ?? riskFromAnnotations(info.annotations);
-    this.requiresHitl = override?.requires_hitl ?? (c.trust_level === 'untrusted' ? true : undefined);
+    this.requiresHitl = override?.requires_hitl;
     this.idempotent = idempotentFromAnnotations(info.annotations);
     this.timeoutMs = c.request_timeout ? c.request_timeout * 1000 : undefined;
     this.source = `mcp:${c.name}`;
