@@ -39,7 +39,7 @@ export class CoreModule {
     // Built before Nest starts: a missing plugin or a broken OpenAPI document stops the boot with
     // the file and the field (ConfigError), like any other config problem. MCP servers connect later.
     const tools = ToolRegistry.build(deps.agents, deps.env.tools, deps.logger);
-    const executor = new ToolExecutor(deps.env.tools, deps.logger);
+    const executor = new ToolExecutor(deps.env.tools, deps.logger, (name, attributes, fn) => deps.telemetry.inSpan(name, attributes, fn));
     const providers = [
       { provide: ENV_CONFIG, useValue: deps.env },
       { provide: AGENTS, useValue: deps.agents },

@@ -1,3 +1,5 @@
+import type { Attributes, Span } from '@opentelemetry/api';
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { LlmToolCall } from '../llm/llm-client.port';
 import { ArgsValidator, compileArgsValidator, parseArguments } from './args-validator';
@@ -27,6 +29,9 @@ export interface ExecuteHooks {
 
 type CallContext = Omit<ToolContext, 'signal' | 'bearerToken'> & { signal?: AbortSignal; bearerToken?: string };
 
+/** Runs `fn` in a child span of the current one (Telemetry.inSpan). */
+export type SpanRunner = <T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>) => Promise<T>;
+
 /**
  * Runs the tool calls of one model turn: all at once, results in the order of the calls. Nothing
  * here throws for a tool's sake: an unknown tool, arguments that do not parse or do not match the
@@ -40,6 +45,7 @@ export class ToolExecutor {
   constructor(
     private readonly config: Pick<ToolsConfig, 'timeoutMs' | 'maxRetries' | 'retryBaseMs'>,
     private readonly logger?: Logger,
+    private readonly inSpan?: SpanRunner,
   ) {}
 
   executeAll(tools: ReadonlyMap<string, Tool>, calls: LlmToolCall[], ctx: CallContext, hooks: ExecuteHooks = {}): Promise<ToolExecution[]> {
@@ -50,7 +56,14 @@ export class ToolExecutor {
     hooks.onStart?.(call);
     const startedAt = new Date();
     const t0 = performance.now();
-    const { outcome, result, attempts } = await this.run(tool, call, ctx);
+    const { outcome, result, attempts } = this.inSpan
+      ? await this.inSpan(`execute_tool ${call.name}`, spanAttributes(tool, call), async (span) => {
+          const r = await this.run(tool, call, ctx);
+          span.setAttributes({ 'ta.tool.outcome': r.outcome, 'ta.tool.attempts': r.attempts });
+          if (r.outcome !== 'ok') span.setStatus({ code: SpanStatusCode.ERROR, message: r.result.slice(0, 200) });
+          return r;
+        })
+      : await this.run(tool, call, ctx);
     const execution: ToolExecution = {
       id: call.id,
       name: call.name,
@@ -138,6 +151,16 @@ export class ToolExecutor {
     }
     return v;
   }
+}
+
+/** OpenTelemetry GenAI semantic conventions for a tool execution, plus where the tool comes from. */
+function spanAttributes(tool: Tool | undefined, call: LlmToolCall): Attributes {
+  return {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': call.name,
+    'gen_ai.tool.call.id': call.id,
+    ...(tool ? { 'ta.tool.source': tool.source, 'ta.tool.risk': tool.risk } : {}),
+  };
 }
 
 function failed(message: string, attempts: number): { outcome: ToolOutcome; result: string; attempts: number } {

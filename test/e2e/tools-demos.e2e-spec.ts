@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { startTodoMcpServer, TodoMcpServer } from '../../demos/mcp/todo-mcp.server';
 import { ToolRegistry } from '../../src/tools/tool-registry';
 import { postJson } from '../support/http';
+import { OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
@@ -14,10 +15,13 @@ const demo = (file: string) => readFileSync(join(DEMOS, file), 'utf8');
 describe('tool demos on the offline model (local/echo)', () => {
   let todo: TodoMcpServer;
   let t: TestApp;
+  let otlp: OtlpReceiver;
 
   beforeAll(async () => {
     todo = await startTodoMcpServer();
+    otlp = await startOtlpReceiver();
     t = await startTestApp({
+      env: { TA_OTEL_ENDPOINT: otlp.url },
       agents: {
         'calculator.yaml': demo('calculator.yaml'),
         // the shipped file, pointed at this test's server instead of port 3001
@@ -28,6 +32,7 @@ describe('tool demos on the offline model (local/echo)', () => {
   afterAll(async () => {
     await t?.close();
     await todo?.stop();
+    await otlp?.close();
   });
 
   it('Calculator: /tool lines make one parallel round with the demo plugins, and the answer is their results', async () => {
@@ -37,6 +42,15 @@ describe('tool demos on the offline model (local/echo)', () => {
     const [product, forecast] = res.body.content.output.split('\n');
     expect(product).toBe('42');
     expect(JSON.parse(forecast)).toMatchObject({ city: 'Oslo', forecast: [{ day: 1 }, { day: 2 }] });
+
+    // one execute_tool span per call, children of the request's invoke_agent span
+    await otlp.waitFor(() => otlp.spans().filter((s) => s.name.startsWith('execute_tool ')).length >= 2, 'two execute_tool spans');
+    const agentSpan = otlp.spans().find((s) => s.name === 'invoke_agent Calculator:0.1' && s.attributes['ta.task_id'] === res.body.task_id)!;
+    const toolSpans = otlp.spans().filter((s) => s.parentSpanId === agentSpan.spanId && s.name.startsWith('execute_tool '));
+    expect(toolSpans.map((s) => [s.name, s.attributes['gen_ai.tool.name'], s.attributes['ta.tool.outcome'], s.attributes['ta.tool.source']]).sort()).toEqual([
+      ['execute_tool Calculator-multiply', 'Calculator-multiply', 'ok', 'plugin:Calculator'],
+      ['execute_tool Weather-get_forecast', 'Weather-get_forecast', 'ok', 'plugin:Weather'],
+    ]);
 
     const task = await api.task(res.body.task_id);
     const r = task.body.requests[0];
