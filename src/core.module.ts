@@ -19,15 +19,18 @@ export interface CoreDependencies {
   store: StateStore;
 }
 
-/** Flushes spans and metrics, closes the state store and stops the MCP servers when the app closes. */
+/** Flushes spans, metrics and logs, closes the state store and stops the MCP servers when the app closes. */
 class CoreShutdown implements OnApplicationShutdown {
   constructor(
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     private readonly store: StateStore,
     private readonly tools: ToolRegistry,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
   async onApplicationShutdown(): Promise<void> {
     await Promise.allSettled([this.telemetry.shutdown(), this.store.close(), this.tools.close()]);
+    // Log lines are written asynchronously: write out what is pending before the process ends.
+    await new Promise<void>((resolve) => this.logger.flush(() => resolve()));
   }
 }
 

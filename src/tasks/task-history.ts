@@ -19,9 +19,25 @@ export function buildTaskConversation(earlier: RequestRecord[], current: Request
   const out: LlmMessage[] = [];
   const ctx = userContextMessage(userContext);
   if (ctx) out.push(ctx);
-  for (const r of earlier) if (REPLAYED.has(r.status)) out.push(...r.messages.map(toLlmMessage));
+  for (const r of earlier) if (REPLAYED.has(r.status)) out.push(...replayOf(r));
   out.push(...current.messages.map(toLlmMessage));
   return out;
+}
+
+/**
+ * A stored request is immutable once read (the in-memory store hands out the same frozen record on
+ * every read), so its model messages are converted once per record object, not on every follow-on:
+ * on a long task that conversion was the part of a turn that grew with the history.
+ */
+const replayed = new WeakMap<RequestRecord, readonly LlmMessage[]>();
+
+function replayOf(r: RequestRecord): readonly LlmMessage[] {
+  let messages = replayed.get(r);
+  if (!messages) {
+    messages = r.messages.map(toLlmMessage);
+    if (Object.isFrozen(r)) replayed.set(r, messages);
+  }
+  return messages;
 }
 
 export function toLlmMessage(m: StoredMessage): LlmMessage {
