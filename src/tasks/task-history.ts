@@ -15,12 +15,16 @@ const REPLAYED = new Set(['Completed']);
  * (The system prompt is added by the AgentRunner.)
  */
 export function buildTaskConversation(earlier: RequestRecord[], current: RequestRecord): LlmMessage[] {
-  const userContext = current.userContext ?? [...earlier].reverse().find((r) => r.userContext)?.userContext;
+  let userContext = current.userContext;
+  for (let i = earlier.length - 1; userContext === undefined && i >= 0; i--) userContext = earlier[i]!.userContext;
   const out: LlmMessage[] = [];
   const ctx = userContextMessage(userContext);
   if (ctx) out.push(ctx);
-  for (const r of earlier) if (REPLAYED.has(r.status)) out.push(...replayOf(r));
-  out.push(...current.messages.map(toLlmMessage));
+  for (const r of earlier) {
+    if (!REPLAYED.has(r.status)) continue;
+    for (const m of replayOf(r)) out.push(m);
+  }
+  for (const m of current.messages) out.push(toLlmMessage(m));
   return out;
 }
 
