@@ -3,10 +3,7 @@
 # built-in offline model (no API key, no network). Extra arguments go to `serve` (e.g. --port 9000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/node24.sh
-if [ ! -f node_modules/.package-lock.json ] || [ package.json -nt node_modules/.package-lock.json ]; then
-  npm install --no-audit --no-fund
-fi
+. scripts/ensure-deps.sh
 npx tsc -p tsconfig.build.json
 export TA_AUTH_MODE="${TA_AUTH_MODE:-dev}"
 exec node bin/teal-agent-server.js serve "${TA_SERVICE_CONFIG:-demos/agents}" "$@"

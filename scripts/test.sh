@@ -4,10 +4,7 @@
 # Extra arguments go to Jest (e.g. `bash scripts/test.sh --selectProjects unit`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/node24.sh
-if [ ! -f node_modules/.package-lock.json ] || [ package.json -nt node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm install --no-audit --no-fund
-fi
+. scripts/ensure-deps.sh
 npx tsc --noEmit -p tsconfig.json
 npx tsc -p tsconfig.build.json
 export LOG_LEVEL=silent TA_LOG_LEVEL=silent

@@ -78,13 +78,7 @@ export class StatelessInvoker {
     const ctx = userContextMessage(input.user_context);
     if (ctx) conversation.push(ctx);
     conversation.push(...historyToMessages(input.chat_history ?? []));
-    const onDelta = options.emit
-      ? (text: string) =>
-          options.emit!({
-            event: 'partial-response',
-            data: { session_id: sessionId, source: agent.source, request_id: requestId, output_partial: text },
-          })
-      : undefined;
+    const onDelta = partialEmitter(agent, sessionId, requestId, options);
     const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta, caller: options.caller });
     this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
     return this.response(agent, sessionId, requestId, result.content, result.usage);
@@ -115,14 +109,8 @@ export class StatelessInvoker {
         ...historyToMessages(input.chat_history ?? []),
         { role: 'user', content: step.instructions.render(scope) },
       ];
-      const onDelta =
-        last && options.emit
-          ? (text: string) =>
-              options.emit!({
-                event: 'partial-response',
-                data: { session_id: sessionId, source: agent.source, request_id: requestId, output_partial: text },
-              })
-          : undefined;
+      // Only the last task's text is the answer: earlier ones arrive whole as intermediate-task-response.
+      const onDelta = last ? partialEmitter(agent, sessionId, requestId, options) : undefined;
       const result = await this.runner.run(step.agent, conversation, { signal: options.signal, onDelta, caller: options.caller });
       this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': step.agent.model, 'ta.agent.name': agent.name });
       usage = addUsage(usage, result.usage);
@@ -153,4 +141,20 @@ export class StatelessInvoker {
       output_pydantic: null,
     };
   }
+}
+
+/** Streams model text as upstream's `partial-response` events (nothing when not streaming). */
+function partialEmitter(
+  agent: AgentDefinition,
+  sessionId: string,
+  requestId: string,
+  options: InvokeOptions,
+): ((text: string) => void) | undefined {
+  const emit = options.emit;
+  if (!emit) return undefined;
+  return (text) =>
+    emit({
+      event: 'partial-response',
+      data: { session_id: sessionId, source: agent.source, request_id: requestId, output_partial: text },
+    });
 }
