@@ -5,7 +5,8 @@
  */
 
 export type TaskStatus = 'Running' | 'Paused' | 'Completed' | 'Failed' | 'Canceled';
-export type RequestStatus = TaskStatus;
+/** A request may also wait for its turn (`on_busy: enqueue`). */
+export type RequestStatus = TaskStatus | 'Queued';
 
 /** The caller: Entra tenant (`tid`) and object id (`oid`). */
 export interface Principal {
@@ -67,6 +68,8 @@ export interface RequestRecord {
   /** Final text output when Completed. */
   output?: string;
   error?: { code: string; message: string };
+  /** Why a request ended Canceled: `canceled` (by its owner) or `superseded` (a newer queued follow-on). */
+  reason?: 'canceled' | 'superseded';
   createdAt: string;
   updatedAt: string;
 }
@@ -91,6 +94,8 @@ export interface TaskRecord {
   /** Number of requests (their `seq` runs from 0 to requestCount - 1). */
   requestCount: number;
   lease?: TaskLease;
+  /** The follow-on waiting for the running request to end (`on_busy: enqueue`; at most one). */
+  queued?: string;
   /** Set by a cancel that reached a process other than the one running the request. */
   cancelRequested?: string;
   /** Last SSE event id issued for this task (monotonic). */

@@ -3,6 +3,9 @@ import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { VersionConflictError } from '../state/state.errors';
 
+/** How many concurrent writers (cancels, queued follow-ons) one write adopts before giving up. */
+const MAX_ADOPTIONS = 8;
+
 export interface TaskTiming {
   leaseMs: number;
   ttlSeconds?: number;
@@ -38,7 +41,7 @@ export class RunningTask {
     const every = Math.max(50, Math.floor(this.timing.leaseMs / 3));
     this.timer = setInterval(() => {
       this.serialized(() =>
-        this.write({ lease: { requestId: this.request.requestId, expiresAt: Date.now() + this.timing.leaseMs } }),
+        this.write({ lease: { requestId: this.request.requestId, expiresAt: Date.now() + this.timing.leaseMs } }).then(() => undefined),
       ).catch((err) => {
         this.stopRenewal();
         this.logger.warn({ err, task_id: this.task.taskId, request_id: this.request.requestId }, 'lease renewal failed');
@@ -52,40 +55,68 @@ export class RunningTask {
     this.timer = undefined;
   }
 
-  /** Writes the request's final record and the task's new state, releasing the lease. */
-  finish(taskPatch: Partial<TaskRecord>, request: RequestRecord): Promise<TaskRecord> {
+  /**
+   * Writes the request's final record and the task's new state, releasing the lease, or, when a
+   * follow-on is queued (`on_busy: enqueue`), handing the lease straight to it in the same write.
+   * Resolves with the queued request it handed over to, if any.
+   */
+  finish(taskPatch: Partial<TaskRecord>, request: RequestRecord): Promise<RequestRecord | undefined> {
     this.stopRenewal();
     return this.serialized(async () => {
       this.request = request;
-      return this.write({ ...taskPatch, lease: undefined }, [request]);
+      let handedTo: RequestRecord | undefined;
+      await this.write(async (current) => {
+        handedTo = undefined;
+        if (!current.queued) return { patch: { ...taskPatch, lease: undefined }, requests: [request] };
+        const queued = await this.store.getRequest(current.tenantId, current.queued);
+        if (!queued || queued.status !== 'Queued') return { patch: { ...taskPatch, lease: undefined, queued: undefined }, requests: [request] };
+        const now = new Date().toISOString();
+        handedTo = { ...queued, status: 'Running', updatedAt: now };
+        return {
+          patch: {
+            status: 'Running',
+            queued: undefined,
+            lease: { requestId: queued.requestId, expiresAt: Date.now() + this.timing.leaseMs },
+          },
+          requests: [request, handedTo],
+        };
+      });
+      return handedTo;
     });
   }
 
-  private async write(patch: Partial<TaskRecord>, requests?: RequestRecord[], retried = false): Promise<TaskRecord> {
-    const now = new Date();
-    const next: TaskRecord = { ...this.task, ...patch, updatedAt: now.toISOString() };
-    if (patch.lease === undefined && 'lease' in patch) delete next.cancelRequested;
-    const expiresAt = expiryFrom(this.timing, now.getTime());
-    if (expiresAt) next.expiresAt = expiresAt;
-    if (patch.lease === undefined && 'lease' in patch) delete next.lease;
-    try {
-      this.task = await this.store.commit(this.task.tenantId, { task: next, expectedVersion: this.task.version, requests });
-      return this.task;
-    } catch (err) {
-      if (!(err instanceof VersionConflictError) || retried) {
-        this.stopRenewal();
-        throw err;
+  /**
+   * One compare-and-set write built from the task as last read. While we hold the lease, others
+   * may still write the task (a cancel request, a queued follow-on): adopt their version and build
+   * the write again, as long as the lease is still ours.
+   */
+  private async write(
+    build: Partial<TaskRecord> | ((current: TaskRecord) => Promise<{ patch: Partial<TaskRecord>; requests?: RequestRecord[] }>),
+  ): Promise<TaskRecord> {
+    for (let attempt = 0; ; attempt++) {
+      const { patch, requests } = typeof build === 'function' ? await build(this.task) : { patch: build, requests: undefined };
+      const now = new Date();
+      const next: TaskRecord = { ...this.task, ...patch, updatedAt: now.toISOString() };
+      for (const key of ['lease', 'queued'] as const) if (key in patch && patch[key] === undefined) delete next[key];
+      if (!next.lease || next.lease.requestId !== this.request.requestId) delete next.cancelRequested;
+      const expiresAt = expiryFrom(this.timing, now.getTime());
+      if (expiresAt) next.expiresAt = expiresAt;
+      try {
+        this.task = await this.store.commit(this.task.tenantId, { task: next, expectedVersion: this.task.version, requests });
+        return this.task;
+      } catch (err) {
+        if (!(err instanceof VersionConflictError) || attempt >= MAX_ADOPTIONS) {
+          this.stopRenewal();
+          throw err;
+        }
+        const fresh = await this.store.getTask(this.task.tenantId, this.task.taskId);
+        if (!fresh || fresh.lease?.requestId !== this.request.requestId) {
+          this.stopRenewal();
+          throw err;
+        }
+        this.task = fresh;
+        if (fresh.cancelRequested === this.request.requestId) this.onCancelRequested?.();
       }
-      // Someone wrote the task while we hold its lease: only a cancel request may do that. Adopt
-      // their version if the lease is still ours, honour the cancel, and write again.
-      const fresh = await this.store.getTask(this.task.tenantId, this.task.taskId);
-      if (!fresh || fresh.lease?.requestId !== this.request.requestId) {
-        this.stopRenewal();
-        throw err;
-      }
-      this.task = fresh;
-      if (fresh.cancelRequested === this.request.requestId) this.onCancelRequested?.();
-      return this.write(patch, requests, true);
     }
   }
 

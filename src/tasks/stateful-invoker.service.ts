@@ -20,6 +20,7 @@ import { StateResponse } from './state-response';
 import { buildTaskConversation, storedToolRounds, toolCallTrace } from './task-history';
 import type { ToolExecution } from '../tools/tool-executor';
 import { leaseActive } from './task-lease';
+import { awaitQueuedOutcome } from './queued-outcome';
 import { RunningRequests } from './running-requests';
 
 /** How often a follow-on re-reads and retries after losing a compare-and-set to a non-running write. */
@@ -27,6 +28,8 @@ const MAX_BEGIN_ATTEMPTS = 4;
 
 export interface StartedRequest {
   ids: { task_id: string; session_id: string; request_id: string };
+  /** The task was busy and the agent enqueues (`on_busy: enqueue`): `run` waits for its turn and outcome. */
+  queued: boolean;
   /** The request's position in its task (the first part of its stream event ids). */
   seq: number;
   run(options?: StatefulInvokeOptions): Promise<StateResponse>;
@@ -71,11 +74,23 @@ export class StatefulInvoker {
    * stream is opened). Phase two, `run`, calls the model and persists the outcome.
    */
   async start(agent: AgentDefinition, principal: Principal, msg: UserMessageDto): Promise<StartedRequest> {
-    const { running, earlier } = await this.begin(agent, principal, msg);
+    const begun = await this.begin(agent, principal, msg);
+    if ('queued' in begun) {
+      const q = begun.queued;
+      const ids = { task_id: q.taskId, session_id: q.sessionId, request_id: q.requestId };
+      return {
+        ids,
+        seq: q.seq,
+        queued: true,
+        run: (options = {}) => awaitQueuedOutcome(this.store, agent, principal.tenantId, ids, options.emit, options.signal),
+      };
+    }
+    const { running, earlier } = begun;
     const ids = { task_id: running.task.taskId, session_id: running.task.sessionId, request_id: running.request.requestId };
     return {
       ids,
       seq: running.request.seq,
+      queued: false,
       run: (options = {}) => {
         // One controller per request: the caller's signal, a local cancel, or a cancel relayed
         // through the task record by another replica all abort the same model call and tools.
@@ -135,7 +150,7 @@ export class StatefulInvoker {
             tokenUsage: result.usage,
             updatedAt: now,
           };
-          await running.finish({ status: 'Completed' }, finished);
+          this.continueWith(agent, running, await running.finish({ status: 'Completed' }, finished));
           span.setAttributes({
             'gen_ai.usage.input_tokens': result.usage.prompt_tokens,
             'gen_ai.usage.output_tokens': result.usage.completion_tokens,
@@ -147,7 +162,7 @@ export class StatefulInvoker {
             content: { ...ids, output: result.content, source: agent.source, token_usage: result.usage, extra_data: null },
           };
         } catch (err) {
-          await this.recordFailure(running, err);
+          await this.recordFailure(agent, running, err);
           if (err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED) {
             options.emit?.('cancelled', { ...ids, reason: 'canceled' });
             return { ...ids, status: 'Canceled', content: { ...ids, message: 'The request was canceled' } };
@@ -165,7 +180,7 @@ export class StatefulInvoker {
     agent: AgentDefinition,
     principal: Principal,
     msg: UserMessageDto,
-  ): Promise<{ running: RunningTask; earlier: RequestRecord[] }> {
+  ): Promise<{ running: RunningTask; earlier: RequestRecord[] } | { queued: RequestRecord }> {
     if (!msg.task_id) return { running: await this.create(agent, principal, msg), earlier: [] };
     for (let attempt = 0; attempt < MAX_BEGIN_ATTEMPTS; attempt++) {
       const task = await this.store.getTask(principal.tenantId, msg.task_id);
@@ -180,9 +195,14 @@ export class StatefulInvoker {
           errors: [{ field: 'session_id', message: `task ${task.taskId} belongs to another session` }],
         });
       }
-      if (leaseActive(task)) throw busy(task);
       if (task.status === 'Paused') {
         throw new DomainError(ErrorCode.TASK_BUSY, `Task ${task.taskId} is waiting for an approval decision`);
+      }
+      if (leaseActive(task)) {
+        if (agent.concurrency.on_busy !== 'enqueue') throw busy(task);
+        const queued = await this.enqueue(principal, task, msg);
+        if (queued) return { queued };
+        continue; // the task changed meanwhile: look again
       }
       const earlier = await this.store.listRequests(principal.tenantId, task.taskId);
       const request = this.newRequest(task, principal, msg, task.requestCount);
@@ -199,13 +219,20 @@ export class StatefulInvoker {
         writes.push(closed);
         earlier[abandoned.seq] = closed;
       }
+      const waiting = await this.supersedeQueued(task, request.createdAt);
+      if (waiting) {
+        writes.push(waiting);
+        earlier[waiting.seq] = waiting;
+      }
       const next: TaskRecord = {
         ...task,
+        queued: undefined,
         status: 'Running',
         requestCount: task.requestCount + 1,
         lease: { requestId: request.requestId, expiresAt: Date.now() + this.timing.leaseMs },
         updatedAt: request.createdAt,
       };
+      delete next.queued;
       const expiresAt = expiryFrom(this.timing);
       if (expiresAt) next.expiresAt = expiresAt;
       try {
@@ -270,8 +297,56 @@ export class StatefulInvoker {
     };
   }
 
+  /**
+   * `on_busy: enqueue`: stores the follow-on as the task's one waiting request (a newer one
+   * supersedes it: Canceled, reason `superseded`). Undefined when the task changed meanwhile.
+   */
+  private async enqueue(principal: Principal, task: TaskRecord, msg: UserMessageDto): Promise<RequestRecord | undefined> {
+    const request: RequestRecord = { ...this.newRequest(task, principal, msg, task.requestCount), status: 'Queued' };
+    const writes: RequestRecord[] = [request];
+    const waiting = await this.supersedeQueued(task, request.createdAt);
+    if (waiting) writes.push(waiting);
+    const next: TaskRecord = { ...task, requestCount: task.requestCount + 1, queued: request.requestId, updatedAt: request.createdAt };
+    const expiresAt = expiryFrom(this.timing);
+    if (expiresAt) next.expiresAt = expiresAt;
+    try {
+      await this.store.commit(principal.tenantId, { task: next, expectedVersion: task.version, requests: writes });
+      return request;
+    } catch (err) {
+      if (err instanceof VersionConflictError) return undefined;
+      throw err;
+    }
+  }
+
+  /** The task's waiting request, closed as superseded (to be written with the newer one), if any. */
+  private async supersedeQueued(task: TaskRecord, now: string): Promise<RequestRecord | undefined> {
+    if (!task.queued) return undefined;
+    const waiting = await this.store.getRequest(task.tenantId, task.queued);
+    if (!waiting || waiting.status !== 'Queued') return undefined;
+    return { ...waiting, status: 'Canceled', reason: 'superseded', updatedAt: now };
+  }
+
+  /**
+   * After a request ended and handed its lease to the queued follow-on (same write), runs that
+   * follow-on here, in the background: its caller is waiting on the store (202, or its stream).
+   */
+  private continueWith(agent: AgentDefinition, finished: RunningTask, next: RequestRecord | undefined): void {
+    if (!next) return;
+    const ids = { task_id: next.taskId, session_id: next.sessionId, request_id: next.requestId };
+    const work = (async () => {
+      const earlier = (await this.store.listRequests(next.tenantId, next.taskId)).filter((r) => r.seq < next.seq);
+      const running = new RunningTask(this.store, finished.task, next, this.timing, this.logger);
+      const controller = new AbortController();
+      running.onCancelRequested = () => controller.abort(new Error('canceled by the user'));
+      const done = this.run(agent, running, earlier, ids, { signal: controller.signal });
+      this.runningRequests.register(next.requestId, controller, done);
+      await done;
+    })();
+    work.catch((err) => this.logger.warn({ err, ...ids }, 'queued request failed'));
+  }
+
   /** Marks the request Failed (or Canceled) and releases the lease; the next follow-on works. */
-  private async recordFailure(running: RunningTask, err: unknown): Promise<void> {
+  private async recordFailure(agent: AgentDefinition, running: RunningTask, err: unknown): Promise<void> {
     const canceled = err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED;
     const status = canceled ? 'Canceled' : 'Failed';
     const code = err instanceof DomainError ? err.code : ErrorCode.INTERNAL;
@@ -283,7 +358,9 @@ export class StatefulInvoker {
       ? { messages: [...running.request.messages, ...storedToolRounds(partial, now)], toolCalls: partial.toolExecutions.map(toolCallTrace) }
       : {};
     try {
-      await running.finish({ status }, { ...running.request, ...done, status, error: { code, message }, updatedAt: now });
+      const record: RequestRecord = { ...running.request, ...done, status, error: { code, message }, updatedAt: now };
+      if (canceled) record.reason = 'canceled';
+      this.continueWith(agent, running, await running.finish({ status }, record));
     } catch (writeErr) {
       // The lease will lapse and the next follow-on closes this request as abandoned.
       this.logger.error({ err: writeErr, task_id: running.task.taskId }, 'could not record the failed request');

@@ -35,10 +35,24 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Inject(LOGGER) private readonly logger: Logger,
     ) {}
 
+    /**
+     * 200 with the StateResponse; or, when the task is busy and the agent enqueues
+     * (`spec.concurrency.on_busy: enqueue`), 202 with the queued request's ids at once.
+     */
     @Post()
     @HttpCode(200)
-    invoke(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<StateResponse> {
-      return this.invoker.invoke(agent, principal, validateBody(UserMessageDto, body), { bearerToken: req.bearerToken });
+    async invoke(
+      @Body() body: unknown,
+      @CurrentPrincipal() principal: Principal,
+      @Req() req: Request,
+      @Res({ passthrough: true }) res: Response,
+    ): Promise<StateResponse | Record<string, string>> {
+      const started = await this.invoker.start(agent, principal, validateBody(UserMessageDto, body));
+      if (started.queued) {
+        res.status(202);
+        return { ...started.ids, status: 'Queued' };
+      }
+      return started.run({ bearerToken: req.bearerToken });
     }
 
     /**
@@ -53,8 +67,12 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       let n = 0;
       const send = (event: string, data: Record<string, unknown>) => stream.send(event, data, `${started.seq}-${n++}`);
       stream.open();
+      if (started.queued) send('queued', { ...started.ids, status: 'Queued' });
       try {
-        const response = await started.run({ emit: send, bearerToken: res.req.bearerToken });
+        // A queued request's stream only watches the store: a client leaving stops the watching,
+        // never the request.
+        const signal = started.queued ? stream.signal : undefined;
+        const response = await started.run({ emit: send, bearerToken: res.req.bearerToken, signal });
         send('final-response', { ...response });
       } catch (err) {
         const domain = toDomainError(err);
