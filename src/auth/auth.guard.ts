@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { AgentDefinition } from '../agents/config/agent-definition';
-import { AGENT_ROUTE } from '../api/common/agent-route';
+import { AGENT_ROUTE } from '../agents/agent-route.metadata';
 import type { AccessPolicyOverride } from './access-policy';
 import { Authenticator } from './authenticator';
 import { IS_PUBLIC } from './public.decorator';

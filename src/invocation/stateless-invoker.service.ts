@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import { TELEMETRY } from '../app.tokens';
-import { StatelessInputDto } from '../api/common/dto/stateless-input.dto';
+import type { StatelessInput } from './stateless-input';
 import { addUsage, emptyUsage, LlmMessage, TokenUsage } from '../llm/llm-client.port';
 import { Telemetry } from '../telemetry/telemetry';
 import { AgentRunner } from './agent-runner';
@@ -33,7 +33,7 @@ export class StatelessInvoker {
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
   ) {}
 
-  async invoke(agent: AgentDefinition, input: StatelessInputDto, options: InvokeOptions = {}): Promise<InvokeResponse> {
+  async invoke(agent: AgentDefinition, input: StatelessInput, options: InvokeOptions = {}): Promise<InvokeResponse> {
     const sessionId = input.session_id ?? randomUUID().replace(/-/g, '');
     const requestId = randomUUID().replace(/-/g, '');
     const attributes = {
@@ -69,7 +69,7 @@ export class StatelessInvoker {
 
   private async runChat(
     agent: AgentDefinition,
-    input: StatelessInputDto,
+    input: StatelessInput,
     sessionId: string,
     requestId: string,
     options: InvokeOptions,
@@ -86,7 +86,7 @@ export class StatelessInvoker {
 
   private async runSequential(
     agent: AgentDefinition,
-    input: StatelessInputDto,
+    input: StatelessInput,
     sessionId: string,
     requestId: string,
     options: InvokeOptions,

@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AgentDefinition } from '../agents/config/agent-definition';
-import { UserMessageDto } from '../api/v3/dto/user-message.dto';
 import { ENV_CONFIG, LOGGER, TELEMETRY } from '../app.tokens';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
@@ -10,7 +9,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import type { EnvConfig } from '../config/env.config';
 import { AgentRunner } from '../invocation/agent-runner';
 import { partialRunOf } from '../invocation/tool-loop';
-import { emptyUsage, LlmToolCall } from '../llm/llm-client.port';
+import type { LlmToolCall } from '../llm/llm-client.port';
 import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { VersionConflictError } from '../state/state.errors';
@@ -21,6 +20,8 @@ import { buildTaskConversation, storedToolRounds, toolCallTrace } from './task-h
 import type { ToolExecution } from '../tools/tool-executor';
 import { leaseActive } from './task-lease';
 import { awaitQueuedOutcome } from './queued-outcome';
+import type { UserMessage } from './user-message';
+import { newRequestRecord, newTaskRecord } from './task-records';
 import { RunningRequests } from './running-requests';
 
 /** How often a follow-on re-reads and retries after losing a compare-and-set to a non-running write. */
@@ -65,7 +66,7 @@ export class StatefulInvoker {
     this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds };
   }
 
-  async invoke(agent: AgentDefinition, principal: Principal, msg: UserMessageDto, options: StatefulInvokeOptions = {}): Promise<StateResponse> {
+  async invoke(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StatefulInvokeOptions = {}): Promise<StateResponse> {
     return (await this.start(agent, principal, msg)).run(options);
   }
 
@@ -73,7 +74,7 @@ export class StatefulInvoker {
    * Phase one: validates ownership and takes the task's lease (404/401/409 happen here, before a
    * stream is opened). Phase two, `run`, calls the model and persists the outcome.
    */
-  async start(agent: AgentDefinition, principal: Principal, msg: UserMessageDto): Promise<StartedRequest> {
+  async start(agent: AgentDefinition, principal: Principal, msg: UserMessage): Promise<StartedRequest> {
     const begun = await this.begin(agent, principal, msg);
     if ('queued' in begun) {
       const q = begun.queued;
@@ -179,7 +180,7 @@ export class StatefulInvoker {
   private async begin(
     agent: AgentDefinition,
     principal: Principal,
-    msg: UserMessageDto,
+    msg: UserMessage,
   ): Promise<{ running: RunningTask; earlier: RequestRecord[] } | { queued: RequestRecord }> {
     if (!msg.task_id) return { running: await this.create(agent, principal, msg), earlier: [] };
     for (let attempt = 0; attempt < MAX_BEGIN_ATTEMPTS; attempt++) {
@@ -205,7 +206,7 @@ export class StatefulInvoker {
         continue; // the task changed meanwhile: look again
       }
       const earlier = await this.store.listRequests(principal.tenantId, task.taskId);
-      const request = this.newRequest(task, principal, msg, task.requestCount);
+      const request = newRequestRecord(task, principal, msg, task.requestCount);
       const writes: RequestRecord[] = [request];
       // A lease that lapsed belongs to a request whose process died: close that request as Failed.
       const abandoned = task.lease && earlier.find((r) => r.requestId === task.lease!.requestId && r.status === 'Running');
@@ -246,24 +247,9 @@ export class StatefulInvoker {
     throw new DomainError(ErrorCode.TASK_BUSY, `Task ${msg.task_id} is busy`);
   }
 
-  private async create(agent: AgentDefinition, principal: Principal, msg: UserMessageDto): Promise<RunningTask> {
-    const now = new Date().toISOString();
-    const taskId = randomUUID();
-    const task: TaskRecord = {
-      taskId,
-      sessionId: msg.session_id ?? randomUUID(),
-      tenantId: principal.tenantId,
-      ownerId: principal.ownerId,
-      agent: agent.source,
-      status: 'Running',
-      version: 0,
-      requestCount: 1,
-      lastEventSeq: 0,
-      metadata: {},
-      createdAt: now,
-      updatedAt: now,
-    };
-    const request = this.newRequest(task, principal, msg, 0);
+  private async create(agent: AgentDefinition, principal: Principal, msg: UserMessage): Promise<RunningTask> {
+    const task = newTaskRecord(agent.source, principal, msg);
+    const request = newRequestRecord(task, principal, msg, 0);
     task.lease = { requestId: request.requestId, expiresAt: Date.now() + this.timing.leaseMs };
     const expiresAt = expiryFrom(this.timing);
     if (expiresAt) task.expiresAt = expiresAt;
@@ -271,38 +257,12 @@ export class StatefulInvoker {
     return new RunningTask(this.store, stored, request, this.timing, this.logger);
   }
 
-  private newRequest(task: TaskRecord, principal: Principal, msg: UserMessageDto, seq: number): RequestRecord {
-    const now = new Date().toISOString();
-    return {
-      requestId: randomUUID(),
-      taskId: task.taskId,
-      sessionId: task.sessionId,
-      tenantId: principal.tenantId,
-      ownerId: principal.ownerId,
-      seq,
-      status: 'Running',
-      messages: [
-        {
-          id: randomUUID(),
-          role: 'user',
-          items: msg.items.map((i) => ({ content_type: i.content_type, content: i.content })),
-          created_at: now,
-        },
-      ],
-      ...(msg.user_context ? { userContext: msg.user_context } : {}),
-      toolCalls: [],
-      tokenUsage: emptyUsage(),
-      createdAt: now,
-      updatedAt: now,
-    };
-  }
-
   /**
    * `on_busy: enqueue`: stores the follow-on as the task's one waiting request (a newer one
    * supersedes it: Canceled, reason `superseded`). Undefined when the task changed meanwhile.
    */
-  private async enqueue(principal: Principal, task: TaskRecord, msg: UserMessageDto): Promise<RequestRecord | undefined> {
-    const request: RequestRecord = { ...this.newRequest(task, principal, msg, task.requestCount), status: 'Queued' };
+  private async enqueue(principal: Principal, task: TaskRecord, msg: UserMessage): Promise<RequestRecord | undefined> {
+    const request: RequestRecord = { ...newRequestRecord(task, principal, msg, task.requestCount), status: 'Queued' };
     const writes: RequestRecord[] = [request];
     const waiting = await this.supersedeQueued(task, request.createdAt);
     if (waiting) writes.push(waiting);

@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { Observable } from 'rxjs';
 import { AgentDefinition } from '../agents/config/agent-definition';
-import { AGENT_ROUTE } from '../api/common/agent-route';
+import { AGENT_ROUTE } from '../agents/agent-route.metadata';
 import { LOGGER, TELEMETRY } from '../app.tokens';
 import { HttpRequestTelemetry } from './http-request-telemetry';
 import { Telemetry } from './telemetry';

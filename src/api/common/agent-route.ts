@@ -1,10 +1,6 @@
-import { SetMetadata } from '@nestjs/common';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 
-export const AGENT_ROUTE = 'ta:agent';
-
-/** Marks a generated controller with the agent it serves (read by the telemetry interceptor). */
-export const AgentRoute = (agent: AgentDefinition) => SetMetadata(AGENT_ROUTE, agent);
+export { AgentRoute } from '../../agents/agent-route.metadata';
 
 /** Nest route paths are relative; `/a/0.1` → `a/0.1`. */
 export function controllerPath(agent: AgentDefinition): string {
