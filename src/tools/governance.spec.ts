@@ -1,0 +1,54 @@
+import type { RiskLevel } from '../agents/config/governance.schema';
+import { approvalForTurn, DEFAULT_APPROVAL_POLICY, needsApproval } from './governance';
+
+const tool = (risk: RiskLevel, requiresHitl?: boolean) => ({ risk, requiresHitl });
+
+describe('needsApproval', () => {
+  it.each([
+    // level, read_only, write_low_risk, write_high_risk
+    ['L0', true, true, true],
+    ['L1', false, true, true],
+    ['L2', false, false, true],
+    ['L3', false, false, false],
+  ] as const)('%s: read_only asks=%s, low=%s, high=%s', (level, ro, low, high) => {
+    expect(needsApproval(level, tool('read_only'))).toBe(ro);
+    expect(needsApproval(level, tool('write_low_risk'))).toBe(low);
+    expect(needsApproval(level, tool('write_high_risk'))).toBe(high);
+  });
+
+  it('requires_hitl always asks, even at L3 and for read-only tools', () => {
+    expect(needsApproval('L3', tool('read_only', true))).toBe(true);
+    expect(needsApproval('L1', tool('read_only', false))).toBe(false);
+  });
+
+  it('a tool with no (or an unknown) risk is write_high_risk; an unknown tool does not run, so it is not asked', () => {
+    expect(needsApproval('L2', { risk: undefined as unknown as RiskLevel })).toBe(true);
+    expect(needsApproval('L2', { risk: 'bogus' as RiskLevel })).toBe(true);
+    expect(needsApproval('L3', { risk: undefined as unknown as RiskLevel })).toBe(false);
+    expect(needsApproval('L0', undefined)).toBe(false);
+  });
+});
+
+describe('approvalForTurn', () => {
+  const tools = new Map([
+    ['r', tool('read_only')],
+    ['w', tool('write_high_risk')],
+  ]);
+  const call = (id: string, name: string) => ({ id, name, arguments: '{}' });
+
+  it('a turn of auto-run calls runs at once', () => {
+    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, [call('1', 'r'), call('2', 'r')])).toEqual({ pending: [], plan: false });
+  });
+
+  it('below the plan threshold only the calls that need approval are pending', () => {
+    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, [call('1', 'r'), call('2', 'w')])).toEqual({ pending: [call('2', 'w')], plan: false });
+  });
+
+  it('at the plan threshold the whole turn is one plan when any call needs approval', () => {
+    const calls = [call('1', 'r'), call('2', 'w'), call('3', 'r')];
+    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, calls)).toEqual({ pending: calls, plan: true });
+    expect(approvalForTurn({ autonomy_level: 'L1', plan_threshold: 4 }, tools, calls)).toEqual({ pending: [call('2', 'w')], plan: false });
+    // no call needs approval: no plan, however many calls
+    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, [call('1', 'r'), call('2', 'r'), call('3', 'r')]).pending).toEqual([]);
+  });
+});

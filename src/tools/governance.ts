@@ -1,0 +1,64 @@
+import type { AutonomyLevel, RiskLevel } from '../agents/config/governance.schema';
+import type { LlmToolCall } from '../llm/llm-client.port';
+import type { Tool } from './tool.port';
+
+/** What `spec.governance` says about approvals (defaults as in CONFIG.md: L1, plan_threshold 3). */
+export interface ApprovalPolicy {
+  autonomy_level: AutonomyLevel;
+  plan_threshold: number;
+}
+
+export const DEFAULT_APPROVAL_POLICY: ApprovalPolicy = { autonomy_level: 'L1', plan_threshold: 3 };
+
+/** The highest risk each autonomy level runs without asking. L0 runs nothing on its own. */
+const AUTO_UP_TO: Record<AutonomyLevel, number> = { L0: -1, L1: 0, L2: 1, L3: 2 };
+const RISK_RANK: Record<RiskLevel, number> = { read_only: 0, write_low_risk: 1, write_high_risk: 2 };
+
+/**
+ * Whether a tool call needs a human's approval before it runs. The tool's `risk` and `requiresHitl`
+ * already carry every source (the plugin's own declaration, MCP annotations, the plugin catalog,
+ * `spec.governance.tools`: see Toolset). A tool with no declared risk counts as write_high_risk
+ * (fail closed); `requiresHitl` always asks, whatever the level. An unknown tool needs no approval:
+ * it does not run (the model gets an "unknown tool" error result).
+ */
+export function needsApproval(level: AutonomyLevel, tool: Pick<Tool, 'risk' | 'requiresHitl'> | undefined): boolean {
+  if (!tool) return false;
+  if (tool.requiresHitl === true) return true;
+  const risk = RISK_RANK[tool.risk] ?? RISK_RANK.write_high_risk;
+  return risk > AUTO_UP_TO[level];
+}
+
+/** The approval verdict on one model turn. */
+export interface TurnApproval {
+  /** The calls a human must decide on, in call order (empty: the turn runs at once). */
+  pending: LlmToolCall[];
+  /** The turn is shown as one plan: every call is pending and is approved or rejected as a whole. */
+  plan: boolean;
+}
+
+/**
+ * The verdict on a whole model turn. A turn with a call that needs approval waits as a whole (the
+ * calls that need none run together with the approved ones after the decision, so the model gets
+ * all results of its turn at once and nothing runs that a later rejection might contradict). A turn
+ * of at least `plan_threshold` calls in which any call needs approval is one plan: all of its calls
+ * are pending, to be approved or rejected together.
+ */
+export function approvalForTurn(policy: ApprovalPolicy, tools: ReadonlyMap<string, Pick<Tool, 'risk' | 'requiresHitl'>>, calls: LlmToolCall[]): TurnApproval {
+  const pending = calls.filter((c) => needsApproval(policy.autonomy_level, tools.get(c.name)));
+  if (!pending.length) return { pending: [], plan: false };
+  if (calls.length >= policy.plan_threshold) return { pending: [...calls], plan: true };
+  return { pending, plan: false };
+}
+
+/** What the model reads as the result of a call its user rejected. */
+export function rejectedResult(call: Pick<LlmToolCall, 'name'>): string {
+  return `Error: the user rejected this call of ${call.name}; it did not run. Do not retry it unless the user asks.`;
+}
+
+/** What the model reads in a stateless (v1/v2) call for a tool that needs approval. */
+export function approvalUnavailableResult(call: Pick<LlmToolCall, 'name'>): string {
+  return (
+    `Error: ${call.name} needs a human's approval before it runs, and this stateless call cannot pause for one; ` +
+    'it did not run. Tell the user to use the stateful (tealagents/v1alpha1) API, or to raise the autonomy level.'
+  );
+}
