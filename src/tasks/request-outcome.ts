@@ -10,11 +10,12 @@ const POLL_MS = 200;
 type Ids = { task_id: string; session_id: string; request_id: string };
 
 /**
- * Waits for a queued request (`on_busy: enqueue`) to end and turns its stored record into the
- * StateResponse. The request may run in any replica (the one that finished the request before it),
- * so the store is the only place to watch: it is polled, which is cheap next to a model call.
+ * Waits for a request to end and turns its stored record into the StateResponse: a queued request
+ * (`on_busy: enqueue`), or one whose stream is resumed in a replica that does not run it. The
+ * request may run in any replica, so the store is the only place to watch: it is polled, which is
+ * cheap next to a model call.
  */
-export async function awaitQueuedOutcome(
+export async function awaitRequestOutcome(
   store: StateStore,
   agent: AgentDefinition,
   tenantId: string,

@@ -19,7 +19,7 @@ import { StateResponse } from './state-response';
 import { buildTaskConversation, storedToolRounds, toolCallTrace } from './task-history';
 import type { ToolExecution } from '../tools/tool-executor';
 import { leaseActive } from './task-lease';
-import { awaitQueuedOutcome } from './queued-outcome';
+import { awaitRequestOutcome } from './request-outcome';
 import type { UserMessage } from './user-message';
 import { newRequestRecord, newTaskRecord } from './task-records';
 import { RunningRequests } from './running-requests';
@@ -83,7 +83,7 @@ export class StatefulInvoker {
         ids,
         seq: q.seq,
         queued: true,
-        run: (options = {}) => awaitQueuedOutcome(this.store, agent, principal.tenantId, ids, options.emit, options.signal),
+        run: (options = {}) => awaitRequestOutcome(this.store, agent, principal.tenantId, ids, options.emit, options.signal),
       };
     }
     const { running, earlier } = begun;

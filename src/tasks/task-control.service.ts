@@ -9,6 +9,7 @@ import { VersionConflictError } from '../state/state.errors';
 import { RunningRequests } from './running-requests';
 import { StateResponse } from './state-response';
 import { leaseActive } from './task-lease';
+import { ownedTask } from './task-access';
 
 const MAX_ATTEMPTS = 4;
 
@@ -26,7 +27,7 @@ export class TaskControlService {
   /** Cancels the running request of a task (aborting its model call and tools). */
   async cancel(agent: AgentDefinition, principal: Principal, taskId: string): Promise<{ status: number; body: StateResponse }> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const task = await this.ownedTask(agent, principal, taskId);
+      const task = await ownedTask(this.store, agent, principal, taskId);
       const requestId = task.lease?.requestId;
       if (!requestId || !leaseActive(task)) {
         throw new DomainError(ErrorCode.TASK_NOT_RUNNING, `Task ${taskId} has no running request to cancel`);
@@ -54,15 +55,8 @@ export class TaskControlService {
   async resume(agent: AgentDefinition, principal: Principal, requestId: string): Promise<never> {
     const request = await this.store.getRequest(principal.tenantId, requestId);
     if (!request) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
-    await this.ownedTask(agent, principal, request.taskId);
+    await ownedTask(this.store, agent, principal, request.taskId);
     throw new DomainError(ErrorCode.TASK_NOT_PAUSED, `Request ${requestId} is not waiting for a decision (status ${request.status})`);
-  }
-
-  private async ownedTask(agent: AgentDefinition, principal: Principal, taskId: string): Promise<TaskRecord> {
-    const task = await this.store.getTask(principal.tenantId, taskId);
-    if (!task || task.agent !== agent.source) throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${taskId}`);
-    if (task.ownerId !== principal.ownerId) throw new DomainError(ErrorCode.NOT_OWNER, 'This task belongs to another user');
-    return task;
   }
 }
 

@@ -14,6 +14,8 @@ import type { EnvConfig } from '../../config/env.config';
 import { StateResponse } from '../../tasks/state-response';
 import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
 import { TaskControlService } from '../../tasks/task-control.service';
+import { TaskEventLog } from '../../tasks/task-event-log';
+import { TaskStreamReplay } from '../../tasks/task-stream-replay';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/task-query.service';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { ResumeRequestDto } from './dto/resume-request.dto';
@@ -31,6 +33,8 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       private readonly invoker: StatefulInvoker,
       private readonly tasks: TaskQueryService,
       private readonly control: TaskControlService,
+      private readonly events: TaskEventLog,
+      private readonly replay: TaskStreamReplay,
       @Inject(ENV_CONFIG) private readonly env: EnvConfig,
       @Inject(LOGGER) private readonly logger: Logger,
     ) {}
@@ -62,10 +66,18 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      */
     @Post('sse')
     async sse(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
-      const started = await this.invoker.start(agent, principal, validateBody(UserMessageDto, body));
+      const msg = validateBody(UserMessageDto, body);
+      const lastEventId = res.req.header('last-event-id');
+      if (lastEventId) return this.resumeStream(principal, msg.task_id, lastEventId, res);
+      const started = await this.invoker.start(agent, principal, msg);
       const stream = new SseStream(res, this.env.http.sseKeepaliveMs);
+      const log = this.events.open(principal.tenantId, started.ids.task_id, started.seq);
       let n = 0;
-      const send = (event: string, data: Record<string, unknown>) => stream.send(event, data, `${started.seq}-${n++}`);
+      const send = (event: string, data: Record<string, unknown>) => {
+        const id = `${started.seq}-${n}`;
+        this.events.append(log, { id, n: n++, event, data });
+        stream.send(event, data, id);
+      };
       stream.open();
       if (started.queued) send('queued', { ...started.ids, status: 'Queued' });
       try {
@@ -79,6 +91,23 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
         const problem = buildProblem(domain?.code ?? ErrorCode.INTERNAL, domain?.message ?? 'Internal error', res.req.originalUrl);
         if (!domain) this.logger.error({ err, task_id: started.ids.task_id }, 'stateful stream failed');
         send('error', { ...problem, ...started.ids });
+      } finally {
+        this.events.close(log);
+        stream.end();
+      }
+    }
+
+    /** A reconnect (`Last-Event-ID`): what the client missed of that request, then the rest live. */
+    private async resumeStream(principal: Principal, taskId: string | undefined, lastEventId: string, res: Response): Promise<void> {
+      const replay = await this.replay.prepare(agent, principal, taskId, lastEventId);
+      const stream = new SseStream(res, this.env.http.sseKeepaliveMs);
+      stream.open();
+      try {
+        await replay.run((event, data, id) => stream.send(event, data, id), stream.signal);
+      } catch (err) {
+        const domain = toDomainError(err);
+        if (!domain) this.logger.error({ err, task_id: taskId }, 'stream replay failed');
+        stream.send('error', { ...buildProblem(domain?.code ?? ErrorCode.INTERNAL, domain?.message ?? 'Internal error', res.req.originalUrl), task_id: taskId });
       } finally {
         stream.end();
       }

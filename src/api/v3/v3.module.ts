@@ -3,6 +3,8 @@ import { AgentDefinition } from '../../agents/config/agent-definition';
 import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
 import { RunningRequests } from '../../tasks/running-requests';
 import { TaskControlService } from '../../tasks/task-control.service';
+import { TaskEventLog } from '../../tasks/task-event-log';
+import { TaskStreamReplay } from '../../tasks/task-stream-replay';
 import { TaskQueryService } from '../../tasks/task-query.service';
 import { createV3AgentController } from './v3-agent.controller';
 
@@ -12,7 +14,7 @@ export class V3Module {
   static register(agents: AgentDefinition[]): DynamicModule {
     return {
       module: V3Module,
-      providers: [StatefulInvoker, TaskQueryService, TaskControlService, RunningRequests],
+      providers: [StatefulInvoker, TaskQueryService, TaskControlService, RunningRequests, TaskEventLog, TaskStreamReplay],
       controllers: agents.filter((a) => a.module === 'v3').map(createV3AgentController),
     };
   }
