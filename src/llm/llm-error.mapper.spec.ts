@@ -2,7 +2,8 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortEr
 import { ContentFilterFinishReasonError } from 'openai/core/error';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { llmFailureLogFields, mapLlmError } from './llm-error.mapper';
+import { mapLlmError } from './llm-error.mapper';
+import { llmFailureLogFields } from './llm-failure-log';
 
 /** The SDK builds these from real responses; `generate` picks the class by status as it does. */
 const httpError = (status: number, headers: Record<string, string> = {}, body: Record<string, unknown> = { message: 'provider said no' }) =>

@@ -80,31 +80,3 @@ function retryAfterSeconds(headers: Headers | undefined): number | undefined {
   const date = Date.parse(raw);
   return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }
-
-/**
- * What to log about a failed model call: our code plus the provider's status and request id (what
- * its support asks for), or for a transport failure the SDK class and the socket error code
- * (ECONNREFUSED...). Never the provider's message or headers, which can quote credentials.
- */
-export function llmFailureLogFields(err: unknown): Record<string, unknown> | undefined {
-  if (!(err instanceof DomainError) || !err.code.startsWith('LLM_')) return undefined;
-  const cause = err.cause;
-  const fields: Record<string, unknown> = { code: err.code };
-  if (cause instanceof APIError && cause.status !== undefined) {
-    fields.provider_status = cause.status;
-    if (cause.requestID) fields.provider_request_id = cause.requestID;
-  } else if (cause instanceof Error) {
-    fields.provider_error = cause.constructor.name;
-    const transport = socketErrorCode(cause);
-    if (transport) fields.transport_error = transport;
-  }
-  return fields;
-}
-
-/** The first `code` such as ECONNREFUSED down the cause chain (fetch wraps it twice). */
-function socketErrorCode(err: unknown, depth = 0): string | undefined {
-  if (!err || typeof err !== 'object' || depth > 4) return undefined;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return code;
-  return socketErrorCode((err as { cause?: unknown }).cause, depth + 1);
-}

@@ -1,8 +1,7 @@
-import OpenAI, { AzureOpenAI } from 'openai';
+import type OpenAI from 'openai';
 import type { EnvConfig } from '../config/env.config';
 import { LlmClient } from './llm-client.port';
 import { isLocalModel, LOCAL_MODELS } from './local/local-models';
-import { OpenAiLlmClient } from './openai.llm-client';
 
 /** Thrown at boot when an agent names a remote model but no provider is configured. */
 export class LlmProviderConfigError extends Error {}
@@ -49,11 +48,14 @@ export class LlmProvider {
       }
       return c;
     }
+    // Loaded on first use: a server whose agents all run offline models never pays for the SDK.
+    const { OpenAiLlmClient } = require('./openai.llm-client') as typeof import('./openai.llm-client');
     this.remote ??= new OpenAiLlmClient(this.createSdk());
     return this.remote;
   }
 
   private createSdk(): OpenAI {
+    const { default: OpenAIClient, AzureOpenAI } = require('openai') as typeof import('openai');
     const { apiKey, baseUrl, azure, timeoutMs, maxRetries } = this.config;
     const common = { timeout: timeoutMs, maxRetries, ...(this.fetchImpl ? { fetch: this.fetchImpl } : {}) };
     // The base URL is always passed explicitly: left undefined, the SDK would read OPENAI_BASE_URL
@@ -63,6 +65,6 @@ export class LlmProvider {
       return new AzureOpenAI({ ...common, baseURL: `${azure.endpoint.replace(/\/+$/, '')}/openai`, apiVersion: azure.apiVersion, apiKey });
     }
     // OpenAI-compatible servers (Ollama, vLLM, LiteLLM) often need no key, but the SDK insists on one.
-    return new OpenAI({ ...common, apiKey: apiKey ?? 'not-needed', baseURL: baseUrl ?? OPENAI_BASE_URL });
+    return new OpenAIClient({ ...common, apiKey: apiKey ?? 'not-needed', baseURL: baseUrl ?? OPENAI_BASE_URL });
   }
 }

@@ -16,8 +16,6 @@ import {
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
@@ -68,21 +66,15 @@ export class Telemetry {
       'service.version': options.serviceVersion,
     });
     const base = options.otlpEndpoint?.replace(/\/+$/, '');
+    const otlp = base ? otlpExporters(base) : undefined;
     this.tracerProvider = new TracerProvider({
       resource,
-      spanProcessors: base
-        ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: `${base}/v1/traces` }), scheduledDelayMillis: 1000 })]
-        : [],
+      spanProcessors: otlp ? [new BatchSpanProcessor({ exporter: otlp.traces, scheduledDelayMillis: 1000 })] : [],
     });
     this.meterProvider = new MeterProvider({
       resource,
-      readers: base
-        ? [
-            new PeriodicExportingMetricReader({
-              exporter: new OTLPMetricExporter({ url: `${base}/v1/metrics` }),
-              exportIntervalMillis: options.metricExportIntervalMs ?? 10_000,
-            }),
-          ]
+      readers: otlp
+        ? [new PeriodicExportingMetricReader({ exporter: otlp.metrics, exportIntervalMillis: options.metricExportIntervalMs ?? 10_000 })]
         : [],
     });
     this.tracer = this.tracerProvider.getTracer('teal-agent-server', options.serviceVersion);
@@ -162,4 +154,14 @@ export function activeTraceIds(): { trace_id?: string; span_id?: string; request
   }
   if (requestId) out.request_id = requestId;
   return out;
+}
+
+/** OTLP/HTTP exporters, loaded only when there is a collector to export to (they are not small). */
+function otlpExporters(base: string) {
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  const { OTLPMetricExporter } = require('@opentelemetry/exporter-metrics-otlp-http') as typeof import('@opentelemetry/exporter-metrics-otlp-http');
+  return {
+    traces: new OTLPTraceExporter({ url: `${base}/v1/traces` }),
+    metrics: new OTLPMetricExporter({ url: `${base}/v1/metrics` }),
+  };
 }

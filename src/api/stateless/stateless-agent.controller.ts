@@ -12,7 +12,7 @@ import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { InvokeResponse } from '../../invocation/invoke-response';
 import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
-import { llmFailureLogFields } from '../../llm/llm-error.mapper';
+import { llmFailureLogFields } from '../../llm/llm-failure-log';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { StatelessInputDto } from '../common/dto/stateless-input.dto';
 import { abortOnDisconnect } from './abort-on-disconnect';
