@@ -8,4 +8,14 @@ cd "$(dirname "$0")/.."
 npx tsc --noEmit -p tsconfig.json
 npx tsc -p tsconfig.build.json
 export LOG_LEVEL=silent TA_LOG_LEVEL=silent
-exec node --experimental-vm-modules node_modules/jest/bin/jest.js "$@"
+results="$(mktemp -t jest-results.XXXXXX.json)"
+status=0
+node --experimental-vm-modules node_modules/jest/bin/jest.js --json --outputFile="$results" "$@" || status=$?
+# One plain closing line ("N passed, N failed"), readable by any CI whatever the runner.
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' "$results" || true
+rm -f "$results"
+exit "$status"
