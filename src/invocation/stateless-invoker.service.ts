@@ -79,7 +79,7 @@ export class StatelessInvoker {
     if (ctx) conversation.push(ctx);
     conversation.push(...historyToMessages(input.chat_history ?? []));
     const onDelta = partialEmitter(agent, sessionId, requestId, options);
-    const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta, caller: options.caller });
+    const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: agent.governance, canPause: false } });
     this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
     return this.response(agent, sessionId, requestId, result.content, result.usage);
   }
@@ -111,7 +111,7 @@ export class StatelessInvoker {
       ];
       // Only the last task's text is the answer: earlier ones arrive whole as intermediate-task-response.
       const onDelta = last ? partialEmitter(agent, sessionId, requestId, options) : undefined;
-      const result = await this.runner.run(step.agent, conversation, { signal: options.signal, onDelta, caller: options.caller });
+      const result = await this.runner.run(step.agent, conversation, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: agent.governance, canPause: false } });
       this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': step.agent.model, 'ta.agent.name': agent.name });
       usage = addUsage(usage, result.usage);
       output = result.content;

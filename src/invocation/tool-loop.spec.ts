@@ -91,4 +91,70 @@ describe('runToolLoop', () => {
     await runToolLoop({ client: model, toolset: Toolset.EMPTY, executor }, base, 10, {});
     expect(model.requests[0]!.tools).toBeUndefined();
   });
+
+  describe('approvals', () => {
+    const writes: string[] = [];
+    const del: Tool = {
+      name: 'notes-delete',
+      description: 'Deletes',
+      parameters: { type: 'object', properties: { id: { type: 'string' } } },
+      risk: 'write_high_risk',
+      source: 'test',
+      execute: async ({ id }) => {
+        writes.push(String(id));
+        return `deleted ${String(id)}`;
+      },
+    };
+    const guarded = new Toolset([add, del]);
+    const turn = {
+      content: 'Adding and deleting.',
+      toolCalls: [
+        { id: 'a1', name: 'math-add', arguments: '{"a":1,"b":2}' },
+        { id: 'd1', name: 'notes-delete', arguments: '{"id":"n1"}' },
+      ],
+    };
+    const L1 = { autonomy_level: 'L1' as const, plan_threshold: 3 };
+    beforeEach(() => writes.splice(0));
+
+    it('pauses before a turn with a call that needs approval: nothing of that turn runs', async () => {
+      const model = new ScriptedModel([turn]);
+      const result = await runToolLoop({ client: model, toolset: guarded, executor }, base, 10, { caller, approvals: { policy: L1, canPause: true } });
+      expect(result.paused).toEqual({ calls: turn.toolCalls, pending: [turn.toolCalls[1]], plan: false });
+      expect(result.appended).toEqual([{ role: 'assistant', content: 'Adding and deleting.', tool_calls: turn.toolCalls }]);
+      expect(result.toolExecutions).toEqual([]);
+      expect(writes).toEqual([]);
+    });
+
+    it('resumes: approved calls run, rejected ones get a rejection result, then the model continues', async () => {
+      const model = new ScriptedModel([{ content: 'done' }]);
+      const conversation = { ...base, messages: [...base.messages, { role: 'assistant' as const, content: null, tool_calls: turn.toolCalls }] };
+      const result = await runToolLoop({ client: model, toolset: guarded, executor }, conversation, 10, {
+        caller,
+        approvals: { policy: L1, canPause: true },
+        resume: { calls: turn.toolCalls, approved: new Set(['a1']) },
+      });
+      expect(result.content).toBe('done');
+      expect(writes).toEqual([]);
+      expect(result.toolExecutions.map((e) => [e.id, e.outcome])).toEqual([
+        ['a1', 'ok'],
+        ['d1', 'rejected'],
+      ]);
+      expect(model.requests[0]!.messages.slice(-2)).toEqual([
+        { role: 'tool', tool_call_id: 'a1', content: '3' },
+        { role: 'tool', tool_call_id: 'd1', content: expect.stringMatching(/user rejected this call of notes-delete/) },
+      ]);
+    });
+
+    it('cannot pause (stateless): the call needing approval does not run and the model is told why', async () => {
+      const model = new ScriptedModel([turn, { content: 'ok' }]);
+      const result = await runToolLoop({ client: model, toolset: guarded, executor }, base, 10, { caller });
+      expect(result.paused).toBeUndefined();
+      expect(writes).toEqual([]);
+      expect(result.toolExecutions.map((e) => [e.id, e.outcome])).toEqual([
+        ['a1', 'ok'],
+        ['d1', 'error'],
+      ]);
+      expect(model.requests[1]!.messages.at(-1)).toMatchObject({ tool_call_id: 'd1', content: expect.stringMatching(/needs a human's approval/) });
+    });
+  });
 });

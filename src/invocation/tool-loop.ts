@@ -3,7 +3,9 @@ import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { addUsage, emptyUsage, LlmClient, LlmMessage, LlmRequest, LlmResult, LlmToolCall } from '../llm/llm-client.port';
+import { ApprovalPolicy, approvalForTurn, approvalUnavailableResult, DEFAULT_APPROVAL_POLICY, rejectedResult } from '../tools/governance';
 import type { ToolExecution, ToolExecutor } from '../tools/tool-executor';
+import type { Tool } from '../tools/tool.port';
 import { Toolset, toolSpecs } from '../tools/toolset';
 
 /** Who the tools act for: the authenticated caller, and their token for tools set to forward it. */
@@ -22,6 +24,29 @@ export interface ToolLoopOptions {
   onToolCall?: (call: LlmToolCall) => void;
   /** A tool call finished (ok, error or canceled), with the result the model will see. */
   onToolResult?: (execution: ToolExecution) => void;
+  /**
+   * Human approval of risky calls (`spec.governance`; src/tools/governance.ts). `canPause`: a turn
+   * with a call that needs approval ends the run `paused` (v3); otherwise (v1/v2) such calls do
+   * not run and the model gets an error result saying approval is not possible here. Default: the
+   * default policy (L1), no pausing: fail closed.
+   */
+  approvals?: { policy: ApprovalPolicy; canPause: boolean };
+  /**
+   * Continue a paused run: the conversation ends with the assistant turn that asked for `calls`;
+   * the `approved` ones run (with the calls that needed no approval, listed in `approved` too),
+   * the others get a "rejected by the user" result, then the loop goes on as usual.
+   */
+  resume?: { calls: LlmToolCall[]; approved: ReadonlySet<string> };
+}
+
+/** A run that stopped before a turn whose calls need a human decision. */
+export interface PausedTurn {
+  /** Every call of the turn, in order (the last message of `appended` is the turn itself). */
+  calls: LlmToolCall[];
+  /** The calls a human must decide on. */
+  pending: LlmToolCall[];
+  /** The turn is one plan, approved or rejected as a whole. */
+  plan: boolean;
 }
 
 /** The final model turn, with the whole run's usage and what the loop added on the way. */
@@ -34,6 +59,11 @@ export interface AgentRunResult extends LlmResult {
   appended: LlmMessage[];
   /** Every tool call that ran, in order (the execution trace). */
   toolExecutions: ToolExecution[];
+  /**
+   * Set when the run stopped for an approval: `appended` then ends with the assistant turn that
+   * asked for the calls (no results yet), and `content` is that turn's text.
+   */
+  paused?: PausedTurn;
 }
 
 export interface PartialRun {
@@ -64,11 +94,32 @@ export async function runToolLoop(
 ): Promise<AgentRunResult> {
   const appended: LlmMessage[] = [];
   const toolExecutions: ToolExecution[] = [];
+  const approvals = options.approvals ?? { policy: DEFAULT_APPROVAL_POLICY, canPause: false };
   try {
-    const tools = deps.toolset.isEmpty ? new Map() : await deps.toolset.resolve();
+    const tools: ReadonlyMap<string, Tool> = deps.toolset.isEmpty ? new Map() : await deps.toolset.resolve();
     const specs = toolSpecs(tools);
     const messages = [...request.messages];
     let usage = emptyUsage();
+    const runTurn = async (calls: LlmToolCall[], refused: ReadonlyMap<string, NotRun>) => {
+      if (!options.caller) throw new DomainError(ErrorCode.INTERNAL, 'tool calls need the caller identity, and none was given');
+      const ctx = { principal: options.caller.principal, bearerToken: options.caller.bearerToken, signal: options.signal };
+      const hooks = { onStart: options.onToolCall, onDone: options.onToolResult };
+      const runnable = calls.filter((c) => !refused.has(c.id));
+      const ran = new Map((await deps.executor.executeAll(tools, runnable, ctx, hooks)).map((e) => [e.id, e]));
+      for (const call of calls) {
+        const e = ran.get(call.id) ?? notRun(call, refused.get(call.id)!);
+        if (!ran.has(call.id)) options.onToolResult?.(e);
+        toolExecutions.push(e);
+        const msg: LlmMessage = { role: 'tool', tool_call_id: e.id, content: e.result };
+        messages.push(msg);
+        appended.push(msg);
+      }
+      if (options.signal?.aborted) throw new DomainError(ErrorCode.REQUEST_CANCELED, 'The request was canceled');
+    };
+    if (options.resume) {
+      const { calls, approved } = options.resume;
+      await runTurn(calls, new Map(calls.filter((c) => !approved.has(c.id)).map((c) => [c.id, { outcome: 'rejected', result: rejectedResult(c) }])));
+    }
     for (let round = 0; ; round++) {
       const result = await modelTurn(deps.client, { ...request, messages, ...(specs.length ? { tools: specs } : {}) }, options);
       usage = addUsage(usage, result.usage);
@@ -79,29 +130,30 @@ export async function runToolLoop(
           `The model asked for tools ${round + 1} times without giving an answer; spec.agent.max_tool_rounds allows ${maxRounds}. The request was stopped.`,
         );
       }
-      if (!options.caller) throw new DomainError(ErrorCode.INTERNAL, 'tool calls need the caller identity, and none was given');
       const calls = withUniqueIds(result.toolCalls);
       const turn: LlmMessage = { role: 'assistant', content: result.content || null, tool_calls: calls };
       messages.push(turn);
       appended.push(turn);
-      const done = await deps.executor.executeAll(
-        tools,
-        calls,
-        { principal: options.caller.principal, bearerToken: options.caller.bearerToken, signal: options.signal },
-        { onStart: options.onToolCall, onDone: options.onToolResult },
-      );
-      for (const e of done) {
-        toolExecutions.push(e);
-        const msg: LlmMessage = { role: 'tool', tool_call_id: e.id, content: e.result };
-        messages.push(msg);
-        appended.push(msg);
+      const verdict = approvalForTurn(approvals.policy, tools, calls);
+      if (verdict.pending.length && approvals.canPause) {
+        return { ...result, usage, appended, toolExecutions, paused: { calls, ...verdict } };
       }
-      if (options.signal?.aborted) throw new DomainError(ErrorCode.REQUEST_CANCELED, 'The request was canceled');
+      await runTurn(calls, new Map(verdict.pending.map((c) => [c.id, { outcome: 'error', result: approvalUnavailableResult(c) }])));
     }
   } catch (err) {
     if (err !== null && typeof err === 'object') partialRuns.set(err, { appended, toolExecutions });
     throw err;
   }
+}
+
+/** The trace of a call that did not run (rejected, or refused for want of approval). */
+interface NotRun {
+  outcome: 'rejected' | 'error';
+  result: string;
+}
+
+function notRun(call: LlmToolCall, why: NotRun): ToolExecution {
+  return { id: call.id, name: call.name, arguments: call.arguments, started_at: new Date().toISOString(), duration_ms: 0, ...why, attempts: 0 };
 }
 
 async function modelTurn(client: LlmClient, request: LlmRequest, options: ToolLoopOptions): Promise<LlmResult> {

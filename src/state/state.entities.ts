@@ -45,6 +45,30 @@ export interface ToolCallTrace {
   result?: string;
 }
 
+/** The model turn a Paused request waits on. Its assistant message is the last of `messages`. */
+export interface PendingApprovals {
+  /** Identifies this pause: a decision names the pause it decided, so a stale retry cannot decide a later one. */
+  pauseId: string;
+  /** Every call of the turn, in order. */
+  calls: StoredToolCall[];
+  /** Ids of the calls a human must decide on (the others need no approval and run with the approved ones). */
+  pending: string[];
+  /** The turn is one plan (plan_threshold): approved or rejected as a whole. */
+  plan: boolean;
+  requestedAt: string;
+}
+
+/** One decision on a pause (`POST .../resume/{request_id}`). */
+export interface ApprovalDecision {
+  pauseId: string;
+  action: 'approve' | 'reject';
+  approved: string[];
+  rejected: string[];
+  /** The deciding identity's object id (always the owner: others are refused). */
+  decidedBy: string;
+  decidedAt: string;
+}
+
 export interface StoredUsage {
   completion_tokens: number;
   prompt_tokens: number;
@@ -68,6 +92,10 @@ export interface RequestRecord {
   /** Final text output when Completed. */
   output?: string;
   error?: { code: string; message: string };
+  /** While Paused: the model turn whose calls wait for a human decision (src/tasks/approvals.ts). */
+  pendingApprovals?: PendingApprovals;
+  /** Every decision taken on this request's pauses, in order (the audit trail; never removed). */
+  approvals?: ApprovalDecision[];
   /** Why a request ended Canceled: `canceled` (by its owner) or `superseded` (a newer queued follow-on). */
   reason?: 'canceled' | 'superseded';
   createdAt: string;

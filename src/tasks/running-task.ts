@@ -58,16 +58,18 @@ export class RunningTask {
   /**
    * Writes the request's final record and the task's new state, releasing the lease, or, when a
    * follow-on is queued (`on_busy: enqueue`), handing the lease straight to it in the same write.
-   * Resolves with the queued request it handed over to, if any.
+   * Resolves with the queued request it handed over to, if any. A request that pauses for an
+   * approval (`handOver: false`) releases the lease but keeps the queued follow-on waiting: it runs
+   * when the paused request is decided and ends.
    */
-  finish(taskPatch: Partial<TaskRecord>, request: RequestRecord): Promise<RequestRecord | undefined> {
+  finish(taskPatch: Partial<TaskRecord>, request: RequestRecord, { handOver = true } = {}): Promise<RequestRecord | undefined> {
     this.stopRenewal();
     return this.serialized(async () => {
       this.request = request;
       let handedTo: RequestRecord | undefined;
       await this.write(async (current) => {
         handedTo = undefined;
-        if (!current.queued) return { patch: { ...taskPatch, lease: undefined }, requests: [request] };
+        if (!current.queued || !handOver) return { patch: { ...taskPatch, lease: undefined }, requests: [request] };
         const queued = await this.store.getRequest(current.tenantId, current.queued);
         if (!queued || queued.status !== 'Queued') return { patch: { ...taskPatch, lease: undefined, queued: undefined }, requests: [request] };
         const now = new Date().toISOString();

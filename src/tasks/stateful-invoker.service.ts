@@ -8,10 +8,12 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import type { EnvConfig } from '../config/env.config';
 import { AgentRunner } from '../invocation/agent-runner';
+import type { RunOptions } from '../invocation/agent-runner';
 import { partialRunOf } from '../invocation/tool-loop';
-import type { LlmToolCall } from '../llm/llm-client.port';
+import { addUsage, type LlmToolCall } from '../llm/llm-client.port';
 import { StateStore } from '../state/state-store';
-import { RequestRecord, TaskRecord } from '../state/state.entities';
+import { ApprovalDecision, RequestRecord, TaskRecord } from '../state/state.entities';
+import { hitlResponse, pendingApprovalsOf, ResumeDecision, takeDecision } from './approvals';
 import { VersionConflictError } from '../state/state.errors';
 import { Telemetry } from '../telemetry/telemetry';
 import { expiryFrom, RunningTask, TaskTiming } from './running-task';
@@ -92,19 +94,57 @@ export class StatefulInvoker {
       ids,
       seq: running.request.seq,
       queued: false,
+      run: (options = {}) => this.launch(agent, running, earlier, ids, options),
+    };
+  }
+
+  /**
+   * Decides a paused request (approve/reject its pending tool calls; src/tasks/approvals.ts) and,
+   * like `start`, returns it ready to run: the decided calls run (or get the rejection as their
+   * result), then the loop continues under the same request id, and may pause again. 404/401/
+   * 409 (not paused, already decided)/422 happen here, before a stream is opened.
+   */
+  async resume(
+    agent: AgentDefinition,
+    principal: Principal,
+    requestId: string,
+    body: ResumeDecision,
+  ): Promise<StartedRequest & { decision: ApprovalDecision; decisionCount: number }> {
+    const taken = await takeDecision(this.store, agent, principal, requestId, body, this.timing);
+    const running = new RunningTask(this.store, taken.task, taken.request, this.timing, this.logger);
+    const ids = { task_id: taken.task.taskId, session_id: taken.task.sessionId, request_id: requestId };
+    return {
+      ids,
+      seq: taken.request.seq,
+      queued: false,
+      decision: taken.decision,
+      decisionCount: taken.request.approvals?.length ?? 1,
       run: (options = {}) => {
-        // One controller per request: the caller's signal, a local cancel, or a cancel relayed
-        // through the task record by another replica all abort the same model call and tools.
-        const controller = new AbortController();
-        const forward = () => controller.abort(options.signal?.reason);
-        if (options.signal?.aborted) forward();
-        else options.signal?.addEventListener('abort', forward, { once: true });
-        running.onCancelRequested = () => controller.abort(new Error('canceled by the user'));
-        const done = this.run(agent, running, earlier, ids, { ...options, signal: controller.signal });
-        this.runningRequests.register(ids.request_id, controller, done);
-        return done.finally(() => options.signal?.removeEventListener('abort', forward));
+        if (taken.decision.approved.length) options.emit?.('approved', { ...ids, tool_call_ids: taken.decision.approved });
+        if (taken.decision.rejected.length) options.emit?.('rejected', { ...ids, tool_call_ids: taken.decision.rejected });
+        return this.launch(agent, running, taken.earlier, ids, options, taken.resume);
       },
     };
+  }
+
+  private launch(
+    agent: AgentDefinition,
+    running: RunningTask,
+    earlier: RequestRecord[],
+    ids: StartedRequest['ids'],
+    options: StatefulInvokeOptions,
+    resume?: RunOptions['resume'],
+  ): Promise<StateResponse> {
+    // One controller per request: the caller's signal, a local cancel, or a cancel relayed
+    // through the task record by another replica all abort the same model call and tools.
+    const controller = new AbortController();
+    const forward = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) forward();
+    else options.signal?.addEventListener('abort', forward, { once: true });
+    running.onCancelRequested = () => controller.abort(new Error('canceled by the user'));
+    const done = this.run(agent, running, earlier, ids, { ...options, signal: controller.signal }, resume);
+    this.runningRequests.register(ids.request_id, controller, done);
+    return done.finally(() => options.signal?.removeEventListener('abort', forward));
   }
 
   private run(
@@ -113,6 +153,7 @@ export class StatefulInvoker {
     earlier: RequestRecord[],
     ids: StartedRequest['ids'],
     options: StatefulInvokeOptions,
+    resume?: RunOptions['resume'],
   ): Promise<StateResponse> {
     const request = running.request;
     return this.telemetry.inSpan(
@@ -135,8 +176,30 @@ export class StatefulInvoker {
             onDelta,
             caller: { principal: { tenantId: request.tenantId, ownerId: request.ownerId }, bearerToken: options.bearerToken },
             ...toolEvents(ids, options.emit),
+            approvals: { policy: agent.governance, canPause: true },
+            resume,
           });
           const now = new Date().toISOString();
+          // A resumed request keeps what it did before its pause (trace and usage).
+          const toolCalls = [...running.request.toolCalls, ...result.toolExecutions.map(toolCallTrace)];
+          const usage = addUsage(running.request.tokenUsage, result.usage);
+          if (result.paused) {
+            const pending = pendingApprovalsOf(result.paused, now);
+            const paused: RequestRecord = {
+              ...running.request,
+              status: 'Paused',
+              // Up to the turn that waits (its assistant message last): the resume continues from there.
+              messages: [...running.request.messages, ...storedToolRounds(result, now)],
+              toolCalls,
+              tokenUsage: usage,
+              pendingApprovals: pending,
+              updatedAt: now,
+            };
+            await running.finish({ status: 'Paused' }, paused, { handOver: false });
+            const response = hitlResponse(agent, ids, pending);
+            options.emit?.('approval-required', { ...response.content });
+            return response;
+          }
           const finished: RequestRecord = {
             ...running.request,
             status: 'Completed',
@@ -146,9 +209,9 @@ export class StatefulInvoker {
               ...storedToolRounds(result, now),
               { id: randomUUID(), role: 'assistant', content: result.content, created_at: now },
             ],
-            toolCalls: result.toolExecutions.map(toolCallTrace),
+            toolCalls,
             output: result.content,
-            tokenUsage: result.usage,
+            tokenUsage: usage,
             updatedAt: now,
           };
           this.continueWith(agent, running, await running.finish({ status: 'Completed' }, finished));
@@ -160,7 +223,7 @@ export class StatefulInvoker {
           return {
             ...ids,
             status: 'Completed',
-            content: { ...ids, output: result.content, source: agent.source, token_usage: result.usage, extra_data: null },
+            content: { ...ids, output: result.content, source: agent.source, token_usage: usage, extra_data: null },
           };
         } catch (err) {
           await this.recordFailure(agent, running, err);
@@ -315,7 +378,7 @@ export class StatefulInvoker {
     // What its tools did stays on the request (trace and messages); a failed request is not replayed.
     const partial = partialRunOf(err);
     const done = partial?.toolExecutions.length
-      ? { messages: [...running.request.messages, ...storedToolRounds(partial, now)], toolCalls: partial.toolExecutions.map(toolCallTrace) }
+      ? { messages: [...running.request.messages, ...storedToolRounds(partial, now)], toolCalls: [...running.request.toolCalls, ...partial.toolExecutions.map(toolCallTrace)] }
       : {};
     try {
       const record: RequestRecord = { ...running.request, ...done, status, error: { code, message }, updatedAt: now };

@@ -23,7 +23,7 @@ export class TaskQueryService {
     if (!task || task.agent !== agent.source || task.ownerId !== principal.ownerId) {
       throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${taskId}`);
     }
-    return taskView(task, await this.store.listRequests(principal.tenantId, taskId));
+    return taskView(task, await this.store.listRequests(principal.tenantId, taskId), agent);
   }
 
   async getSession(agent: AgentDefinition, principal: Principal, sessionId: string, limit: number, cursor?: string) {

@@ -1,7 +1,9 @@
+import type { AgentDefinition } from '../agents/config/agent-definition';
 import { RequestRecord, StoredMessage, TaskRecord } from '../state/state.entities';
+import { pendingApprovalsView } from './approvals';
 
 /** The public JSON of a task (`GET /tasks/{task_id}`), snake_case like the rest of the API. */
-export function taskView(task: TaskRecord, requests: RequestRecord[]) {
+export function taskView(task: TaskRecord, requests: RequestRecord[], agent: Pick<AgentDefinition, 'prefix'>) {
   return {
     task_id: task.taskId,
     session_id: task.sessionId,
@@ -14,7 +16,8 @@ export function taskView(task: TaskRecord, requests: RequestRecord[]) {
     metadata: task.metadata,
     running_request_id: task.lease && task.lease.expiresAt > Date.now() ? task.lease.requestId : null,
     requests: requests.map(requestView),
-    pending_approvals: [],
+    /** The tool calls of the paused request waiting for a decision (empty unless the task is Paused). */
+    pending_approvals: pendingApprovalsView(agent, requests),
   };
 }
 
@@ -31,6 +34,14 @@ export function requestView(r: RequestRecord) {
     token_usage: r.tokenUsage,
     output: r.output ?? null,
     error: r.error ?? null,
+    approvals: (r.approvals ?? []).map((a) => ({
+      pause_id: a.pauseId,
+      action: a.action,
+      approved: a.approved,
+      rejected: a.rejected,
+      decided_by: a.decidedBy,
+      decided_at: a.decidedAt,
+    })),
   };
 }
 

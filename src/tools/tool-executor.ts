@@ -7,7 +7,8 @@ import { errorMessage, retryClassOf, ToolTimeoutError } from './tool-error';
 import type { Tool, ToolContext, ToolOutput } from './tool.port';
 import type { ToolsConfig } from './tools.config';
 
-export type ToolOutcome = 'ok' | 'error' | 'canceled';
+/** `rejected`: a human rejected the call, so it did not run. */
+export type ToolOutcome = 'ok' | 'error' | 'canceled' | 'rejected';
 
 /** The execution of one tool call, as the loop stores it (the request's execution trace). */
 export interface ToolExecution {

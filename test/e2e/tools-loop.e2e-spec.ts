@@ -24,7 +24,7 @@ const count = (name) => { lab().calls[name] = (lab().calls[name] ?? 0) + 1; };
 const pair = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'], additionalProperties: false };
 exports.plugins = [{ name: 'Lab', tools: [
   { name: 'add', description: 'Adds a and b', parameters: pair, risk: 'read_only', handler: ({ a, b }) => { count('add'); return String(a + b); } },
-  { name: 'boom', description: 'Always throws', handler: () => { count('boom'); throw new Error('kaput'); } },
+  { name: 'boom', description: 'Always throws', risk: 'read_only', handler: () => { count('boom'); throw new Error('kaput'); } },
   { name: 'flaky', description: 'Fails while flakyFailures > 0', risk: 'read_only', handler: () => {
       count('flaky');
       if (lab().flakyFailures > 0) { lab().flakyFailures--; throw Object.assign(new Error('busy, try again'), { retryable: true }); }

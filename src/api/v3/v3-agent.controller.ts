@@ -124,16 +124,41 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       return body;
     }
 
+    /**
+     * Approve or reject the pending tool calls of a paused request (one compare-and-set: of two
+     * racing decisions exactly one wins, the other is 409 APPROVAL_ALREADY_DECIDED), then run on
+     * under the same request id: 200 with the StateResponse (Completed, or Paused again).
+     */
     @Post('tealagents/v1alpha1/resume/:request_id')
-    resume(@Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
-      validateBody(ResumeRequestDto, body);
-      return this.control.resume(agent, principal, parseUuidParam('request_id', requestId));
+    @HttpCode(200)
+    async resume(@Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request) {
+      const decision = validateBody(ResumeRequestDto, body);
+      const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), decision);
+      return started.run({ bearerToken: req.bearerToken });
     }
 
+    /**
+     * The same, streamed: `approved` and/or `rejected` (the decided call ids), then the events of
+     * the rest of the run, ending with `final-response`. Ids continue the request's earlier ones
+     * (`{seq}-{k·100000 + n}` for its k-th decision), so they stay monotonic per task.
+     */
     @Post('tealagents/v1alpha1/resume/:request_id/sse')
-    resumeSse(@Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
-      validateBody(ResumeRequestDto, body);
-      return this.control.resume(agent, principal, parseUuidParam('request_id', requestId));
+    async resumeSse(@Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response) {
+      const decision = validateBody(ResumeRequestDto, body);
+      const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), decision);
+      const stream = new SseStream(res, this.env.http.sseKeepaliveMs);
+      let n = started.decisionCount * 100_000;
+      const send = (event: string, data: Record<string, unknown>) => stream.send(event, data, `${started.seq}-${n++}`);
+      stream.open();
+      try {
+        send('final-response', { ...(await started.run({ emit: send, bearerToken: res.req.bearerToken })) });
+      } catch (err) {
+        const domain = toDomainError(err);
+        if (!domain) this.logger.error({ err, task_id: started.ids.task_id }, 'resume stream failed');
+        send('error', { ...buildProblem(domain?.code ?? ErrorCode.INTERNAL, domain?.message ?? 'Internal error', res.req.originalUrl), ...started.ids });
+      } finally {
+        stream.end();
+      }
     }
 
     @Get('tasks/:task_id')

@@ -1,0 +1,325 @@
+/**
+ * Human approval of risky tool calls in v3 agents, over real HTTP with real plugins; only the model
+ * vendor is fake. Invariants: a call that needs approval never runs before a decision; a pause is
+ * decided exactly once (approve twice → 409; approve racing reject → exactly one winner, also
+ * across two app instances sharing Redis); the model sees every decision as the calls' results.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { postJson } from '../support/http';
+import { testRedisUrl, uniqueName } from '../support/services';
+import { openSse, parseSse } from '../support/sse-reader';
+import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { modelInput, v3Client } from '../support/v3-client';
+
+interface NotesState {
+  calls: Record<string, number>;
+}
+const notes: NotesState = ((globalThis as { __notes?: NotesState }).__notes = { calls: {} });
+
+const NOTES_PLUGIN = `
+const count = (name) => { const c = globalThis.__notes.calls; c[name] = (c[name] ?? 0) + 1; };
+const id = { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: false };
+exports.plugins = [{ name: 'Notes', tools: [
+  { name: 'read', description: 'Reads a note', parameters: id, risk: 'read_only', handler: ({ id }) => { count('read'); return 'note ' + id; } },
+  { name: 'peek', description: 'Reads a secret note', parameters: id, risk: 'read_only', handler: ({ id }) => { count('peek'); return 'secret ' + id; } },
+  { name: 'edit', description: 'Edits a note', parameters: id, risk: 'write_low_risk', handler: ({ id }) => { count('edit'); return 'edited ' + id; } },
+  { name: 'wipe', description: 'Deletes a note', parameters: id, handler: ({ id }) => { count('wipe'); return 'wiped ' + id; } },
+] }];
+`;
+
+const agent = (name: string, governance: string) => `
+apiVersion: tealagents/v1alpha1
+name: ${name}
+version: 1
+description: Approvals e2e
+spec:
+  governance:
+${governance.replace(/^/gm, '    ')}
+  agent:
+    name: default
+    model: gpt-test
+    system_prompt: Be careful.
+    plugins: [Notes]
+`;
+const HITL_PEEK = 'tools:\n  Notes-peek: {requires_hitl: true}';
+
+const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
+
+async function startApps(llm: FakeOpenAi, count: number, store?: () => RedisStateStore): Promise<TestApp[]> {
+  const dir = writeAgentDir({
+    'guard.yaml': agent('Guard', `autonomy_level: L1\n${HITL_PEEK}`),
+    'trusted.yaml': agent('Trusted', `autonomy_level: L3\n${HITL_PEEK}`),
+    'strict.yaml': agent('Strict', 'autonomy_level: L0'),
+  });
+  writeFileSync(join(dir, 'custom_plugins.js'), NOTES_PLUGIN);
+  const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' };
+  return Promise.all(Array.from({ length: count }, () => startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store?.() })));
+}
+
+describe('v3 approvals (one instance)', () => {
+  let llm: FakeOpenAi;
+  let t: TestApp;
+  let api: ReturnType<typeof v3Client>;
+  const resume = (requestId: string, body: unknown, headers?: Record<string, string>) =>
+    postJson(`${t.url}/Guard/1/tealagents/v1alpha1/resume/${requestId}`, body, headers);
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+    [t] = await startApps(llm, 1);
+    api = v3Client(`${t.url}/Guard/1`);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await llm?.close();
+  });
+  beforeEach(() => (notes.calls = {}));
+  afterEach(() => expect(llm.pending()).toBe(0));
+
+  /** Invokes Guard with one scripted tool turn; expects a pause. */
+  async function pauseWith(calls: ReturnType<typeof tc>[], agentName = 'Guard') {
+    llm.script(reply.toolCalls(calls, { text: 'On it.' }));
+    const res = await postJson(`${t.url}/${agentName}/1`, { items: [{ content_type: 'text', content: 'do it' }] });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('Paused');
+    return res.body;
+  }
+
+  it('L1 runs read-only tools at once', async () => {
+    llm.script(reply.toolCalls([tc('r1', 'Notes-read', { id: 'a' })]), reply.text('read it'));
+    const res = await api.say('read a');
+    expect(res.body).toMatchObject({ status: 'Completed', content: { output: 'read it' } });
+    expect(notes.calls).toEqual({ read: 1 });
+  });
+
+  it('L1 pauses on a high-risk call (nothing runs), answers HitlResponse, then approve runs it and the model answers', async () => {
+    const paused = await pauseWith([tc('w1', 'Notes-wipe', { id: 'a' })]);
+    const ids = { task_id: paused.task_id, session_id: paused.session_id, request_id: paused.request_id };
+    expect(paused.content).toEqual({
+      ...ids,
+      message: expect.stringContaining('Notes-wipe'),
+      approval_url: `/Guard/1/tealagents/v1alpha1/resume/${ids.request_id}?action=approve`,
+      rejection_url: `/Guard/1/tealagents/v1alpha1/resume/${ids.request_id}?action=reject`,
+      tool_calls: [{ id: 'w1', name: 'Notes-wipe', arguments: '{"id":"a"}' }],
+      plan: false,
+    });
+    expect(notes.calls).toEqual({});
+
+    const task = await api.task(ids.task_id);
+    expect(task.body).toMatchObject({ status: 'Paused', running_request_id: null, requests: [{ status: 'Paused' }] });
+    expect(task.body.pending_approvals).toEqual([
+      {
+        request_id: ids.request_id,
+        plan: false,
+        requested_at: expect.any(String),
+        approval_url: paused.content.approval_url,
+        rejection_url: paused.content.rejection_url,
+        tool_calls: [{ id: 'w1', name: 'Notes-wipe', arguments: '{"id":"a"}' }],
+      },
+    ]);
+    // a follow-on while paused is refused
+    expect((await api.say('hello?', { task_id: ids.task_id })).body.code).toBe('TASK_BUSY');
+    // another owner may not decide
+    expect((await resume(ids.request_id, { action: 'approve' }, { 'x-dev-user': 'mallory' })).status).toBe(401);
+
+    llm.script(reply.text('Wiped a.'));
+    const done = await resume(ids.request_id, { action: 'approve' });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ ...ids, status: 'Completed', content: { output: 'Wiped a.' } });
+    expect(notes.calls).toEqual({ wipe: 1 });
+    expect(modelInput(llm.requests.at(-1)!.body)).toEqual([
+      ['system', 'Be careful.'],
+      ['user', 'do it'],
+      ['assistant', 'On it.'],
+      ['tool', 'wiped a'],
+    ]);
+    expect(llm.requests.at(-1)!.body.messages[2].tool_calls).toEqual([{ id: 'w1', type: 'function', function: { name: 'Notes-wipe', arguments: '{"id":"a"}' } }]);
+
+    // approving twice: already decided
+    const again = await resume(ids.request_id, { action: 'approve' });
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('APPROVAL_ALREADY_DECIDED');
+    const after = await api.task(ids.task_id);
+    expect(after.body).toMatchObject({ status: 'Completed', pending_approvals: [] });
+    expect(after.body.requests[0].approvals).toEqual([
+      { pause_id: expect.any(String), action: 'approve', approved: ['w1'], rejected: [], decided_by: expect.any(String), decided_at: expect.any(String) },
+    ]);
+    expect(after.body.requests[0].tool_calls).toMatchObject([{ id: 'w1', outcome: 'ok', result: 'wiped a' }]);
+
+    // the task goes on, and a follow-on replays the whole approved round
+    llm.script(reply.text('ok'));
+    expect((await api.say('thanks', { task_id: ids.task_id })).body.status).toBe('Completed');
+    expect(modelInput(llm.requests.at(-1)!.body).slice(1)).toEqual([
+      ['user', 'do it'],
+      ['assistant', 'On it.'],
+      ['tool', 'wiped a'],
+      ['assistant', 'Wiped a.'],
+      ['user', 'thanks'],
+    ]);
+  });
+
+  it('a request that never paused is 409 TASK_NOT_PAUSED; an unknown one 404', async () => {
+    llm.script(reply.text('hi'));
+    const res = await api.say('hi');
+    const r = await resume(res.body.request_id, { action: 'approve' });
+    expect([r.status, r.body.code]).toEqual([409, 'TASK_NOT_PAUSED']);
+    expect((await resume('00000000-0000-4000-8000-000000000000', { action: 'approve' })).status).toBe(404);
+    expect((await resume(res.body.request_id, { action: 'maybe' })).status).toBe(422);
+  });
+
+  it('reject: the call does not run, the model sees the rejection and continues (and may pause again)', async () => {
+    const paused = await pauseWith([tc('w1', 'Notes-wipe', { id: 'a' })]);
+    llm.script(reply.toolCalls([tc('w2', 'Notes-wipe', { id: 'b' })]));
+    const again = await resume(paused.request_id, { action: 'reject' });
+    expect(again.body).toMatchObject({ request_id: paused.request_id, status: 'Paused', content: { tool_calls: [{ id: 'w2' }] } });
+    expect(notes.calls).toEqual({});
+    const input = llm.requests.at(-1)!.body.messages;
+    expect(input.at(-1)).toEqual({ role: 'tool', tool_call_id: 'w1', content: expect.stringMatching(/^Error: the user rejected this call of Notes-wipe/) });
+
+    llm.script(reply.text('Understood, nothing wiped.'));
+    const done = await resume(paused.request_id, { action: 'reject' });
+    expect(done.body).toMatchObject({ status: 'Completed', content: { output: 'Understood, nothing wiped.' } });
+    const task = await api.task(paused.task_id);
+    expect(task.body.requests[0].tool_calls).toMatchObject([
+      { id: 'w1', outcome: 'rejected' },
+      { id: 'w2', outcome: 'rejected' },
+    ]);
+    expect(task.body.requests[0].approvals).toHaveLength(2);
+    expect(notes.calls).toEqual({});
+  });
+
+  it('partial decisions: each call by its decision, the rest by action; calls needing no approval run with them', async () => {
+    const paused = await pauseWith([tc('r1', 'Notes-read', { id: 'x' }), tc('w1', 'Notes-wipe', { id: 'a' })]);
+    expect(paused.content.tool_calls.map((c: { id: string }) => c.id)).toEqual(['w1']);
+    // a decision about a call that is not pending is refused without deciding anything
+    const bad = await resume(paused.request_id, { action: 'approve', decisions: [{ tool_call_id: 'r1', approved: false }] });
+    expect(bad.status).toBe(422);
+    expect(notes.calls).toEqual({});
+
+    const p2 = await pauseWith([tc('e1', 'Notes-edit', { id: 'a' }), tc('w2', 'Notes-wipe', { id: 'b' })]);
+    expect(p2.content.tool_calls.map((c: { id: string }) => c.id)).toEqual(['e1', 'w2']);
+    llm.script(reply.text('Edited a only.'));
+    const done = await resume(p2.request_id, { action: 'approve', decisions: [{ tool_call_id: 'w2', approved: false }] });
+    expect(done.body.status).toBe('Completed');
+    expect(notes.calls).toEqual({ edit: 1 });
+    expect(modelInput(llm.requests.at(-1)!.body).slice(-2)).toEqual([
+      ['tool', 'edited a'],
+      ['tool', expect.stringMatching(/user rejected this call of Notes-wipe/)],
+    ]);
+
+    // the first pause is still waiting: approve it now
+    llm.script(reply.text('done'));
+    expect((await resume(paused.request_id, { action: 'approve' })).body.status).toBe('Completed');
+    expect(notes.calls).toEqual({ edit: 1, read: 1, wipe: 1 });
+  });
+
+  it('plan_threshold: a turn of 3+ calls with one risky call is one plan, decided as a whole', async () => {
+    const calls = [tc('r1', 'Notes-read', { id: '1' }), tc('r2', 'Notes-read', { id: '2' }), tc('w1', 'Notes-wipe', { id: '3' })];
+    const paused = await pauseWith(calls);
+    expect(paused.content).toMatchObject({ plan: true, tool_calls: calls });
+    const split = await resume(paused.request_id, { action: 'approve', decisions: [{ tool_call_id: 'r1', approved: false }] });
+    expect([split.status, split.body.errors?.[0]?.field]).toEqual([422, 'decisions']);
+    llm.script(reply.text('Plan dropped.'));
+    expect((await resume(paused.request_id, { action: 'reject' })).body.status).toBe('Completed');
+    expect(notes.calls).toEqual({});
+    expect(modelInput(llm.requests.at(-1)!.body).slice(-3).map(([role, c]) => [role, /user rejected/.test(c!)])).toEqual([
+      ['tool', true],
+      ['tool', true],
+      ['tool', true],
+    ]);
+  });
+
+  it('L3 runs every risk level, but requires_hitl always asks; L0 asks even for read-only', async () => {
+    llm.script(reply.toolCalls([tc('w1', 'Notes-wipe', { id: 'a' }), tc('e1', 'Notes-edit', { id: 'b' })]), reply.text('done'));
+    const res = await postJson(`${t.url}/Trusted/1`, { items: [{ content_type: 'text', content: 'go' }] });
+    expect(res.body.status).toBe('Completed');
+    expect(notes.calls).toEqual({ wipe: 1, edit: 1 });
+
+    const peek = await pauseWith([tc('p1', 'Notes-peek', { id: 's' })], 'Trusted');
+    expect(peek.content.tool_calls).toEqual([{ id: 'p1', name: 'Notes-peek', arguments: '{"id":"s"}' }]);
+    const strict = await pauseWith([tc('r1', 'Notes-read', { id: 'a' })], 'Strict');
+    expect(strict.content.tool_calls).toEqual([{ id: 'r1', name: 'Notes-read', arguments: '{"id":"a"}' }]);
+    expect(notes.calls).toEqual({ wipe: 1, edit: 1 });
+  });
+
+  it('SSE: approval-required then final-response (Paused); the resume stream: approved, tool events, final-response', async () => {
+    llm.script(reply.toolCalls([tc('w1', 'Notes-wipe', { id: 'a' }), tc('e1', 'Notes-edit', { id: 'b' })]));
+    const s = await openSse(`${t.url}/Guard/1/sse`, { items: [{ content_type: 'text', content: 'go' }] });
+    const events = parseSse(await s.readAll()).filter((e) => !e.comment);
+    expect(events.map((e) => e.event)).toEqual(['approval-required', 'final-response']);
+    const required = JSON.parse(events[0]!.data);
+    const final = JSON.parse(events[1]!.data);
+    expect(final).toMatchObject({ status: 'Paused', content: { tool_calls: [{ id: 'w1' }, { id: 'e1' }] } });
+    expect(required).toEqual(final.content);
+
+    llm.script(reply.text('Edited, not wiped.'));
+    const r = await openSse(`${t.url}/Guard/1/tealagents/v1alpha1/resume/${final.request_id}/sse`, {
+      action: 'approve',
+      decisions: [{ tool_call_id: 'w1', approved: false }],
+    });
+    const revents = parseSse(await r.readAll()).filter((e) => !e.comment);
+    const names = revents.map((e) => e.event).filter((e, i, all) => e !== 'partial-response' || all[i - 1] !== e);
+    expect(names).toEqual(['approved', 'rejected', 'tool-call', 'tool-result', 'tool-result', 'partial-response', 'final-response']);
+    expect(JSON.parse(revents[0]!.data)).toMatchObject({ request_id: final.request_id, tool_call_ids: ['e1'] });
+    expect(JSON.parse(revents[1]!.data)).toMatchObject({ tool_call_ids: ['w1'] });
+    expect(JSON.parse(revents.at(-1)!.data)).toMatchObject({ status: 'Completed', content: { output: 'Edited, not wiped.' } });
+    const ids = [...events, ...revents].map((e) => Number(e.id!.split('-')[1]));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(notes.calls).toEqual({ edit: 1 });
+  });
+
+  it('approve racing reject, many times: exactly one winner, the loser 409 APPROVAL_ALREADY_DECIDED', async () => {
+    for (let i = 0; i < 10; i++) {
+      const paused = await pauseWith([tc('w1', 'Notes-wipe', { id: String(i) })]);
+      llm.script(reply.text('after'));
+      const results = await Promise.all([resume(paused.request_id, { action: 'approve' }), resume(paused.request_id, { action: 'reject' })]);
+      const codes = results.map((r) => (r.status === 200 ? 'won' : r.body.code)).sort();
+      expect(codes).toEqual(['APPROVAL_ALREADY_DECIDED', 'won']);
+      const winner = results.findIndex((r) => r.status === 200);
+      expect(notes.calls.wipe ?? 0).toBe(winner === 0 ? 1 : 0);
+      notes.calls = {};
+      const task = await api.task(paused.task_id);
+      expect(task.body.requests[0].approvals).toHaveLength(1);
+    }
+  });
+});
+
+describe('v3 approvals: two instances sharing Redis', () => {
+  let llm: FakeOpenAi;
+  let apps: TestApp[];
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+    const keyPrefix = `${uniqueName('v3-approvals')}:`;
+    apps = await startApps(llm, 2, () => new RedisStateStore({ url: testRedisUrl(), keyPrefix }));
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all((apps ?? []).map((a) => a.close()));
+    await llm?.close();
+  });
+
+  it('paused on one, approve (on A) racing reject (on B): exactly one winner, each time', async () => {
+    const [a, b] = apps as [TestApp, TestApp];
+    const wins = { approve: 0, reject: 0 };
+    for (let i = 0; i < 10; i++) {
+      notes.calls = {};
+      llm.script(reply.toolCalls([tc('w1', 'Notes-wipe', { id: String(i) })]));
+      const paused = await postJson(`${(i % 2 ? a : b).url}/Guard/1`, { items: [{ content_type: 'text', content: 'wipe' }] });
+      expect(paused.body.status).toBe('Paused');
+      llm.script(reply.text('after'));
+      const path = `/Guard/1/tealagents/v1alpha1/resume/${paused.body.request_id}`;
+      const [ra, rb] = await Promise.all([postJson(a.url + path, { action: 'approve' }), postJson(b.url + path, { action: 'reject' })]);
+      expect([ra.status, rb.status].sort()).toEqual([200, 409]);
+      expect((ra.status === 409 ? ra : rb).body.code).toBe('APPROVAL_ALREADY_DECIDED');
+      expect(notes.calls.wipe ?? 0).toBe(ra.status === 200 ? 1 : 0);
+      wins[ra.status === 200 ? 'approve' : 'reject']++;
+      const task = await v3Client(`${b.url}/Guard/1`).task(paused.body.task_id);
+      expect(task.body).toMatchObject({ status: 'Completed', pending_approvals: [] });
+      expect(task.body.requests[0].approvals).toHaveLength(1);
+    }
+    expect(wins.approve + wins.reject).toBe(10);
+    expect(llm.pending()).toBe(0);
+  });
+});
