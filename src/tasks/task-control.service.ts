@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { StateStore } from '../state/state-store';
-import { TaskRecord } from '../state/state.entities';
+import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { VersionConflictError } from '../state/state.errors';
 import { RunningRequests } from './running-requests';
 import { StateResponse } from './state-response';
@@ -28,6 +28,11 @@ export class TaskControlService {
   async cancel(agent: AgentDefinition, principal: Principal, taskId: string): Promise<{ status: number; body: StateResponse }> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const task = await ownedTask(this.store, agent, principal, taskId);
+      if (task.status === 'Paused' && !leaseActive(task)) {
+        const done = await this.cancelPaused(task);
+        if (done) return { status: 200, body: done };
+        continue;
+      }
       const requestId = task.lease?.requestId;
       if (!requestId || !leaseActive(task)) {
         throw new DomainError(ErrorCode.TASK_NOT_RUNNING, `Task ${taskId} has no running request to cancel`);
@@ -49,15 +54,30 @@ export class TaskControlService {
   }
 
   /**
-   * Resume of a paused request. A request pauses only for a human approval of tool calls, which this
-   * build does not ask for yet, so no request is ever paused: an owned request is 409.
+   * A request paused for approval is canceled like a decision: one compare-and-set, so it races
+   * safely with a resume (one of them wins). Its pending calls are dropped; a follow-on queued
+   * behind it is canceled too, since nothing runs after a canceled task. Undefined when the task
+   * changed meanwhile.
    */
-  async resume(agent: AgentDefinition, principal: Principal, requestId: string): Promise<never> {
-    const request = await this.store.getRequest(principal.tenantId, requestId);
-    if (!request) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
-    await ownedTask(this.store, agent, principal, request.taskId);
-    throw new DomainError(ErrorCode.TASK_NOT_PAUSED, `Request ${requestId} is not waiting for a decision (status ${request.status})`);
+  private async cancelPaused(task: TaskRecord): Promise<StateResponse | undefined> {
+    const requests = await this.store.listRequests(task.tenantId, task.taskId);
+    const paused = [...requests].reverse().find((r) => r.status === 'Paused');
+    if (!paused) throw new DomainError(ErrorCode.TASK_NOT_RUNNING, `Task ${task.taskId} has no running or paused request`);
+    const now = new Date().toISOString();
+    const writes: RequestRecord[] = [{ ...paused, status: 'Canceled', reason: 'canceled', pendingApprovals: undefined, updatedAt: now }];
+    const queued = task.queued ? requests.find((r) => r.requestId === task.queued && r.status === 'Queued') : undefined;
+    if (queued) writes.push({ ...queued, status: 'Canceled', reason: 'canceled', updatedAt: now });
+    const next: TaskRecord = { ...task, status: 'Canceled', updatedAt: now };
+    delete next.queued;
+    try {
+      await this.store.commit(task.tenantId, { task: next, expectedVersion: task.version, requests: writes });
+      return canceled(task, paused.requestId);
+    } catch (err) {
+      if (err instanceof VersionConflictError) return undefined;
+      throw err;
+    }
   }
+
 }
 
 function canceled(task: TaskRecord, requestId: string): StateResponse {

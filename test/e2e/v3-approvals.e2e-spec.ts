@@ -87,6 +87,26 @@ describe('v3 approvals (one instance)', () => {
     return res.body;
   }
 
+  it('cancels a paused request: its calls never run, the pause can no longer be decided, and the task moves on', async () => {
+    const paused = await pauseWith([tc('c1', 'Notes-wipe', { id: 'z' })]);
+    const cancelUrl = `${t.url}/Guard/1/tasks/${paused.task_id}/cancel`;
+    expect((await postJson(cancelUrl, {}, { 'x-dev-user': 'mallory' })).status).toBe(401);
+    const cancel = await postJson(cancelUrl, {});
+    expect(cancel.status).toBe(200);
+    expect(cancel.body).toMatchObject({ task_id: paused.task_id, request_id: paused.request_id, status: 'Canceled' });
+
+    const late = await resume(paused.request_id, { action: 'approve' });
+    expect(late.status).toBe(409);
+    expect(notes.calls).toEqual({});
+    const task = await api.task(paused.task_id);
+    expect(task.body).toMatchObject({ status: 'Canceled', pending_approvals: [], requests: [{ status: 'Canceled' }] });
+    expect((await postJson(cancelUrl, {})).status).toBe(409); // nothing left to cancel
+
+    llm.script(reply.text('fresh start'));
+    const next = await api.say('again', { task_id: paused.task_id });
+    expect(next.body).toMatchObject({ status: 'Completed', content: { output: 'fresh start' } });
+  });
+
   it('L1 runs read-only tools at once', async () => {
     llm.script(reply.toolCalls([tc('r1', 'Notes-read', { id: 'a' })]), reply.text('read it'));
     const res = await api.say('read a');
