@@ -359,11 +359,7 @@ export class StatefulInvoker {
     const work = (async () => {
       const earlier = (await this.store.listRequests(next.tenantId, next.taskId)).filter((r) => r.seq < next.seq);
       const running = new RunningTask(this.store, finished.task, next, this.timing, this.logger);
-      const controller = new AbortController();
-      running.onCancelRequested = () => controller.abort(new Error('canceled by the user'));
-      const done = this.run(agent, running, earlier, ids, { signal: controller.signal });
-      this.runningRequests.register(next.requestId, controller, done);
-      await done;
+      await this.launch(agent, running, earlier, ids, {});
     })();
     work.catch((err) => this.logger.warn({ err, ...ids }, 'queued request failed'));
   }
