@@ -12,7 +12,7 @@ import { startBenchStores, StoreEnv } from './stores';
 const ROOT = join(__dirname, '..', '..');
 const C1_REQUESTS = Number(process.env.BENCH_C1_REQUESTS ?? 400);
 const C16_REQUESTS = Number(process.env.BENCH_C16_REQUESTS ?? 1600);
-const HISTORY_SAMPLES = Number(process.env.BENCH_HISTORY_SAMPLES ?? 20);
+const HISTORY_SAMPLES = Number(process.env.BENCH_HISTORY_SAMPLES ?? 50);
 const STORED_TURNS = Number(process.env.BENCH_STORED_TURNS ?? 10_000);
 
 interface Subject {
