@@ -80,6 +80,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     abortOnError: false,
   });
   app.disable('x-powered-by');
+  // API responses are fresh by nature: Express would hash every body for an ETag nobody sends back.
+  app.set('etag', false);
   app.use(requestIdMiddleware);
   app.use(httpTelemetryMiddleware(telemetry, logger));
   app.use(jsonOnlyMiddleware);
