@@ -7,7 +7,10 @@ const REASONING_MODEL = /^(o\d|gpt-5)/i;
 export function toChatParams(request: LlmRequest): ChatCompletionCreateParamsBase {
   const params: ChatCompletionCreateParamsBase = {
     model: request.model,
-    messages: request.messages.map(toChatMessage),
+    // Usually nothing needs converting: then the (long) list is passed as it is, not copied.
+    messages: request.messages.some(needsConversion)
+      ? request.messages.map(toChatMessage)
+      : (request.messages as ChatCompletionMessageParam[]),
   };
   // `temperature: 0` is a value, not "unset".
   if (request.temperature !== undefined) params.temperature = request.temperature;
@@ -37,8 +40,13 @@ export function toUsage(
   return { completion_tokens: completion, prompt_tokens: prompt, total_tokens: u?.total_tokens ?? completion + prompt };
 }
 
+function needsConversion(m: LlmMessage): boolean {
+  return m.role === 'assistant' && !!m.tool_calls?.length;
+}
+
 /** Our messages are OpenAI's, except an assistant turn's tool calls, which OpenAI nests under `function`. */
 function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
+  if (!needsConversion(m)) return m as ChatCompletionMessageParam;
   if (m.role !== 'assistant' || !m.tool_calls?.length) return m as ChatCompletionMessageParam;
   return {
     role: 'assistant',

@@ -95,14 +95,15 @@ export class MemoryStateStore extends StateStore {
   async close(): Promise<void> {}
 }
 
+/**
+ * A deep copy, frozen as it is built. Records are plain JSON-shaped data (objects, arrays, strings,
+ * numbers, booleans), so one recursive pass does what structuredClone plus a freeze pass did, at a
+ * fraction of the cost on the write path. A value already frozen is stored data and is shared.
+ */
 function frozenCopy<T>(value: T): T {
-  return deepFreeze(structuredClone(value));
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = frozenCopy((value as Record<string, unknown>)[key]);
+  return Object.freeze(copy) as T;
 }
