@@ -1,5 +1,6 @@
-import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
-import { startTestApp, TestApp } from '../support/test-app';
+import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
+import { FakeOpenAi, reply } from '../support/fake-openai.server';
+import { TestApp } from '../support/test-app';
 import { postJson } from '../support/http';
 import { modelInput, v3Client } from '../support/v3-client';
 
@@ -21,18 +22,14 @@ describe('v3 conversations against an OpenAI-compatible model', () => {
   let t: TestApp;
   let api: ReturnType<typeof v3Client>;
 
+  let app: FakeModelApp;
+
   beforeAll(async () => {
-    llm = await startFakeOpenAi();
-    t = await startTestApp({
-      agents: { 'helper.yaml': AGENT },
-      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' },
-    });
+    app = await startFakeModelApp({ agents: { 'helper.yaml': AGENT } });
+    ({ llm, t } = app);
     api = v3Client(`${t.url}/Helper/1`);
   });
-  afterAll(async () => {
-    await t.close();
-    await llm.close();
-  });
+  afterAll(() => app.close());
 
   it('sends the model the system prompt, the user context and the whole history on a follow-on', async () => {
     llm.script(reply.text('Hi Ada.'), reply.text('You said hello.'));

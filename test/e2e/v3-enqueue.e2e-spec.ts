@@ -4,9 +4,10 @@
  * one supersedes the waiting one, which then ends Canceled with the reason `superseded`, visible on
  * the task and in its stream.
  */
-import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
+import { FakeOpenAi, reply } from '../support/fake-openai.server';
 import { openSse, parseSse } from '../support/sse-reader';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestApp } from '../support/test-app';
 import { modelInput, text, v3Client } from '../support/v3-client';
 
 const AGENT = `
@@ -28,18 +29,14 @@ describe('on_busy: enqueue', () => {
   let t: TestApp;
   let api: ReturnType<typeof v3Client>;
 
+  let app: FakeModelApp;
+
   beforeAll(async () => {
-    llm = await startFakeOpenAi();
-    t = await startTestApp({
-      agents: { 'queue.yaml': AGENT },
-      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' },
-    });
+    app = await startFakeModelApp({ agents: { 'queue.yaml': AGENT } });
+    ({ llm, t } = app);
     api = v3Client(`${t.url}/Queue/1`);
   });
-  afterAll(async () => {
-    await t.close();
-    await llm.close();
-  });
+  afterAll(() => app.close());
 
   async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
     const deadline = Date.now() + 10_000;

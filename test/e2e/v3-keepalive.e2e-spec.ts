@@ -1,6 +1,7 @@
-import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
+import { FakeOpenAi, reply } from '../support/fake-openai.server';
 import { openSse, parseSse } from '../support/sse-reader';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestApp } from '../support/test-app';
 import { text } from '../support/v3-client';
 
 const AGENT = `
@@ -17,17 +18,12 @@ spec:
 describe('v3 SSE while the model is slow', () => {
   let llm: FakeOpenAi;
   let t: TestApp;
+  let app: FakeModelApp;
   beforeAll(async () => {
-    llm = await startFakeOpenAi();
-    t = await startTestApp({
-      agents: { 'slow.yaml': AGENT },
-      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_SSE_KEEPALIVE_MS: '100' },
-    });
+    app = await startFakeModelApp({ agents: { 'slow.yaml': AGENT }, env: { TA_SSE_KEEPALIVE_MS: '100' } });
+    ({ llm, t } = app);
   });
-  afterAll(async () => {
-    await t.close();
-    await llm.close();
-  });
+  afterAll(() => app.close());
 
   it('sends `: keepalive` comments until the model answers, then the events with their ids', async () => {
     let release!: () => void;
