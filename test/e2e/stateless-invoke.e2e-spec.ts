@@ -1,6 +1,7 @@
 import { postJson } from '../support/http';
-import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
-import { startTestApp, TestApp } from '../support/test-app';
+import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
+import { FakeOpenAi, reply } from '../support/fake-openai.server';
+import { TestApp } from '../support/test-app';
 
 /** v1 Chat, v1 Agent and v2alpha1 `POST /{name}/{version}` against an OpenAI-compatible provider. */
 
@@ -53,17 +54,12 @@ const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJA
 describe('stateless invoke against an OpenAI-compatible provider', () => {
   let fake: FakeOpenAi;
   let t: TestApp;
+  let app: FakeModelApp;
   beforeAll(async () => {
-    fake = await startFakeOpenAi();
-    t = await startTestApp({
-      agents: { 'chat.yaml': CHAT_V1, 'text.yaml': AGENT_V1_TEXT, 'v2.yaml': AGENT_V2 },
-      env: { TA_BASE_URL: fake.baseURL, TA_API_KEY: 'sk-invoke-test', TA_LLM_MAX_RETRIES: '0' },
-    });
+    app = await startFakeModelApp({ agents: { 'chat.yaml': CHAT_V1, 'text.yaml': AGENT_V1_TEXT, 'v2.yaml': AGENT_V2 }, env: { TA_API_KEY: 'sk-invoke-test' } });
+    ({ llm: fake, t } = app);
   });
-  afterAll(async () => {
-    await t.close();
-    await fake.close();
-  });
+  afterAll(() => app.close());
   const lastModelCall = () => fake.requests.at(-1)!;
 
   it('answers a v1 Chat invoke with exactly the InvokeResponse fields, usage from the provider', async () => {

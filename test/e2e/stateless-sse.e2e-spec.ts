@@ -1,7 +1,8 @@
 import { postJson } from '../support/http';
-import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
+import { FakeOpenAi, reply } from '../support/fake-openai.server';
 import { openSse, parseSse, startPost } from '../support/sse-reader';
-import { startTestApp, TestApp } from '../support/test-app';
+import { TestApp } from '../support/test-app';
 
 /**
  * `POST /{name}/{version}/sse` of v1/v2 agents: the wire format byte for byte (upstream's
@@ -73,17 +74,12 @@ const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.s
 describe('stateless SSE', () => {
   let fake: FakeOpenAi;
   let t: TestApp;
+  let app: FakeModelApp;
   beforeAll(async () => {
-    fake = await startFakeOpenAi();
-    t = await startTestApp({
-      agents: { 'chat.yaml': CHAT_V1, 'v2.yaml': AGENT_V2, 'seq.yaml': SEQUENTIAL_V1 },
-      env: { TA_BASE_URL: fake.baseURL, TA_API_KEY: 'sk-sse', TA_LLM_MAX_RETRIES: '0' },
-    });
+    app = await startFakeModelApp({ agents: { 'chat.yaml': CHAT_V1, 'v2.yaml': AGENT_V2, 'seq.yaml': SEQUENTIAL_V1 }, env: { TA_API_KEY: 'sk-sse' } });
+    ({ llm: fake, t } = app);
   });
-  afterAll(async () => {
-    await t.close();
-    await fake.close();
-  });
+  afterAll(() => app.close());
 
   it('frames a v1 stream exactly as upstream: partial-response per delta, then final-response', async () => {
     fake.script(reply.chunks(['Hel', 'lo ', 'world'], { usage: { prompt_tokens: 9, completion_tokens: 3 } }));
@@ -237,17 +233,12 @@ describe('stateless SSE', () => {
 describe('stateless SSE keepalive', () => {
   let fake: FakeOpenAi;
   let t: TestApp;
+  let app: FakeModelApp;
   beforeAll(async () => {
-    fake = await startFakeOpenAi();
-    t = await startTestApp({
-      agents: { 'chat.yaml': CHAT_V1 },
-      env: { TA_BASE_URL: fake.baseURL, TA_API_KEY: 'sk-sse', TA_LLM_MAX_RETRIES: '0', TA_SSE_KEEPALIVE_MS: '50' },
-    });
+    app = await startFakeModelApp({ agents: { 'chat.yaml': CHAT_V1 }, env: { TA_API_KEY: 'sk-sse', TA_SSE_KEEPALIVE_MS: '50' } });
+    ({ llm: fake, t } = app);
   });
-  afterAll(async () => {
-    await t.close();
-    await fake.close();
-  });
+  afterAll(() => app.close());
 
   it('sends `: keepalive` comments while the model is slow, then the events', async () => {
     let release!: () => void;
