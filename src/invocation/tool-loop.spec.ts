@@ -119,7 +119,13 @@ describe('runToolLoop', () => {
     it('pauses before a turn with a call that needs approval: nothing of that turn runs', async () => {
       const model = new ScriptedModel([turn]);
       const result = await runToolLoop({ client: model, toolset: guarded, executor }, base, 10, { caller, approvals: { policy: L1, canPause: true } });
-      expect(result.paused).toEqual({ calls: turn.toolCalls, pending: [turn.toolCalls[1]], plan: false });
+      expect(result.paused).toEqual({
+        calls: turn.toolCalls,
+        pending: [turn.toolCalls[1]],
+        plan: false,
+        reasons: { d1: 'autonomy_level' },
+        risks: { a1: 'read_only', d1: 'write_high_risk' },
+      });
       expect(result.appended).toEqual([{ role: 'assistant', content: 'Adding and deleting.', tool_calls: turn.toolCalls }]);
       expect(result.toolExecutions).toEqual([]);
       expect(writes).toEqual([]);

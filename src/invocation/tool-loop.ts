@@ -3,7 +3,7 @@ import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { addUsage, emptyUsage, LlmClient, LlmMessage, LlmRequest, LlmResult, LlmToolCall } from '../llm/llm-client.port';
-import { ApprovalPolicy, approvalForTurn, approvalUnavailableResult, DEFAULT_APPROVAL_POLICY, rejectedResult } from '../tools/governance';
+import { ApprovalPolicy, ApprovalReason, approvalForTurn, approvalUnavailableResult, DEFAULT_APPROVAL_POLICY, rejectedResult } from '../tools/governance';
 import type { ToolExecution, ToolExecutor } from '../tools/tool-executor';
 import type { Tool } from '../tools/tool.port';
 import { Toolset, toolSpecs } from '../tools/toolset';
@@ -36,7 +36,7 @@ export interface ToolLoopOptions {
    * the `approved` ones run (with the calls that needed no approval, listed in `approved` too),
    * the others get a "rejected by the user" result, then the loop goes on as usual.
    */
-  resume?: { calls: LlmToolCall[]; approved: ReadonlySet<string> };
+  resume?: { calls: LlmToolCall[]; approved: ReadonlySet<string>; reasons?: Readonly<Record<string, string>> };
 }
 
 /** A run that stopped before a turn whose calls need a human decision. */
@@ -47,6 +47,10 @@ export interface PausedTurn {
   pending: LlmToolCall[];
   /** The turn is one plan, approved or rejected as a whole. */
   plan: boolean;
+  /** Why each pending call needs approval, by call id. */
+  reasons: Record<string, ApprovalReason>;
+  /** Each call's declared risk (its tool's), by call id. */
+  risks: Record<string, string>;
 }
 
 /** The final model turn, with the whole run's usage and what the loop added on the way. */
@@ -117,8 +121,9 @@ export async function runToolLoop(
       if (options.signal?.aborted) throw new DomainError(ErrorCode.REQUEST_CANCELED, 'The request was canceled');
     };
     if (options.resume) {
-      const { calls, approved } = options.resume;
-      await runTurn(calls, new Map(calls.filter((c) => !approved.has(c.id)).map((c) => [c.id, { outcome: 'rejected', result: rejectedResult(c) }])));
+      const { calls, approved, reasons } = options.resume;
+      const rejected = calls.filter((c) => !approved.has(c.id));
+      await runTurn(calls, new Map(rejected.map((c) => [c.id, { outcome: 'rejected', result: rejectedResult(c, reasons?.[c.id]) }])));
     }
     for (let round = 0; ; round++) {
       const result = await modelTurn(deps.client, { ...request, messages, ...(specs.length ? { tools: specs } : {}) }, options);
@@ -136,7 +141,8 @@ export async function runToolLoop(
       appended.push(turn);
       const verdict = approvalForTurn(approvals.policy, tools, calls);
       if (verdict.pending.length && approvals.canPause) {
-        return { ...result, usage, appended, toolExecutions, paused: { calls, ...verdict } };
+        const risks = Object.fromEntries(calls.map((c) => [c.id, tools.get(c.name)?.risk ?? 'write_high_risk']));
+        return { ...result, usage, appended, toolExecutions, paused: { calls, ...verdict, risks } };
       }
       await runTurn(calls, new Map(verdict.pending.map((c) => [c.id, { outcome: 'error', result: approvalUnavailableResult(c) }])));
     }

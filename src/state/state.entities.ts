@@ -45,17 +45,30 @@ export interface ToolCallTrace {
   result?: string;
 }
 
+/** Why a pending call needs a human: its own policy, the agent's autonomy level, or being part of a plan. */
+export type ApprovalReason = 'requires_hitl' | 'autonomy_level' | 'plan';
+
+/** A call of a paused turn, with what governance said of it (risk and, when pending, why). */
+export interface PausedToolCall extends StoredToolCall {
+  risk?: string;
+  approvalReason?: ApprovalReason;
+}
+
 /** The model turn a Paused request waits on. Its assistant message is the last of `messages`. */
 export interface PendingApprovals {
   /** Identifies this pause: a decision names the pause it decided, so a stale retry cannot decide a later one. */
   pauseId: string;
   /** Every call of the turn, in order. */
-  calls: StoredToolCall[];
+  calls: PausedToolCall[];
   /** Ids of the calls a human must decide on (the others need no approval and run with the approved ones). */
   pending: string[];
   /** The turn is one plan (plan_threshold): approved or rejected as a whole. */
   plan: boolean;
   requestedAt: string;
+  /** The agent's autonomy level when it paused (shown with the pending calls). */
+  autonomyLevel?: string;
+  /** ISO time after which the pause is Canceled as `expired` (`spec.governance.approval_ttl_seconds`). */
+  expiresAt?: string;
 }
 
 /** One decision on a pause (`POST .../resume/{request_id}`). */
@@ -67,6 +80,10 @@ export interface ApprovalDecision {
   /** The deciding identity's object id (always the owner: others are refused). */
   decidedBy: string;
   decidedAt: string;
+  /** The reason given with the decision (shown to the model with each call it rejected). */
+  reason?: string;
+  /** Per-call reasons (`decisions[].reason`), by tool call id. */
+  reasons?: Record<string, string>;
 }
 
 export interface StoredUsage {
@@ -96,11 +113,18 @@ export interface RequestRecord {
   pendingApprovals?: PendingApprovals;
   /** Every decision taken on this request's pauses, in order (the audit trail; never removed). */
   approvals?: ApprovalDecision[];
-  /** Why a request ended Canceled: `canceled` (by its owner) or `superseded` (a newer queued follow-on). */
-  reason?: 'canceled' | 'superseded';
+  /** Why a request did not complete (see RequestEndReason). */
+  reason?: RequestEndReason;
   createdAt: string;
   updatedAt: string;
 }
+
+/**
+ * Why a request ended without completing: `superseded` (a newer queued follow-on replaced it),
+ * `canceled` (by its owner), `abandoned` (its process died), `rejected` (every pending call was
+ * rejected), `expired` (its pause outlived `approval_ttl_seconds`), `failed` (any other error).
+ */
+export type RequestEndReason = 'superseded' | 'canceled' | 'abandoned' | 'rejected' | 'expired' | 'failed';
 
 /** Held by the request that is running; a dead process's lease simply expires. */
 export interface TaskLease {
@@ -133,4 +157,11 @@ export interface TaskRecord {
   updatedAt: string;
   /** ISO time after which the task reads as missing (stores may also delete it). */
   expiresAt?: string;
+  /** While Paused with an approval TTL: epoch ms when the pause expires (checked on the next read or write). */
+  pauseExpiresAt?: number;
+  /**
+   * Unique per write (src/tasks/task-writer.ts): after a write whose answer was lost (a timeout
+   * on a write the store did apply), reading this back tells whether it was applied.
+   */
+  writeId?: string;
 }

@@ -18,7 +18,15 @@ export class VersionConflictError extends DomainError {
 }
 
 export class StateStoreUnavailableError extends DomainError {
-  constructor(message: string, cause?: unknown) {
+  /**
+   * @param unsent true when the store was never reached (no connection), so a write certainly did
+   *   not apply; otherwise a write's answer may have been lost after the store applied it.
+   */
+  constructor(
+    message: string,
+    cause?: unknown,
+    readonly unsent = false,
+  ) {
     super(ErrorCode.STATE_STORE_UNAVAILABLE, message, { cause, retryAfter: 1 });
   }
 }

@@ -20,6 +20,10 @@ export class RunningRequests {
     done.finally(() => this.entries.delete(requestId)).catch(() => undefined);
   }
 
+  has(requestId: string): boolean {
+    return this.entries.has(requestId);
+  }
+
   /** Aborts a local request; resolves when its outcome is stored. False when it is not running here. */
   async cancel(requestId: string): Promise<boolean> {
     const e = this.entries.get(requestId);

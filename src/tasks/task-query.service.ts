@@ -5,6 +5,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { StateStore } from '../state/state-store';
 import { taskSummaryView, taskView } from './task-view';
+import { TaskWriter } from './task-writer';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -16,13 +17,15 @@ export const MAX_PAGE_SIZE = 100;
  */
 @Injectable()
 export class TaskQueryService {
-  constructor(private readonly store: StateStore) {}
+  constructor(
+    private readonly store: StateStore,
+    private readonly writer: TaskWriter,
+  ) {}
 
+  /** The task (a pause past its approval TTL is expired first, by the writer's read). */
   async getTask(agent: AgentDefinition, principal: Principal, taskId: string) {
-    const task = await this.store.getTask(principal.tenantId, taskId);
-    if (!task || task.agent !== agent.source || task.ownerId !== principal.ownerId) {
-      throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${taskId}`);
-    }
+    const access = { tenantId: principal.tenantId, taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
+    const task = await this.writer.read(access);
     return taskView(task, await this.store.listRequests(principal.tenantId, taskId), agent);
   }
 

@@ -1,6 +1,6 @@
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { RequestRecord, StoredMessage, TaskRecord } from '../state/state.entities';
-import { pendingApprovalsView } from './approvals';
+import { pendingApprovalsView } from './request-response';
 
 /** The public JSON of a task (`GET /tasks/{task_id}`), snake_case like the rest of the API. */
 export function taskView(task: TaskRecord, requests: RequestRecord[], agent: Pick<AgentDefinition, 'prefix'>) {
@@ -34,6 +34,7 @@ export function requestView(r: RequestRecord) {
     token_usage: r.tokenUsage,
     output: r.output ?? null,
     error: r.error ?? null,
+    reason: r.reason ?? null,
     approvals: (r.approvals ?? []).map((a) => ({
       pause_id: a.pauseId,
       action: a.action,
@@ -41,6 +42,8 @@ export function requestView(r: RequestRecord) {
       rejected: a.rejected,
       decided_by: a.decidedBy,
       decided_at: a.decidedAt,
+      reason: a.reason ?? null,
+      reasons: a.reasons ?? {},
     })),
   };
 }

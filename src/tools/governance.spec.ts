@@ -37,18 +37,34 @@ describe('approvalForTurn', () => {
   const call = (id: string, name: string) => ({ id, name, arguments: '{}' });
 
   it('a turn of auto-run calls runs at once', () => {
-    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, [call('1', 'r'), call('2', 'r')])).toEqual({ pending: [], plan: false });
+    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, [call('1', 'r'), call('2', 'r')])).toEqual({ pending: [], plan: false, reasons: {} });
   });
 
   it('below the plan threshold only the calls that need approval are pending', () => {
-    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, [call('1', 'r'), call('2', 'w')])).toEqual({ pending: [call('2', 'w')], plan: false });
+    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, [call('1', 'r'), call('2', 'w')])).toEqual({
+      pending: [call('2', 'w')],
+      plan: false,
+      reasons: { '2': 'autonomy_level' },
+    });
   });
 
   it('at the plan threshold the whole turn is one plan when any call needs approval', () => {
     const calls = [call('1', 'r'), call('2', 'w'), call('3', 'r')];
-    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, calls)).toEqual({ pending: calls, plan: true });
-    expect(approvalForTurn({ autonomy_level: 'L1', plan_threshold: 4 }, tools, calls)).toEqual({ pending: [call('2', 'w')], plan: false });
+    expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, calls)).toEqual({
+      pending: calls,
+      plan: true,
+      reasons: { '1': 'plan', '2': 'autonomy_level', '3': 'plan' },
+    });
+    expect(approvalForTurn({ autonomy_level: 'L1', plan_threshold: 4 }, tools, calls).pending).toEqual([call('2', 'w')]);
     // no call needs approval: no plan, however many calls
     expect(approvalForTurn(DEFAULT_APPROVAL_POLICY, tools, [call('1', 'r'), call('2', 'r'), call('3', 'r')]).pending).toEqual([]);
+  });
+
+  it('says why each pending call needs approval: requires_hitl before the autonomy level', () => {
+    const hitl = new Map([['p', tool('read_only', true)], ['w', tool('write_high_risk', true)]]);
+    expect(approvalForTurn({ autonomy_level: 'L3', plan_threshold: 3 }, hitl, [call('1', 'p'), call('2', 'w')]).reasons).toEqual({
+      '1': 'requires_hitl',
+      '2': 'requires_hitl',
+    });
   });
 });

@@ -28,12 +28,23 @@ export function needsApproval(level: AutonomyLevel, tool: Pick<Tool, 'risk' | 'r
   return risk > AUTO_UP_TO[level];
 }
 
+/** Why a call needs approval: its own `requires_hitl`, its risk above the autonomy level, or its plan. */
+export type ApprovalReason = 'requires_hitl' | 'autonomy_level' | 'plan';
+
 /** The approval verdict on one model turn. */
 export interface TurnApproval {
   /** The calls a human must decide on, in call order (empty: the turn runs at once). */
   pending: LlmToolCall[];
   /** The turn is shown as one plan: every call is pending and is approved or rejected as a whole. */
   plan: boolean;
+  /** Why each pending call needs approval, by call id. */
+  reasons: Record<string, ApprovalReason>;
+}
+
+/** Why a tool call needs approval, or undefined when it does not (see needsApproval). */
+export function approvalReason(level: AutonomyLevel, tool: Pick<Tool, 'risk' | 'requiresHitl'> | undefined): ApprovalReason | undefined {
+  if (!needsApproval(level, tool)) return undefined;
+  return tool?.requiresHitl === true ? 'requires_hitl' : 'autonomy_level';
 }
 
 /**
@@ -44,15 +55,24 @@ export interface TurnApproval {
  * are pending, to be approved or rejected together.
  */
 export function approvalForTurn(policy: ApprovalPolicy, tools: ReadonlyMap<string, Pick<Tool, 'risk' | 'requiresHitl'>>, calls: LlmToolCall[]): TurnApproval {
-  const pending = calls.filter((c) => needsApproval(policy.autonomy_level, tools.get(c.name)));
-  if (!pending.length) return { pending: [], plan: false };
-  if (calls.length >= policy.plan_threshold) return { pending: [...calls], plan: true };
-  return { pending, plan: false };
+  const reasons: Record<string, ApprovalReason> = {};
+  for (const c of calls) {
+    const why = approvalReason(policy.autonomy_level, tools.get(c.name));
+    if (why) reasons[c.id] = why;
+  }
+  const pending = calls.filter((c) => reasons[c.id]);
+  if (!pending.length) return { pending: [], plan: false, reasons };
+  if (calls.length >= policy.plan_threshold) {
+    for (const c of calls) reasons[c.id] ??= 'plan';
+    return { pending: [...calls], plan: true, reasons };
+  }
+  return { pending, plan: false, reasons };
 }
 
-/** What the model reads as the result of a call its user rejected. */
-export function rejectedResult(call: Pick<LlmToolCall, 'name'>): string {
-  return `Error: the user rejected this call of ${call.name}; it did not run. Do not retry it unless the user asks.`;
+/** What the model reads as the result of a call its user rejected (with the user's reason, if given). */
+export function rejectedResult(call: Pick<LlmToolCall, 'name'>, reason?: string): string {
+  const why = reason ? ` The user's reason: ${reason}.` : '';
+  return `Error: the user rejected this call of ${call.name}; it did not run.${why} Do not retry it unless the user asks.`;
 }
 
 /** What the model reads in a stateless (v1/v2) call for a tool that needs approval. */

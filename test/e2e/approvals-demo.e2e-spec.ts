@@ -24,7 +24,7 @@ describe('GuardedNotes demo (local/echo)', () => {
     const del = await api.say('/tool Notes-delete {"title": "milk"}', { task_id: paused.body.task_id });
     expect(del.body.status).toBe('Paused');
     const rejected = await postJson(t.url + del.body.content.rejection_url, { action: 'reject' });
-    expect(rejected.body.content.output).toMatch(/^Error: the user rejected this call of Notes-delete/);
+    expect(rejected.body).toMatchObject({ status: 'Canceled', content: { reason: 'rejected' } });
     expect((await api.say('/tool Notes-list {}')).body.content.output).toBe('milk: buy 2 l');
   });
 });

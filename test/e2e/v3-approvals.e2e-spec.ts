@@ -117,13 +117,18 @@ describe('v3 approvals (one instance)', () => {
   it('L1 pauses on a high-risk call (nothing runs), answers HitlResponse, then approve runs it and the model answers', async () => {
     const paused = await pauseWith([tc('w1', 'Notes-wipe', { id: 'a' })]);
     const ids = { task_id: paused.task_id, session_id: paused.session_id, request_id: paused.request_id };
+    const pauseId = paused.content.pause_id;
+    expect(pauseId).toMatch(/^[0-9a-f-]{36}$/);
     expect(paused.content).toEqual({
       ...ids,
       message: expect.stringContaining('Notes-wipe'),
-      approval_url: `/Guard/1/tealagents/v1alpha1/resume/${ids.request_id}?action=approve`,
-      rejection_url: `/Guard/1/tealagents/v1alpha1/resume/${ids.request_id}?action=reject`,
-      tool_calls: [{ id: 'w1', name: 'Notes-wipe', arguments: '{"id":"a"}' }],
+      approval_url: `/Guard/1/tealagents/v1alpha1/resume/${ids.request_id}?action=approve&pause_id=${pauseId}`,
+      rejection_url: `/Guard/1/tealagents/v1alpha1/resume/${ids.request_id}?action=reject&pause_id=${pauseId}`,
+      tool_calls: [{ id: 'w1', name: 'Notes-wipe', arguments: '{"id":"a"}', risk: 'write_high_risk', approval_reason: 'autonomy_level' }],
       plan: false,
+      pause_id: pauseId,
+      autonomy_level: 'L1',
+      expires_at: null,
     });
     expect(notes.calls).toEqual({});
 
@@ -132,11 +137,13 @@ describe('v3 approvals (one instance)', () => {
     expect(task.body.pending_approvals).toEqual([
       {
         request_id: ids.request_id,
+        pause_id: pauseId,
         plan: false,
         requested_at: expect.any(String),
+        expires_at: null,
         approval_url: paused.content.approval_url,
         rejection_url: paused.content.rejection_url,
-        tool_calls: [{ id: 'w1', name: 'Notes-wipe', arguments: '{"id":"a"}' }],
+        tool_calls: paused.content.tool_calls,
       },
     ]);
     // a follow-on while paused is refused
@@ -164,7 +171,16 @@ describe('v3 approvals (one instance)', () => {
     const after = await api.task(ids.task_id);
     expect(after.body).toMatchObject({ status: 'Completed', pending_approvals: [] });
     expect(after.body.requests[0].approvals).toEqual([
-      { pause_id: expect.any(String), action: 'approve', approved: ['w1'], rejected: [], decided_by: expect.any(String), decided_at: expect.any(String) },
+      {
+        pause_id: pauseId,
+        action: 'approve',
+        approved: ['w1'],
+        rejected: [],
+        decided_by: expect.any(String),
+        decided_at: expect.any(String),
+        reason: null,
+        reasons: {},
+      },
     ]);
     expect(after.body.requests[0].tool_calls).toMatchObject([{ id: 'w1', outcome: 'ok', result: 'wiped a' }]);
 
@@ -189,33 +205,52 @@ describe('v3 approvals (one instance)', () => {
     expect((await resume(res.body.request_id, { action: 'maybe' })).status).toBe(422);
   });
 
-  it('reject: the call does not run, the model sees the rejection and continues (and may pause again)', async () => {
+  it('reject of every pending call: nothing runs, no model call, the request and the task end Canceled (rejected)', async () => {
     const paused = await pauseWith([tc('w1', 'Notes-wipe', { id: 'a' })]);
-    llm.script(reply.toolCalls([tc('w2', 'Notes-wipe', { id: 'b' })]));
-    const again = await resume(paused.request_id, { action: 'reject' });
-    expect(again.body).toMatchObject({ request_id: paused.request_id, status: 'Paused', content: { tool_calls: [{ id: 'w2' }] } });
+    const calls = llm.requests.length;
+    const res = await resume(paused.request_id, { action: 'reject', reason: 'not today' });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ request_id: paused.request_id, status: 'Canceled', content: { request_id: paused.request_id, reason: 'rejected' } });
+    expect(llm.requests).toHaveLength(calls);
     expect(notes.calls).toEqual({});
-    const input = llm.requests.at(-1)!.body.messages;
-    expect(input.at(-1)).toEqual({ role: 'tool', tool_call_id: 'w1', content: expect.stringMatching(/^Error: the user rejected this call of Notes-wipe/) });
+    const task = await api.task(paused.task_id);
+    expect(task.body).toMatchObject({ status: 'Canceled', pending_approvals: [], requests: [{ status: 'Canceled', reason: 'rejected' }] });
+    expect(task.body.requests[0].tool_calls).toMatchObject([{ id: 'w1', outcome: 'rejected', result: expect.stringContaining('not today') }]);
+    expect(task.body.requests[0].approvals).toMatchObject([{ action: 'reject', rejected: ['w1'], reason: 'not today' }]);
+    expect((await resume(paused.request_id, { action: 'approve' })).body.code).toBe('APPROVAL_ALREADY_DECIDED');
+  });
 
-    llm.script(reply.text('Understood, nothing wiped.'));
-    const done = await resume(paused.request_id, { action: 'reject' });
-    expect(done.body).toMatchObject({ status: 'Completed', content: { output: 'Understood, nothing wiped.' } });
+  it('a partial rejection runs on: the model sees the rejected call with the reason given, and may pause again', async () => {
+    const paused = await pauseWith([tc('e1', 'Notes-edit', { id: 'a' }), tc('w1', 'Notes-wipe', { id: 'a' })]);
+    llm.script(reply.toolCalls([tc('w2', 'Notes-wipe', { id: 'b' })]));
+    const again = await resume(paused.request_id, { decisions: [{ tool_call_id: 'e1', approved: true }, { tool_call_id: 'w1', approved: false, reason: 'keep a' }] });
+    expect(again.body).toMatchObject({ request_id: paused.request_id, status: 'Paused', content: { tool_calls: [{ id: 'w2' }] } });
+    expect(again.body.content.pause_id).not.toBe(paused.content.pause_id);
+    expect(notes.calls).toEqual({ edit: 1 });
+    const input = llm.requests.at(-1)!.body.messages;
+    expect(input.at(-1)).toEqual({ role: 'tool', tool_call_id: 'w1', content: expect.stringMatching(/^Error: the user rejected this call of Notes-wipe.*keep a/) });
+
+    const calls = llm.requests.length;
+    const done = await resume(paused.request_id, { action: 'approve', decisions: [{ tool_call_id: 'w2', approved: false }] });
+    expect(done.body).toMatchObject({ status: 'Canceled', content: { reason: 'rejected' } });
+    expect(llm.requests).toHaveLength(calls); // no model call after a rejection of every pending call
     const task = await api.task(paused.task_id);
     expect(task.body.requests[0].tool_calls).toMatchObject([
+      { id: 'e1', outcome: 'ok' },
       { id: 'w1', outcome: 'rejected' },
       { id: 'w2', outcome: 'rejected' },
     ]);
     expect(task.body.requests[0].approvals).toHaveLength(2);
-    expect(notes.calls).toEqual({});
+    expect(task.body.requests[0].approvals[0].reasons).toEqual({ w1: 'keep a' });
+    expect(notes.calls).toEqual({ edit: 1 });
   });
 
   it('partial decisions: each call by its decision, the rest by action; calls needing no approval run with them', async () => {
     const paused = await pauseWith([tc('r1', 'Notes-read', { id: 'x' }), tc('w1', 'Notes-wipe', { id: 'a' })]);
     expect(paused.content.tool_calls.map((c: { id: string }) => c.id)).toEqual(['w1']);
-    // a decision about a call that is not pending is refused without deciding anything
+    // a decision about a call that is not pending is refused (409) without deciding anything
     const bad = await resume(paused.request_id, { action: 'approve', decisions: [{ tool_call_id: 'r1', approved: false }] });
-    expect(bad.status).toBe(422);
+    expect([bad.status, bad.body.code]).toEqual([409, 'APPROVAL_ALREADY_DECIDED']);
     expect(notes.calls).toEqual({});
 
     const p2 = await pauseWith([tc('e1', 'Notes-edit', { id: 'a' }), tc('w2', 'Notes-wipe', { id: 'b' })]);
@@ -238,17 +273,16 @@ describe('v3 approvals (one instance)', () => {
   it('plan_threshold: a turn of 3+ calls with one risky call is one plan, decided as a whole', async () => {
     const calls = [tc('r1', 'Notes-read', { id: '1' }), tc('r2', 'Notes-read', { id: '2' }), tc('w1', 'Notes-wipe', { id: '3' })];
     const paused = await pauseWith(calls);
-    expect(paused.content).toMatchObject({ plan: true, tool_calls: calls });
+    expect(paused.content).toMatchObject({ plan: true, plan_id: paused.content.pause_id, tool_calls: calls });
     const split = await resume(paused.request_id, { action: 'approve', decisions: [{ tool_call_id: 'r1', approved: false }] });
     expect([split.status, split.body.errors?.[0]?.field]).toEqual([422, 'decisions']);
-    llm.script(reply.text('Plan dropped.'));
-    expect((await resume(paused.request_id, { action: 'reject' })).body.status).toBe('Completed');
+    const calls_ = llm.requests.length;
+    const rejected = await resume(paused.request_id, { action: 'reject' });
+    expect(rejected.body).toMatchObject({ status: 'Canceled', content: { reason: 'rejected' } });
+    expect(llm.requests).toHaveLength(calls_);
     expect(notes.calls).toEqual({});
-    expect(modelInput(llm.requests.at(-1)!.body).slice(-3).map(([role, c]) => [role, /user rejected/.test(c!)])).toEqual([
-      ['tool', true],
-      ['tool', true],
-      ['tool', true],
-    ]);
+    const task = await api.task(paused.task_id);
+    expect(task.body.requests[0].tool_calls.map((c: { outcome: string }) => c.outcome)).toEqual(['rejected', 'rejected', 'rejected']);
   });
 
   it('L3 runs every risk level, but requires_hitl always asks; L0 asks even for read-only', async () => {
@@ -258,9 +292,9 @@ describe('v3 approvals (one instance)', () => {
     expect(notes.calls).toEqual({ wipe: 1, edit: 1 });
 
     const peek = await pauseWith([tc('p1', 'Notes-peek', { id: 's' })], 'Trusted');
-    expect(peek.content.tool_calls).toEqual([{ id: 'p1', name: 'Notes-peek', arguments: '{"id":"s"}' }]);
+    expect(peek.content.tool_calls).toEqual([{ id: 'p1', name: 'Notes-peek', arguments: '{"id":"s"}', risk: 'read_only', approval_reason: 'requires_hitl' }]);
     const strict = await pauseWith([tc('r1', 'Notes-read', { id: 'a' })], 'Strict');
-    expect(strict.content.tool_calls).toEqual([{ id: 'r1', name: 'Notes-read', arguments: '{"id":"a"}' }]);
+    expect(strict.content.tool_calls).toEqual([{ id: 'r1', name: 'Notes-read', arguments: '{"id":"a"}', risk: 'read_only', approval_reason: 'autonomy_level' }]);
     expect(notes.calls).toEqual({ wipe: 1, edit: 1 });
   });
 
@@ -336,7 +370,9 @@ describe('v3 approvals: two instances sharing Redis', () => {
       expect(notes.calls.wipe ?? 0).toBe(ra.status === 200 ? 1 : 0);
       wins[ra.status === 200 ? 'approve' : 'reject']++;
       const task = await v3Client(`${b.url}/Guard/1`).task(paused.body.task_id);
-      expect(task.body).toMatchObject({ status: 'Completed', pending_approvals: [] });
+      // a rejection of the only pending call ends the request (no model call): the script is used only by an approval
+      expect(task.body).toMatchObject({ status: ra.status === 200 ? 'Completed' : 'Canceled', pending_approvals: [] });
+      llm.discard(); // unused when the rejection won
       expect(task.body.requests[0].approvals).toHaveLength(1);
     }
     expect(wins.approve + wins.reject).toBe(10);

@@ -92,6 +92,8 @@ export interface FakeOpenAi {
   waitForRequest: (index: number) => Promise<RecordedRequest>;
   /** Replies not yet used. */
   pending: () => number;
+  /** Drops the replies not yet used; returns how many. */
+  discard: () => number;
   close: () => Promise<void>;
 }
 
@@ -207,6 +209,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     waitForRequest: (index) =>
       requests[index] ? Promise.resolve(requests[index]) : new Promise((resolve) => waiters.push({ index, resolve })),
     pending: () => queue.length,
+    discard: () => queue.splice(0).length,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

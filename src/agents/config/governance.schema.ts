@@ -22,6 +22,8 @@ export class GovernanceConfig {
   @Defaulted() @IsOneOf(AUTONOMY_LEVELS) autonomy_level: AutonomyLevel = 'L1';
   /** A model turn asking for at least this many tool calls is approved or rejected as one plan. */
   @Defaulted() @IsIntFrom(1) plan_threshold = 3;
+  /** A pause not decided within this many seconds ends Canceled as `expired` (default: pauses wait forever). */
+  @Optional() @IsIntFrom(1) approval_ttl_seconds?: number;
   /** Per-tool policy keyed by the tool name sent to the model (`plugin-function`). */
   @Optional() @RecordOf(ToolPolicy)
   tools?: Map<string, ToolPolicy>;

@@ -6,6 +6,9 @@ import { TaskControlService } from '../../tasks/task-control.service';
 import { TaskEventLog } from '../../tasks/task-event-log';
 import { TaskStreamReplay } from '../../tasks/task-stream-replay';
 import { TaskQueryService } from '../../tasks/task-query.service';
+import { TaskWriter } from '../../tasks/task-writer';
+import { RequestRunner } from '../../tasks/request-runner.service';
+import { RequestWatcher } from '../../tasks/request-watcher.service';
 import { createV3AgentController } from './v3-agent.controller';
 
 /** tealagents/v1alpha1 agents: stateful tasks over the configured StateStore. */
@@ -14,7 +17,17 @@ export class V3Module {
   static register(agents: AgentDefinition[]): DynamicModule {
     return {
       module: V3Module,
-      providers: [StatefulInvoker, TaskQueryService, TaskControlService, RunningRequests, TaskEventLog, TaskStreamReplay],
+      providers: [
+        StatefulInvoker,
+        TaskWriter,
+        RequestRunner,
+        RequestWatcher,
+        TaskQueryService,
+        TaskControlService,
+        RunningRequests,
+        TaskEventLog,
+        TaskStreamReplay,
+      ],
       controllers: agents.filter((a) => a.module === 'v3').map(createV3AgentController),
     };
   }

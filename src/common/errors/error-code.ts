@@ -24,6 +24,11 @@ export enum ErrorCode {
   TASK_NOT_PAUSED = 'TASK_NOT_PAUSED',
   TASK_NOT_RUNNING = 'TASK_NOT_RUNNING',
   APPROVAL_ALREADY_DECIDED = 'APPROVAL_ALREADY_DECIDED',
+  APPROVAL_EXPIRED = 'APPROVAL_EXPIRED',
+  /** The process running the request stopped before it finished (its lease lapsed). */
+  ABANDONED = 'ABANDONED',
+  /** A running request whose lease another replica took over: its result cannot be stored. */
+  LEASE_LOST = 'LEASE_LOST',
   VERSION_CONFLICT = 'VERSION_CONFLICT',
   STATE_STORE_UNAVAILABLE = 'STATE_STORE_UNAVAILABLE',
   STATE_CORRUPT = 'STATE_CORRUPT',

@@ -1,10 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { SseStream } from '../sse/sse-stream';
-import { ErrorCode } from './error-code';
-import { buildProblem, PROBLEM_CONTENT_TYPE, ProblemDetails } from './problem-details';
+import { PROBLEM_CONTENT_TYPE, ProblemDetails } from './problem-details';
+import { problemOf } from './problem-of';
 import { toDomainError } from './to-domain-error';
 
 /**
@@ -42,21 +41,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   }
 
   private toProblem(exception: unknown, req: Request): ProblemDetails {
-    const instance = req.originalUrl ?? req.url;
-    const domain = toDomainError(exception);
-    if (domain) {
-      if (domain.code === ErrorCode.INTERNAL || domain.code === ErrorCode.STATE_CORRUPT) {
-        const errorId = randomUUID();
-        this.logger.error(
-          { err: domain.cause ?? domain, error_id: errorId, code: domain.code, path: instance, request_id: req.requestId },
-          domain.message,
-        );
-        return buildProblem(domain.code, domain.message, instance, { errorId });
-      }
-      return buildProblem(domain.code, domain.message, instance, { errors: domain.errors });
-    }
-    const errorId = randomUUID();
-    this.logger.error({ err: exception, error_id: errorId, path: instance, request_id: req.requestId }, 'unhandled error');
-    return buildProblem(ErrorCode.INTERNAL, `An unexpected error occurred (error_id ${errorId})`, instance, { errorId });
+    return problemOf(exception, req.originalUrl ?? req.url, this.logger, { request_id: req.requestId });
   }
+
 }

@@ -1,14 +1,22 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
 
 export class ToolDecisionDto {
   @IsString() tool_call_id!: string;
   @IsBoolean() approved!: boolean;
+  @IsOptional() @IsString() @MaxLength(2000) reason?: string;
 }
 
-/** `ResumeRequest {action: "approve"|"reject", decisions?}` (API.md §3). */
+/**
+ * `ResumeRequest {action?, pause_id?, reason?, decisions?}` (API.md §3). Every field may also be
+ * absent: the URL's `action` and `pause_id` queries fill in what the body does not say.
+ */
 export class ResumeRequestDto {
-  @IsIn(['approve', 'reject'], { message: 'action must be "approve" or "reject"' }) action!: 'approve' | 'reject';
+  @IsOptional() @IsIn(['approve', 'reject'], { message: 'action must be "approve" or "reject"' }) action?: 'approve' | 'reject';
+
+  @IsOptional() @IsUUID('all', { message: 'pause_id must be a UUID' }) pause_id?: string;
+
+  @IsOptional() @IsString() @MaxLength(2000) reason?: string;
 
   @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => ToolDecisionDto)
   decisions?: ToolDecisionDto[];

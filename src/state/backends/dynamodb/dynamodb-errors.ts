@@ -29,7 +29,9 @@ export function toStateError(err: unknown, table: string): unknown {
   // No HTTP status: the request never got an answer (refused, reset, timed out, DNS).
   const unanswered = e?.$metadata !== undefined ? e.$metadata.httpStatusCode === undefined : /^E[A-Z]+$/.test(e?.code ?? '');
   if (unanswered || e?.$fault === 'server' || TRANSIENT.has(e?.name ?? '')) {
-    return new StateStoreUnavailableError(`DynamoDB is unavailable: ${message}`, err);
+    // A refused connection never reached DynamoDB: a write certainly did not apply.
+    const unsent = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/.test(`${e?.code ?? ''} ${message}`);
+    return new StateStoreUnavailableError(`DynamoDB is unavailable: ${message}`, err, unsent);
   }
   return err;
 }

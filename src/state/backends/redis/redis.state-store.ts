@@ -181,7 +181,7 @@ export class RedisStateStore extends StateStore {
   private whenReady(): Promise<void> {
     const redis = this.redis;
     if (redis.status === 'ready') return Promise.resolve();
-    if (redis.status === 'end') return Promise.reject(new StateStoreUnavailableError('Redis state store is closed'));
+    if (redis.status === 'end') return Promise.reject(new StateStoreUnavailableError('Redis state store is closed', undefined, true));
     if (redis.status === 'wait') redis.connect().catch(() => undefined); // first use (lazyConnect)
     this.readyWait ??= new Promise<void>((resolve, reject) => {
       const onReady = () => {
@@ -190,7 +190,7 @@ export class RedisStateStore extends StateStore {
       };
       const timer = setTimeout(() => {
         redis.off('ready', onReady);
-        reject(new StateStoreUnavailableError(`Redis is unavailable: not connected within ${this.timeoutMs} ms`));
+        reject(new StateStoreUnavailableError(`Redis is unavailable: not connected within ${this.timeoutMs} ms`, undefined, true));
       }, this.timeoutMs);
       redis.once('ready', onReady);
     }).finally(() => {

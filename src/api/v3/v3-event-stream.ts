@@ -1,0 +1,19 @@
+import type { Response } from 'express';
+import { SseStream } from '../../common/sse/sse-stream';
+import { RequestEventLog, TaskEventLog } from '../../tasks/task-event-log';
+
+/**
+ * The one way a v3 stream is sent: the request's event log (src/tasks/task-event-log.ts) followed
+ * after `after`, each event with its `id: {seq}-{n}`, keepalive comments in the silences, until the
+ * log closes (after `final-response` or `error`) or the client goes away. A client leaving never
+ * stops the request: its events go on into the log for a reconnect.
+ */
+export async function sendEventStream(res: Response, events: TaskEventLog, log: RequestEventLog, after: number, keepaliveMs: number): Promise<void> {
+  const stream = new SseStream(res, keepaliveMs);
+  stream.open();
+  try {
+    await events.follow(log, after, (e) => stream.send(e.event, e.data, e.id), stream.signal);
+  } finally {
+    stream.end();
+  }
+}

@@ -1,0 +1,63 @@
+import { RequestRecord, TaskRecord } from '../../state/state.entities';
+import { TaskTiming, withLease, withoutLease } from './lease';
+import { leaseLost, Transition, waitingRequest } from './transition';
+
+/** What a renewal found: another replica asked (through the task) to cancel this request. */
+export interface Renewal {
+  cancelRequested: boolean;
+}
+
+/**
+ * The running request extends its lease. Refused (LEASE_LOST) only when the task names another
+ * holder or none: a lease that lapsed while the store stalled is still ours if nobody took over.
+ */
+export function renew(requestId: string, timing: TaskTiming): Transition<Renewal> {
+  return {
+    reads: () => [],
+    apply({ task }, now) {
+      if (task.lease?.requestId !== requestId) throw leaseLost(task, requestId);
+      return { task: withLease(task, requestId, now, timing), requests: [], result: { cancelRequested: task.cancelRequested === requestId } };
+    },
+  };
+}
+
+/** The request the lease was handed to, if any (it runs next, on the replica that finished). */
+export interface Finished {
+  next?: RequestRecord;
+}
+
+/**
+ * The running request ends: its final record (Completed, Failed, Canceled or Paused) and the
+ * task's status in one write, releasing the lease — or, when a follow-on waits and the request did
+ * not pause, handing the lease straight to it. A paused request keeps the waiting follow-on
+ * waiting (it runs once the pause is decided and the request ends). Refused (LEASE_LOST) when the
+ * lease is no longer this request's: its result cannot be stored over the request that took over.
+ */
+export function finish(final: RequestRecord, timing: TaskTiming): Transition<Finished> {
+  return {
+    reads: (task) => [task.queued],
+    apply(state, now) {
+      const { task } = state;
+      if (task.lease?.requestId !== final.requestId) throw leaseLost(task, final.requestId);
+      const status = final.status as TaskRecord['status'];
+      const waiting = waitingRequest(state);
+      if (status === 'Paused') {
+        const next = withoutLease({ ...task, status }, now, timing);
+        const expires = final.pendingApprovals?.expiresAt;
+        if (expires) next.pauseExpiresAt = Date.parse(expires);
+        return { task: next, requests: [final], result: {} };
+      }
+      if (waiting) {
+        const handed: RequestRecord = { ...waiting, status: 'Running', updatedAt: new Date(now).toISOString() };
+        const next = withLease({ ...task, status: 'Running' }, handed.requestId, now, timing);
+        delete next.queued;
+        delete next.pauseExpiresAt;
+        return { task: next, requests: [final, handed], result: { next: handed } };
+      }
+      const next = withoutLease({ ...task, status }, now, timing);
+      delete next.queued;
+      delete next.pauseExpiresAt;
+      return { task: next, requests: [final], result: {} };
+    },
+  };
+}

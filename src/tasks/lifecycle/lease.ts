@@ -1,0 +1,44 @@
+import { TaskRecord } from '../../state/state.entities';
+
+/** How long a lease lasts without renewal, and how long an idle task lives (`TA_TASK_TTL_SECONDS`). */
+export interface TaskTiming {
+  leaseMs: number;
+  ttlSeconds?: number;
+}
+
+/** A lease is active until it expires; a crashed process's lease simply lapses. */
+export function leaseActive(task: Pick<TaskRecord, 'lease'>, now = Date.now()): boolean {
+  return task.lease !== undefined && task.lease.expiresAt > now;
+}
+
+/** The task with `requestId` holding its lease from `now` (stamped: see `stamped`). */
+export function withLease(task: TaskRecord, requestId: string, now: number, timing: TaskTiming): TaskRecord {
+  const next: TaskRecord = { ...task, lease: { requestId, expiresAt: now + timing.leaseMs } };
+  // A cancel asked of an earlier holder does not carry over to the new one.
+  if (task.cancelRequested !== requestId) delete next.cancelRequested;
+  return stamped(next, now, timing);
+}
+
+/** The task with no lease (and no pending cancel): nothing runs on it. */
+export function withoutLease(task: TaskRecord, now: number, timing: TaskTiming): TaskRecord {
+  const next: TaskRecord = { ...task };
+  delete next.lease;
+  delete next.cancelRequested;
+  return stamped(next, now, timing);
+}
+
+/**
+ * Every write stamps `updatedAt` and the sliding expiry, here and only here. A task never expires
+ * while its lease holds (plus one lease length of slack for a renewal delayed by a stalled store):
+ * a request longer than the TTL keeps its task alive through its own writes, instead of finding it
+ * gone (which a compare-and-set would report as a conflict).
+ */
+export function stamped(task: TaskRecord, now: number, timing: TaskTiming): TaskRecord {
+  const next: TaskRecord = { ...task, updatedAt: new Date(now).toISOString() };
+  if (timing.ttlSeconds) {
+    const idle = now + timing.ttlSeconds * 1000;
+    const held = next.lease ? next.lease.expiresAt + timing.leaseMs : 0;
+    next.expiresAt = new Date(Math.max(idle, held)).toISOString();
+  }
+  return next;
+}

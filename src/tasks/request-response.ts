@@ -1,0 +1,124 @@
+import type { AgentDefinition } from '../agents/config/agent-definition';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { PendingApprovals, RequestRecord } from '../state/state.entities';
+import { StateResponse } from './state-response';
+
+type Ids = { task_id: string; session_id: string; request_id: string };
+type Agent = Pick<AgentDefinition, 'prefix' | 'source'>;
+
+export function idsOf(r: Pick<RequestRecord, 'taskId' | 'sessionId' | 'requestId'>): Ids {
+  return { task_id: r.taskId, session_id: r.sessionId, request_id: r.requestId };
+}
+
+/**
+ * The one mapping from a stored request to what a client receives: the StateResponse of a
+ * request that ended or paused (a HitlResponse inside when Paused), or, for a failed one, the
+ * DomainError its problem details are built from. Live runs and outcomes read back from the store
+ * (a queued request, a stream replayed on another replica) answer alike.
+ */
+export function responseOf(agent: Agent, record: RequestRecord): StateResponse {
+  const ids = idsOf(record);
+  switch (record.status) {
+    case 'Completed':
+      return {
+        ...ids,
+        status: 'Completed',
+        content: { ...ids, output: record.output ?? '', source: agent.source, token_usage: record.tokenUsage, extra_data: null },
+      };
+    case 'Paused':
+      return hitlResponse(agent, ids, record.pendingApprovals!);
+    case 'Canceled': {
+      const reason = record.reason ?? 'canceled';
+      return { ...ids, status: 'Canceled', content: { ...ids, message: CANCELED_MESSAGES[reason] ?? CANCELED_MESSAGES.canceled, reason } };
+    }
+    case 'Failed':
+      throw failureOf(record);
+    default:
+      throw new DomainError(ErrorCode.INTERNAL, `Request ${record.requestId} has not ended (status ${record.status})`);
+  }
+}
+
+const CANCELED_MESSAGES: Record<string, string> = {
+  canceled: 'The request was canceled',
+  superseded: 'Superseded by a newer follow-on',
+  rejected: 'The tool calls were rejected; nothing ran and the request ended',
+  expired: 'The approval expired before it was decided; nothing ran',
+};
+
+/** The error of a failed request, with its stored code (an unknown one is INTERNAL). */
+export function failureOf(record: RequestRecord): DomainError {
+  const stored = record.error?.code as ErrorCode | undefined;
+  const code = stored && Object.values(ErrorCode).includes(stored) ? stored : ErrorCode.INTERNAL;
+  return new DomainError(code, record.error?.message ?? `Request ended ${record.status}`);
+}
+
+/**
+ * The stream events that tell a request's outcome, as a live stream sends them: `approval-required`
+ * before a pause, `cancelled` (with the reason) before a cancel, then `final-response`; a failure
+ * is thrown (the stream turns it into its `error` frame).
+ */
+export function outcomeEvents(agent: Agent, record: RequestRecord): { event: string; data: Record<string, unknown> }[] {
+  const response = responseOf(agent, record);
+  const final = { event: 'final-response', data: { ...response } };
+  if (response.status === 'Paused') return [{ event: 'approval-required', data: { ...response.content } }, final];
+  if (response.status === 'Canceled') return [{ event: 'cancelled', data: { ...idsOf(record), reason: record.reason ?? 'canceled' } }, final];
+  return [final];
+}
+
+/** Where to POST a decision on a pause (absolute paths; the query decides when the body is empty). */
+export function approvalUrls(agent: Pick<AgentDefinition, 'prefix'>, requestId: string, pauseId: string) {
+  const base = `${agent.prefix}/tealagents/v1alpha1/resume/${requestId}`;
+  return { approval_url: `${base}?action=approve&pause_id=${pauseId}`, rejection_url: `${base}?action=reject&pause_id=${pauseId}` };
+}
+
+/** The pending calls of a pause, each with its risk and why it needs approval. */
+export function pendingCallsView(p: PendingApprovals) {
+  const pending = new Set(p.pending);
+  return p.calls
+    .filter((c) => pending.has(c.id))
+    .map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, risk: c.risk ?? null, approval_reason: c.approvalReason ?? null }));
+}
+
+/** The `HitlResponse` of a paused request, inside its StateResponse (API.md §3). */
+export function hitlResponse(agent: Pick<AgentDefinition, 'prefix'>, ids: Ids, p: PendingApprovals): StateResponse {
+  const calls = pendingCallsView(p);
+  const names = [...new Set(calls.map((c) => c.name))].join(', ');
+  const message = p.plan
+    ? `The agent plans ${p.calls.length} tool calls (${names} need approval); approve or reject the plan as a whole.`
+    : `The agent wants to run ${calls.length === 1 ? 'a tool call' : `${calls.length} tool calls`} that need${calls.length === 1 ? 's' : ''} your approval: ${names}.`;
+  return {
+    ...ids,
+    status: 'Paused',
+    content: {
+      ...ids,
+      message,
+      ...approvalUrls(agent, ids.request_id, p.pauseId),
+      tool_calls: calls,
+      plan: p.plan,
+      pause_id: p.pauseId,
+      ...(p.plan ? { plan_id: p.pauseId } : {}),
+      autonomy_level: p.autonomyLevel ?? null,
+      expires_at: p.expiresAt ?? null,
+    },
+  };
+}
+
+/** `pending_approvals` of GET /tasks/{id}: the pause a request waits on, if any. */
+export function pendingApprovalsView(agent: Pick<AgentDefinition, 'prefix'>, requests: RequestRecord[]) {
+  return requests
+    .filter((r) => r.status === 'Paused' && r.pendingApprovals)
+    .map((r) => {
+      const p = r.pendingApprovals!;
+      return {
+        request_id: r.requestId,
+        pause_id: p.pauseId,
+        plan: p.plan,
+        ...(p.plan ? { plan_id: p.pauseId } : {}),
+        requested_at: p.requestedAt,
+        expires_at: p.expiresAt ?? null,
+        ...approvalUrls(agent, r.requestId, p.pauseId),
+        tool_calls: pendingCallsView(p),
+      };
+    });
+}

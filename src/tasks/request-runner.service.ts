@@ -1,0 +1,199 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AgentDefinition } from '../agents/config/agent-definition';
+import { LOGGER, TELEMETRY } from '../app.tokens';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { problemOf } from '../common/errors/problem-of';
+import { AgentRunner } from '../invocation/agent-runner';
+import { AgentRunResult, partialRunOf } from '../invocation/tool-loop';
+import { addUsage, type LlmToolCall } from '../llm/llm-client.port';
+import { PendingApprovals, RequestRecord } from '../state/state.entities';
+import { Telemetry } from '../telemetry/telemetry';
+import type { ToolExecution } from '../tools/tool-executor';
+import { HeldLease } from './held-lease';
+import { RunNow } from './lifecycle/admit';
+import type { ResumePlan } from './lifecycle/decide';
+import { idsOf, responseOf } from './request-response';
+import { RunningRequests } from './running-requests';
+import { StateResponse } from './state-response';
+import { RequestEventLog, TaskEventLog } from './task-event-log';
+import { buildTaskConversation, storedToolRounds, toolCallTrace } from './task-history';
+import { TaskWriter } from './task-writer';
+
+export type Emit = (event: string, data: Record<string, unknown>) => void;
+
+export interface RunOptions {
+  /** Receives each event of the run (its stream records them). */
+  emit?: Emit;
+  /** Cancels the run (explicit cancellation; a disconnected stream client does not cancel). */
+  signal?: AbortSignal;
+  /** The caller's validated bearer token, for tools configured to forward it. Never stored. */
+  bearerToken?: string;
+  /** Continue a paused request with the decided calls. */
+  resume?: ResumePlan;
+}
+
+/**
+ * Runs a request that holds its task's lease: the agent loop over the task's conversation, the
+ * lease renewed meanwhile, then the outcome (Completed, Paused, Failed, Canceled) in one final
+ * write that releases the lease or hands it to the waiting follow-on, which then runs here in the
+ * background. Every run is registered so a local cancel aborts it at once; a cancel relayed
+ * through the store aborts it on the next renewal.
+ */
+@Injectable()
+export class RequestRunner {
+  constructor(
+    private readonly writer: TaskWriter,
+    private readonly agentRunner: AgentRunner,
+    private readonly running: RunningRequests,
+    private readonly events: TaskEventLog,
+    @Inject(TELEMETRY) private readonly telemetry: Telemetry,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  run(agent: AgentDefinition, run: RunNow, options: RunOptions = {}): Promise<StateResponse> {
+    const request = run.request;
+    // One controller per request: the caller's signal, a local cancel, a cancel relayed through
+    // the task by another replica, or the lease lost all abort the same model call and tools.
+    const controller = new AbortController();
+    const forward = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) forward();
+    else options.signal?.addEventListener('abort', forward, { once: true });
+    const lease = new HeldLease(this.writer, { tenantId: request.tenantId, taskId: request.taskId }, request.requestId, this.logger);
+    lease.onCancelRequested = () => controller.abort(new Error('canceled by the user'));
+    lease.onLost = (err) => controller.abort(err);
+    const done = this.execute(agent, run, lease, { ...options, signal: controller.signal });
+    this.running.register(request.requestId, controller, done);
+    return done.finally(() => options.signal?.removeEventListener('abort', forward));
+  }
+
+  /**
+   * Records the events of `work` in the request's event log, ending with `final-response` or an
+   * `error` frame (the problem details the global filter would answer), and closes the log: the
+   * one producer side of every v3 stream. Returns the log for a stream to follow.
+   */
+  streamed(agent: AgentDefinition, request: Pick<RequestRecord, 'tenantId' | 'taskId' | 'seq' | 'sessionId' | 'requestId'>, startAt: number, instance: string, work: (emit: Emit) => Promise<StateResponse>): RequestEventLog {
+    const log = this.events.open(request.tenantId, request.taskId, request.seq, startAt);
+    const emit: Emit = (event, data) => this.events.append(log, event, data);
+    void work(emit)
+      .then((response) => emit('final-response', { ...response }))
+      .catch((err: unknown) => emit('error', { ...problemOf(err, instance, this.logger, { task_id: request.taskId }), ...idsOf(request) }))
+      .finally(() => this.events.close(log));
+    return log;
+  }
+
+  /** Runs a request nobody waits on here (handed over, or taken over from a dead holder); its stream log is kept for waiters. */
+  runInBackground(agent: AgentDefinition, run: RunNow): void {
+    this.streamed(agent, run.request, 0, agent.prefix, (emit) => this.run(agent, run, { emit }));
+  }
+
+  private execute(agent: AgentDefinition, run: RunNow, lease: HeldLease, options: RunOptions): Promise<StateResponse> {
+    const { request, earlier } = run;
+    const ids = idsOf(request);
+    const span = {
+      'ta.agent.name': agent.name,
+      'ta.agent.version': agent.version,
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.request.model': agent.agent.model,
+      'ta.task_id': ids.task_id,
+      'ta.request_id': ids.request_id,
+    };
+    return this.telemetry.inSpan(`invoke_agent ${agent.source}`, span, async (s) => {
+      lease.start();
+      let final: RequestRecord;
+      try {
+        const emit = options.emit;
+        const result = await this.agentRunner.run(agent.agent, buildTaskConversation(earlier, request), {
+          signal: options.signal,
+          onDelta: emit ? (text) => emit('partial-response', { ...ids, source: agent.source, output_partial: text }) : undefined,
+          caller: { principal: { tenantId: request.tenantId, ownerId: request.ownerId }, bearerToken: options.bearerToken },
+          ...toolEvents(ids, emit),
+          approvals: { policy: agent.governance, canPause: true },
+          resume: options.resume && { calls: options.resume.calls, approved: new Set(options.resume.approved), reasons: options.resume.reasons },
+        });
+        final = outcomeRecord(agent, request, result, Date.now());
+        s.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.prompt_tokens, 'gen_ai.usage.output_tokens': result.usage.completion_tokens });
+        this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
+      } catch (err) {
+        lease.stop();
+        if (err instanceof DomainError && err.code === ErrorCode.LEASE_LOST) throw err;
+        await this.recordFailure(agent, request, lease, err);
+        if (err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED) {
+          options.emit?.('cancelled', { ...ids, reason: 'canceled' });
+          return responseOf(agent, { ...request, status: 'Canceled', reason: 'canceled' });
+        }
+        throw err;
+      }
+      const { next } = await lease.finish(final);
+      if (next) this.runInBackground(agent, { request: next, earlier: [...earlier, final] });
+      const response = responseOf(agent, final);
+      if (response.status === 'Paused') options.emit?.('approval-required', { ...response.content });
+      return response;
+    });
+  }
+
+  /** Stores the request as Failed (or Canceled); the next follow-on works. A lost lease stores nothing. */
+  private async recordFailure(agent: AgentDefinition, request: RequestRecord, lease: HeldLease, err: unknown): Promise<void> {
+    const canceled = err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED;
+    const now = new Date().toISOString();
+    // What its tools did stays on the request (trace and messages); a failed request is not replayed.
+    const partial = partialRunOf(err);
+    const done = partial?.toolExecutions.length
+      ? { messages: [...request.messages, ...storedToolRounds(partial, now)], toolCalls: [...request.toolCalls, ...partial.toolExecutions.map(toolCallTrace)] }
+      : {};
+    const error = err instanceof DomainError ? { code: err.code, message: err.message } : { code: ErrorCode.INTERNAL, message: 'Internal error' };
+    const record: RequestRecord = { ...request, ...done, status: canceled ? 'Canceled' : 'Failed', reason: canceled ? 'canceled' : 'failed', error, updatedAt: now };
+    try {
+      const { next } = await lease.finish(record);
+      if (next) this.runInBackground(agent, { request: next, earlier: [] });
+    } catch (writeErr) {
+      // The lease will lapse and the next follow-on closes this request as abandoned.
+      this.logger.error({ err: writeErr, task_id: request.taskId, request_id: request.requestId }, 'could not record the failed request');
+    }
+  }
+}
+
+/** The request's record after its agent run: Paused with the turn that waits, or Completed with the answer. */
+function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: AgentRunResult, nowMs: number): RequestRecord {
+  const now = new Date(nowMs).toISOString();
+  // A resumed request keeps what it did before its pause (trace and usage).
+  const toolCalls = [...request.toolCalls, ...result.toolExecutions.map(toolCallTrace)];
+  const tokenUsage = addUsage(request.tokenUsage, result.usage);
+  // The tool rounds (up to the turn that waits, when paused): a follow-on replays what the model saw.
+  const rounds = storedToolRounds(result, now);
+  if (result.paused) {
+    const p = result.paused;
+    const ttl = agent.governance.approval_ttl_seconds;
+    const pendingApprovals: PendingApprovals = {
+      pauseId: randomUUID(),
+      calls: p.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, risk: p.risks[c.id], ...(p.reasons[c.id] ? { approvalReason: p.reasons[c.id] } : {}) })),
+      pending: p.pending.map((c) => c.id),
+      plan: p.plan,
+      requestedAt: now,
+      autonomyLevel: agent.governance.autonomy_level,
+      ...(ttl ? { expiresAt: new Date(nowMs + ttl * 1000).toISOString() } : {}),
+    };
+    return { ...request, status: 'Paused', messages: [...request.messages, ...rounds], toolCalls, tokenUsage, pendingApprovals, updatedAt: now };
+  }
+  return {
+    ...request,
+    status: 'Completed',
+    messages: [...request.messages, ...rounds, { id: randomUUID(), role: 'assistant', content: result.content, created_at: now }],
+    toolCalls,
+    output: result.content,
+    tokenUsage,
+    updatedAt: now,
+  };
+}
+
+/** Streaming: `tool-call` when a call starts, `tool-result` when it ends, with the request's ids. */
+function toolEvents(ids: ReturnType<typeof idsOf>, emit: Emit | undefined) {
+  if (!emit) return {};
+  return {
+    onToolCall: (c: LlmToolCall) => emit('tool-call', { ...ids, tool_call_id: c.id, name: c.name, arguments: c.arguments }),
+    onToolResult: (e: ToolExecution) =>
+      emit('tool-result', { ...ids, tool_call_id: e.id, name: e.name, outcome: e.outcome, result: e.result, duration_ms: e.duration_ms }),
+  };
+}

@@ -1,0 +1,185 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { ENV_CONFIG, LOGGER } from '../app.tokens';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import type { EnvConfig } from '../config/env.config';
+import { StateStore } from '../state/state-store';
+import { RequestRecord, TaskRecord } from '../state/state.entities';
+import { StateStoreUnavailableError, VersionConflictError } from '../state/state.errors';
+import { expirePause, pauseDue } from './lifecycle/cancel';
+import { TaskTiming } from './lifecycle/lease';
+import { Change, Transition } from './lifecycle/transition';
+
+/** Which task, and (for a caller's operation) whose: checked once, here, on every read and write. */
+export interface TaskAccess {
+  tenantId: string;
+  taskId: string;
+  /** The agent serving the call (`name:version`): another agent's task does not exist here (404). */
+  agentSource?: string;
+  /** The caller: another owner's task is refused (401, the upstream contract) or, for reads, not found. */
+  ownerId?: string;
+  foreign?: 'not-owner' | 'not-found';
+}
+
+export interface WriteOptions {
+  /**
+   * The running request's own writes (lease renewals, its final state): a store that stalls or
+   * restarts is waited out with backoff (for `persistentMs`) instead of failing the request, until
+   * `stopped()` or the lease is provably lost (the transition refuses).
+   */
+  persistent?: { stopped?: () => boolean };
+}
+
+export interface Applied<R> {
+  task: TaskRecord;
+  result: R;
+}
+
+/** Compare-and-set attempts before a write gives up (each loss means another writer progressed). */
+const MAX_CONFLICTS = 64;
+/** How long a caller's write retries a commit whose answer was lost, to learn whether it applied. */
+const AMBIGUITY_MS = 3000;
+/** Longest backoff between retries on an unavailable store. */
+const MAX_BACKOFF_MS = 1000;
+
+/**
+ * The one task writer: the owned read plus the compare-and-set loop, used by every lifecycle
+ * transition (src/tasks/lifecycle/). A transition is re-applied to a fresh read after a lost
+ * compare-and-set. Every write carries a unique `writeId`, so a commit whose answer was lost (a
+ * timeout on a write the store did apply) is retried as the very same write and then read back:
+ * the caller gets the stored outcome, never a 503 for a turn that was stored, and never a second
+ * copy of it. A pause past its approval TTL is expired before anything else reads or writes the task.
+ */
+@Injectable()
+export class TaskWriter {
+  readonly timing: TaskTiming;
+  /** How long the running request's own writes wait out an unavailable store. */
+  readonly persistentMs: number;
+
+  constructor(
+    private readonly store: StateStore,
+    @Inject(ENV_CONFIG) env: EnvConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds };
+    this.persistentMs = Math.max(30_000, 5 * env.state.leaseMs);
+  }
+
+  /** The task, checked against `access`, with a due pause expired first. */
+  async read(access: TaskAccess): Promise<TaskRecord> {
+    const task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
+    if (!pauseDue(task, Date.now())) return task;
+    return (await this.update(access, expirePause(this.timing))).task;
+  }
+
+  /** Creates a task (`expectedVersion: 0`) with its first request(s). */
+  async create<R>(tenantId: string, change: Change<R>): Promise<Applied<R>> {
+    const task = { ...change.task, writeId: randomUUID() };
+    return { task: await this.commit(tenantId, task, 0, change.requests, {}), result: change.result };
+  }
+
+  /** Applies `transition` to the task in one compare-and-set, re-reading and re-applying after a lost race. */
+  async update<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions = {}): Promise<Applied<R>> {
+    const deadline = Date.now() + this.persistentMs;
+    for (let attempt = 1, unavailable = 0; ; ) {
+      let task: TaskRecord;
+      let requests: RequestRecord[];
+      try {
+        task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
+        if (pauseDue(task, Date.now()) && !transition.settles) {
+          task = (await this.update(access, expirePause(this.timing), options)).task;
+        }
+        requests = await this.readRequests(task, transition);
+      } catch (err) {
+        if (!this.keepTrying(err, options, deadline)) throw err;
+        await sleep(backoff(unavailable++));
+        continue;
+      }
+      const change = transition.apply({ task, requests }, Date.now());
+      if ('unchanged' in change) return { task, result: change.unchanged };
+      const next = { ...change.task, writeId: randomUUID() };
+      try {
+        return { task: await this.commit(access.tenantId, next, task.version, change.requests, options), result: change.result };
+      } catch (err) {
+        if (err instanceof VersionConflictError && attempt < MAX_CONFLICTS) {
+          // Another writer went first: read again and re-decide (jittered, so N writers spread out).
+          attempt++;
+          await sleep(Math.random() * Math.min(5 * attempt, 50));
+          continue;
+        }
+        if (err instanceof VersionConflictError) throw new DomainError(ErrorCode.TASK_BUSY, `Task ${access.taskId} is changing too fast; try again`, { retryAfter: 1 });
+        if (!this.keepTrying(err, options, deadline)) throw err;
+        await sleep(backoff(unavailable++));
+      }
+    }
+  }
+
+  /**
+   * One commit. When the store does not answer, the same write (same version, same writeId) is
+   * retried with backoff: exactly one copy can apply, so a conflict after a lost answer is read
+   * back, and the write counts as done when the stored task carries its writeId.
+   */
+  private async commit(tenantId: string, task: TaskRecord, expectedVersion: number, requests: RequestRecord[], options: WriteOptions): Promise<TaskRecord> {
+    const deadline = Date.now() + (options.persistent ? this.persistentMs : AMBIGUITY_MS);
+    let answerLost = false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.store.commit(tenantId, { task, expectedVersion, requests });
+      } catch (err) {
+        if (err instanceof VersionConflictError && answerLost) {
+          const stored = await this.readBack(tenantId, task.taskId, deadline);
+          if (stored && stored.writeId === task.writeId) return stored;
+          throw err;
+        }
+        if (!(err instanceof StateStoreUnavailableError) || Date.now() >= deadline || options.persistent?.stopped?.()) throw err;
+        // Never sent: nothing can have applied, so only the running request's own writes wait.
+        if (err.unsent && !answerLost && !options.persistent) throw err;
+        if (!answerLost) this.logger.warn({ task_id: task.taskId, err: err.message }, 'state store did not answer a write; retrying the same write');
+        answerLost = true;
+        await sleep(backoff(attempt));
+      }
+    }
+  }
+
+  private async readBack(tenantId: string, taskId: string, deadline: number): Promise<TaskRecord | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.store.getTask(tenantId, taskId);
+      } catch (err) {
+        if (!(err instanceof StateStoreUnavailableError) || Date.now() >= deadline) throw err;
+        await sleep(backoff(attempt));
+      }
+    }
+  }
+
+  private async readRequests(task: TaskRecord, transition: Transition<unknown>): Promise<RequestRecord[]> {
+    if (transition.reads === 'all') return this.store.listRequests(task.tenantId, task.taskId);
+    const ids = [...new Set(transition.reads(task).filter((id): id is string => id !== undefined))];
+    const found = await Promise.all(ids.map((id) => this.store.getRequest(task.tenantId, id)));
+    return found.filter((r): r is RequestRecord => r !== undefined && r.taskId === task.taskId).sort((a, b) => a.seq - b.seq);
+  }
+
+  private keepTrying(err: unknown, options: WriteOptions, deadline: number): boolean {
+    return !!options.persistent && err instanceof StateStoreUnavailableError && Date.now() < deadline && !options.persistent.stopped?.();
+  }
+}
+
+/** Another tenant's or agent's task does not exist; another owner's is 401 (or 404 for reads). */
+function checked(task: TaskRecord | undefined, access: TaskAccess): TaskRecord {
+  if (!task || (access.agentSource !== undefined && task.agent !== access.agentSource)) {
+    throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${access.taskId}`);
+  }
+  if (access.ownerId !== undefined && task.ownerId !== access.ownerId) {
+    if (access.foreign === 'not-found') throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${access.taskId}`);
+    throw new DomainError(ErrorCode.NOT_OWNER, 'This task belongs to another user');
+  }
+  return task;
+}
+
+function backoff(attempt: number): number {
+  const ms = Math.min(MAX_BACKOFF_MS, 50 * 2 ** attempt);
+  return ms / 2 + (Math.random() * ms) / 2;
+}
