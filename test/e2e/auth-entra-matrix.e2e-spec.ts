@@ -271,7 +271,7 @@ describe('Entra ID keys: caching, rate-limited refetch, rotation', () => {
     await new Promise((r) => setTimeout(r, 1000));
     expect(await call(await issuer.mint({ tid: T1 }))).toBe(200);
     expect(issuer.counts.jwks - jwksBefore).toBe(2);
-  });
+  }, 30_000); // ten RSA key generations on a loaded 2-core machine can take seconds
 });
 
 describe('Entra ID single-tenant configuration', () => {
