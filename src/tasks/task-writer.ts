@@ -12,6 +12,7 @@ import { StateStoreUnavailableError, VersionConflictError } from '../state/state
 import { expirePause, pauseDue } from './lifecycle/cancel';
 import { TaskTiming } from './lifecycle/lease';
 import { Change, Transition } from './lifecycle/transition';
+import { TaskLanes } from './task-lanes';
 
 /** Which task, and (for a caller's operation) whose: checked once, here, on every read and write. */
 export interface TaskAccess {
@@ -38,8 +39,14 @@ export interface Applied<R> {
   result: R;
 }
 
-/** Compare-and-set attempts before a write gives up (each loss means another writer progressed). */
-const MAX_CONFLICTS = 64;
+/**
+ * How long a caller's write keeps re-deciding after lost compare-and-sets before it answers
+ * TASK_BUSY (each loss means another writer progressed; 30 enqueueing follow-ons on a slow
+ * DynamoDB need seconds to all get through).
+ */
+const CONFLICT_MS = 15_000;
+/** Longest pause of a caller's write after a lost compare-and-set (the running request's own writes do not pause). */
+const MAX_CONFLICT_BACKOFF_MS = 400;
 /** How long a caller's write retries a commit whose answer was lost, to learn whether it applied. */
 const AMBIGUITY_MS = 3000;
 /** Longest backoff between retries on an unavailable store. */
@@ -58,6 +65,7 @@ export class TaskWriter {
   readonly timing: TaskTiming;
   /** How long the running request's own writes wait out an unavailable store. */
   readonly persistentMs: number;
+  private readonly lanes = new TaskLanes();
 
   constructor(
     private readonly store: StateStore,
@@ -81,16 +89,24 @@ export class TaskWriter {
     return { task: await this.commit(tenantId, task, 0, change.requests, {}), result: change.result };
   }
 
-  /** Applies `transition` to the task in one compare-and-set, re-reading and re-applying after a lost race. */
-  async update<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions = {}): Promise<Applied<R>> {
+  /**
+   * Applies `transition` to the task in one compare-and-set, re-reading and re-applying after a
+   * lost race; in the task's lane on this replica (see TaskLanes), the running request's own writes first.
+   */
+  update<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions = {}): Promise<Applied<R>> {
+    return this.lanes.run(`${access.tenantId}/${access.taskId}`, !!options.persistent, () => this.apply(access, transition, options));
+  }
+
+  private async apply<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions): Promise<Applied<R>> {
     const deadline = Date.now() + this.persistentMs;
+    const conflictDeadline = Date.now() + (options.persistent ? this.persistentMs : CONFLICT_MS);
     for (let attempt = 1, unavailable = 0; ; ) {
       let task: TaskRecord;
       let requests: RequestRecord[];
       try {
         task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
         if (pauseDue(task, Date.now()) && !transition.settles) {
-          task = (await this.update(access, expirePause(this.timing), options)).task;
+          task = (await this.apply(access, expirePause(this.timing), options)).task;
         }
         requests = await this.readRequests(task, transition);
       } catch (err) {
@@ -104,10 +120,12 @@ export class TaskWriter {
       try {
         return { task: await this.commit(access.tenantId, next, task.version, change.requests, options), result: change.result };
       } catch (err) {
-        if (err instanceof VersionConflictError && attempt < MAX_CONFLICTS) {
-          // Another writer went first: read again and re-decide (jittered, so N writers spread out).
-          attempt++;
-          await sleep(Math.random() * Math.min(5 * attempt, 50));
+        if (err instanceof VersionConflictError && Date.now() < conflictDeadline) {
+          // Another writer went first: read again and re-decide. The running request's own writes
+          // (lease renewal, its final state) go again at once; callers back off exponentially with
+          // jitter, so under a crowd of follow-ons the holder gets through before its lease lapses
+          // (otherwise its answer would be lost to a takeover while it was merely outvoted).
+          await sleep(options.persistent ? Math.random() * 5 : conflictBackoff(attempt++));
           continue;
         }
         if (err instanceof VersionConflictError) throw new DomainError(ErrorCode.TASK_BUSY, `Task ${access.taskId} is changing too fast; try again`, { retryAfter: 1 });
@@ -177,6 +195,10 @@ function checked(task: TaskRecord | undefined, access: TaskAccess): TaskRecord {
     throw new DomainError(ErrorCode.NOT_OWNER, 'This task belongs to another user');
   }
   return task;
+}
+
+function conflictBackoff(attempt: number): number {
+  return Math.random() * Math.min(10 * 2 ** attempt, MAX_CONFLICT_BACKOFF_MS);
 }
 
 function backoff(attempt: number): number {

@@ -7,13 +7,16 @@
  * stream can be reconnected; approval TTLs expire pauses on the next read. Two app instances share
  * one real Redis where replicas matter; only the model vendor is fake.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Redis from 'ioredis';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
+import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
-import { RedisServerHandle, startRedisServer, testRedisUrl, uniqueName } from '../support/services';
+import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { modelInput, text, v3Client } from '../support/v3-client';
@@ -70,17 +73,25 @@ describe('v3 lifecycle: store stalls on a Redis of its own (two replicas)', () =
   let admin: Redis;
   let a: TestApp;
   let b: TestApp;
+  /** A replica on this Redis, with a lease of `leaseMs`. */
+  let replica: (leaseMs: number) => Promise<TestApp>;
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    redis = await startRedisServer();
+    redis = await startRedisServer({ durable: true });
     admin = new Redis(redis.url);
     const keyPrefix = `${uniqueName('lifecycle')}:`;
     const dir = agentDir();
-    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_LEASE_MS: '2100', TA_TASK_TTL_SECONDS: '2' };
-    const store = () => new RedisStateStore({ url: redis.url, keyPrefix, timeoutMs: 300 });
-    a = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
-    b = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
+    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_TTL_SECONDS: '2' };
+    replica = (leaseMs) =>
+      startTestApp({
+        configPath: dir,
+        env: { ...env, TA_TASK_LEASE_MS: String(leaseMs) },
+        llmFetch: realmSafeFetch,
+        store: new RedisStateStore({ url: redis.url, keyPrefix, timeoutMs: 300 }),
+      });
+    a = await replica(2100);
+    b = await replica(2100);
   }, 30_000);
   afterAll(async () => {
     await a?.close();
@@ -117,6 +128,46 @@ describe('v3 lifecycle: store stalls on a Redis of its own (two replicas)', () =
     const task = await v3Client(`${b.url}/Plain/1`).task(taskId);
     expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Completed']);
   }, 20_000);
+
+  it('redis-server stopped and restarted during a request (outage shorter than the lease): follow-ons are refused, the answer is kept', async () => {
+    // A lease longer than the outage plus the reconnect: the holder must keep it through the restart.
+    const [c, d] = [await replica(5000), await replica(5000)];
+    try {
+      llm.script(reply.text('base'));
+      const first = await v3Client(`${c.url}/Plain/1`).say('base');
+      const taskId = first.body.task_id;
+      let release!: () => void;
+      llm.script(reply.text('survived a restart', { until: new Promise<void>((r) => (release = r)) }));
+      const long = v3Client(`${c.url}/Plain/1`).say('long', { task_id: taskId });
+      await llm.waitForRequest(llm.requests.length);
+      await redis.stop(); // the append-only file keeps the task, as a production Redis restart does
+      const seen: number[] = [];
+      const down = Date.now() + 1500;
+      while (Date.now() < down) {
+        seen.push((await v3Client(`${d.url}/Plain/1`).say('while down', { task_id: taskId })).status);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      await redis.start();
+      const after = Date.now() + 6000; // past a whole lease length after the restart: renewal resumed
+      while (Date.now() < after) {
+        llm.script(reply.text('must not run'));
+        seen.push((await v3Client(`${d.url}/Plain/1`).say('after restart', { task_id: taskId })).status);
+        llm.discard();
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(seen.filter((s) => s !== 409 && s !== 503)).toEqual([]);
+      expect(seen).toContain(503); // the store was really down
+      expect(seen.at(-1)).toBe(409); // and the lease still held a lease length after it came back
+      release();
+      const res = await long;
+      expect([res.status, res.body.content?.output]).toEqual([200, 'survived a restart']);
+      const task = await v3Client(`${d.url}/Plain/1`).task(taskId);
+      expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Completed']);
+    } finally {
+      await c.close();
+      await d.close();
+    }
+  }, 40_000);
 
   it('a final commit whose answer is lost (CLIENT PAUSE WRITE past the client timeout) is answered 200 and stored once', async () => {
     llm.script(reply.text('base'));
@@ -177,22 +228,7 @@ describe('v3 lifecycle on a shared Redis (two replicas)', () => {
   beforeEach(() => wiped().splice(0));
   afterEach(() => llm.discard());
 
-  it('30 concurrent follow-ons with on_busy: enqueue: none is 409; the task ends with each Completed or superseded', async () => {
-    llm.script(reply.text('base'));
-    const first = await v3Client(`${a.url}/Queue/1`).say('base');
-    const taskId = first.body.task_id;
-    for (let i = 0; i < 40; i++) llm.script(reply.text(`answer ${i}`, { delayMs: 20 }));
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => v3Client(`${(i % 2 ? b : a).url}/Queue/1`).say(`q${i}`, { task_id: taskId })));
-    expect(results.map((r) => r.status).filter((s) => s !== 200 && s !== 202)).toEqual([]);
-    const task = await until(
-      () => v3Client(`${a.url}/Queue/1`).task(taskId),
-      (t) => t.body.requests.every((r: { status: string }) => r.status !== 'Running' && r.status !== 'Queued'),
-    );
-    const requests = task.body.requests as { seq: number; status: string; reason: string | null; request_id: string }[];
-    expect(requests.map((r) => r.seq)).toEqual(requests.map((_, i) => i));
-    for (const r of requests) expect(r.status === 'Completed' || (r.status === 'Canceled' && r.reason === 'superseded')).toBe(true);
-    for (const r of results.filter((x) => x.status === 200)) expect(requests.find((q) => q.request_id === r.body.request_id)!.status).toBe('Completed');
-  }, 30_000);
+  it('30 concurrent follow-ons with on_busy: enqueue: none is 409; the task ends with each Completed or superseded', () => enqueueRace(llm, a, b), 30_000);
 
   it('a retried approval of an earlier pause (its approval_url, from either replica) is 409 and runs nothing', async () => {
     llm.script(reply.toolCalls([tc('call_0', { id: 'a' })]));
@@ -201,7 +237,7 @@ describe('v3 lifecycle on a shared Redis (two replicas)', () => {
     llm.script(reply.toolCalls([tc('call_0', { id: 'b' })])); // the model numbers calls per turn: the same id again
     const p2 = await postJson(a.url + p1.body.content.approval_url, undefined);
     expect(p2.body.status).toBe('Paused');
-    expect(p2.body.content.pause_id).not.toBe(p1.body.content.pause_id);
+    expect(p2.body.pause_id).not.toBe(p1.body.content.pause_id);
     expect(wiped()).toEqual(['a']);
     for (const app of [a, b]) {
       const retried = await postJson(app.url + p1.body.content.approval_url, { action: 'approve' });
@@ -214,7 +250,7 @@ describe('v3 lifecycle on a shared Redis (two replicas)', () => {
     }
     expect(wiped()).toEqual(['a']);
     const task = await v3Client(`${b.url}/Guard/1`).task(p1.body.task_id);
-    expect(task.body.pending_approvals).toMatchObject([{ pause_id: p2.body.content.pause_id }]);
+    expect(task.body.pending_approvals).toMatchObject([{ pause_id: p2.body.pause_id }]);
     // a decision naming no pause decides the current one (clients of the Python service)
     llm.script(reply.text('done'));
     expect((await postJson(`${b.url}/Guard/1/tealagents/v1alpha1/resume/${p1.body.request_id}`, { action: 'approve' })).body.status).toBe('Completed');
@@ -285,4 +321,56 @@ describe('v3 lifecycle on a shared Redis (two replicas)', () => {
       ['Failed', 'failed'],
     ]);
   });
+});
+
+/** 30 concurrent follow-ons over two replicas of an enqueueing agent: each is 200 or 202, never 409. */
+async function enqueueRace(llm: FakeOpenAi, a: TestApp, b: TestApp): Promise<void> {
+  llm.script(reply.text('base'));
+  const first = await v3Client(`${a.url}/Queue/1`).say('base');
+  const taskId = first.body.task_id;
+  for (let i = 0; i < 40; i++) llm.script(reply.text(`answer ${i}`, { delayMs: 20 }));
+  const results = await Promise.all(Array.from({ length: 30 }, (_, i) => v3Client(`${(i % 2 ? b : a).url}/Queue/1`).say(`q${i}`, { task_id: taskId })));
+  expect(results.filter((r) => r.status !== 200 && r.status !== 202).map((r) => r.body)).toEqual([]);
+  const task = await until(
+    () => v3Client(`${a.url}/Queue/1`).task(taskId),
+    (t) => t.body.requests.every((r: { status: string }) => r.status !== 'Running' && r.status !== 'Queued'),
+  );
+  const requests = task.body.requests as { seq: number; status: string; reason: string | null; request_id: string }[];
+  expect(requests.map((r) => r.seq)).toEqual(requests.map((_, i) => i));
+  for (const r of requests) expect(r.status === 'Completed' || (r.status === 'Canceled' && r.reason === 'superseded')).toBe(true);
+  for (const r of results.filter((x) => x.status === 200)) expect(requests.find((q) => q.request_id === r.body.request_id)!.status).toBe('Completed');
+}
+
+describe('v3 lifecycle on DynamoDB Local (two replicas)', () => {
+  let llm: FakeOpenAi;
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+    const table = uniqueName('lifecycle');
+    const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
+    await createStateTable(client, table);
+    client.destroy();
+    const dir = agentDir();
+    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_TTL_SECONDS: '2', TA_TASK_LEASE_MS: '6000' };
+    const store = () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
+    a = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
+    b = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
+  }, 60_000);
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await llm?.close();
+  });
+  afterEach(() => llm.discard());
+
+  it('30 concurrent follow-ons with on_busy: enqueue: none is 409', () => enqueueRace(llm, a, b), 60_000);
+
+  it('a request longer than TA_TASK_TTL_SECONDS completes', async () => {
+    llm.script(reply.text('slow', { delayMs: 3500 }));
+    const res = await v3Client(`${a.url}/Plain/1`).say('slow');
+    expect([res.status, res.body.status]).toEqual([200, 'Completed']);
+    expect((await v3Client(`${b.url}/Plain/1`).task(res.body.task_id)).status).toBe(200);
+  }, 20_000);
 });

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -48,16 +49,23 @@ export interface RedisServerHandle extends ServerHandle {
   thaw(): void;
 }
 
-/** Starts a throwaway redis-server on a free loopback port: no persistence, nothing on disk. */
-export async function startRedisServer(): Promise<RedisServerHandle> {
+/**
+ * Starts a throwaway redis-server on a free loopback port: no persistence, nothing on disk — or,
+ * with `durable`, an append-only file (fsync always) in a temporary directory, so a stop() and
+ * start() keep the data, as a production Redis restart does.
+ */
+export async function startRedisServer(options: { durable?: boolean } = {}): Promise<RedisServerHandle> {
   const bin = requireBinary('redis-server', 'the Debian package redis-server (apt-get install -y redis-server)');
   const port = await freePort();
   let child: ChildProcess | undefined;
+  const persistence = options.durable
+    ? ['--dir', mkdtempSync(join(tmpdir(), 'redis-')), '--save', '', '--appendonly', 'yes', '--appendfsync', 'always']
+    : ['--save', '', '--appendonly', 'no'];
   const handle: RedisServerHandle = {
     url: `redis://127.0.0.1:${port}`,
     port,
     async start() {
-      child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', ...persistence], { stdio: 'ignore' });
       await waitUntil(`redis-server on port ${port}`, child, () => redisAnswers(port), 10_000);
     },
     async stop() {

@@ -1,0 +1,47 @@
+import { TaskLanes } from './task-lanes';
+
+/** A promise and its resolver, to hold a piece of work open until the test lets it finish. */
+function gate(): { open: () => void; closed: Promise<void> } {
+  let open!: () => void;
+  const closed = new Promise<void>((r) => (open = r));
+  return { open, closed };
+}
+
+describe('TaskLanes', () => {
+  it('runs the writes of one task one at a time, and of different tasks side by side', async () => {
+    const lanes = new TaskLanes();
+    const order: string[] = [];
+    const first = gate();
+    const a1 = lanes.run('t1', false, async () => {
+      order.push('a1 start');
+      await first.closed;
+      order.push('a1 end');
+    });
+    const a2 = lanes.run('t1', false, async () => void order.push('a2'));
+    await lanes.run('t2', false, async () => void order.push('b'));
+    expect(order).toEqual(['a1 start', 'b']);
+    first.open();
+    await Promise.all([a1, a2]);
+    expect(order).toEqual(['a1 start', 'b', 'a1 end', 'a2']);
+    expect(lanes.size).toBe(0);
+  });
+
+  it("puts the running request's own writes ahead of callers' writes that wait", async () => {
+    const lanes = new TaskLanes();
+    const order: string[] = [];
+    const first = gate();
+    const running = lanes.run('t', false, () => first.closed);
+    const callers = [1, 2, 3].map((i) => lanes.run('t', false, async () => void order.push(`caller ${i}`)));
+    const renewal = lanes.run('t', true, async () => void order.push('renewal'));
+    first.open();
+    await Promise.all([running, renewal, ...callers]);
+    expect(order).toEqual(['renewal', 'caller 1', 'caller 2', 'caller 3']);
+  });
+
+  it('frees the lane when a write fails, and passes the failure to its caller only', async () => {
+    const lanes = new TaskLanes();
+    await expect(lanes.run('t', false, async () => Promise.reject(new Error('store down')))).rejects.toThrow('store down');
+    await expect(lanes.run('t', false, async () => 'next')).resolves.toBe('next');
+    expect(lanes.size).toBe(0);
+  });
+});
