@@ -5,7 +5,7 @@ import { AgentDefinition } from './agents/config/agent-definition';
 import { ConfigError } from './agents/config/config-error';
 import { loadAgentConfigs } from './agents/config/load-agent-configs';
 import { AppModule } from './app.module';
-import { jsonOnlyMiddleware } from './common/http/json-only.middleware';
+import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { createLogger } from './common/logging/logger';
 import { PinoNestLogger } from './common/logging/pino-nest.logger';
@@ -85,6 +85,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   app.use(requestIdMiddleware);
   app.use(httpTelemetryMiddleware(telemetry, logger));
   app.use(jsonOnlyMiddleware);
-  app.useBodyParser('json', { limit: env.http.maxBodyBytes, type: ['application/json', 'application/*+json'] });
+  app.useBodyParser('json', { limit: env.http.maxBodyBytes, type: (req: { headers: { 'content-type'?: string } }) => readsAsJson(req.headers['content-type']) });
   return { app, env, agents, logger };
 }

@@ -68,9 +68,16 @@ export class ToolRegistry {
 
         (spec.plugins ?? []).forEach((name, i) => {
           const found = plugins.find(name, agent.file);
+          if (found.python) {
+            problems.push(`${where(`plugins[${i}]`)}: ${pythonPluginRefusal(found.python)}`);
+            return;
+          }
           if (!found.plugin) {
             const failed = found.failures.length ? `; modules that failed to load: ${found.failures.join('; ')}` : '';
-            problems.push(`${where(`plugins[${i}]`)}: plugin "${name}" not found (looked in ${found.searched.join(', ')})${failed}`);
+            // A Python module that exists but lacks the class is still worth naming: it is never loaded.
+            const py = found.searched.filter((f) => /\.py$/i.test(f) && existsSync(f));
+            const python = py.length ? `; Python modules are not supported and were only scanned for the class: ${py.join(', ')}` : '';
+            problems.push(`${where(`plugins[${i}]`)}: plugin "${name}" not found (looked in ${found.searched.join(', ')})${failed}${python}`);
             return;
           }
           const own = checkPlugin(found.plugin as PluginDefinition);
@@ -153,6 +160,15 @@ function openApiToolsOf(entry: RemotePluginEntry, problems: string[], where: str
     problems.push(`${where}: ${entry.openapi_json_path}: ${(err as Error).message}`);
     return null;
   }
+}
+
+/** Upstream plugins are Python classes run by Semantic Kernel: this server cannot run them, and says so. */
+function pythonPluginRefusal({ file, className }: { file: string; className: string }): string {
+  return (
+    `plugin "${className}" is the Python class ${className} in ${file}: Python plugins are not supported. ` +
+    `Port it to a TypeScript or JavaScript plugin named "${className}" (in custom_plugins.ts beside the config, ` +
+    `or in TA_PLUGIN_MODULE; see docs/tools.md)`
+  );
 }
 
 function stripUndefined<T extends object>(o: T | undefined): Partial<T> {

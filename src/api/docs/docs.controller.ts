@@ -8,6 +8,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { Public } from '../../auth/public.decorator';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { buildOpenApi } from './openapi.builder';
+import { REDOC_CSP, REDOC_SCRIPT, redocBundle, redocPage } from './redoc-page';
 
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
@@ -20,7 +21,10 @@ function swaggerAsset(name: string): Buffer {
   return readFileSync(join(assetDir, name));
 }
 
-/** `GET /{name}/{version}/openapi.json` and `/docs` (Swagger UI served from the local package). */
+/**
+ * `GET /{name}/{version}/openapi.json`, `/docs` (Swagger UI) and `/redoc` (ReDoc), as FastAPI serves
+ * them upstream; both viewers are served from the local packages, never a CDN.
+ */
 export function createDocsController(agent: AgentDefinition): Type<unknown> {
   const document = buildOpenApi(agent);
   const page = `<!doctype html>
@@ -30,6 +34,8 @@ export function createDocsController(agent: AgentDefinition): Type<unknown> {
 <script src="${agent.prefix}/docs/swagger-ui-bundle.js"></script>
 <script>window.ui = SwaggerUIBundle({ url: ${JSON.stringify(`${agent.prefix}/openapi.json`)}, dom_id: '#swagger-ui' });</script>
 </body></html>`;
+
+  const redocHtml = redocPage(agent.prefix, `${agent.source} API`);
 
   @Controller(controllerPath(agent))
   @AgentRoute(agent)
@@ -44,6 +50,19 @@ export function createDocsController(agent: AgentDefinition): Type<unknown> {
     @Header('Content-Type', 'text/html; charset=utf-8')
     docs() {
       return page;
+    }
+
+    @Get('redoc')
+    @Header('Content-Type', 'text/html; charset=utf-8')
+    @Header('Content-Security-Policy', REDOC_CSP)
+    redoc() {
+      return redocHtml;
+    }
+
+    @Get(`redoc/${REDOC_SCRIPT}`)
+    redocScript(@Res() res: Response) {
+      res.type('application/javascript; charset=utf-8').setHeader('Cache-Control', 'public, max-age=86400');
+      res.send(redocBundle());
     }
 
     @Get('docs/:asset')

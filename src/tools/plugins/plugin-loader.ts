@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { PluginDefinition } from './plugin.types';
 
@@ -9,6 +9,9 @@ export const DEMO_PLUGINS_DIR = resolve(__dirname, '..', '..', '..', 'demos', 'p
 const NEXT_TO_CONFIG = ['custom_plugins.ts', 'custom_plugins.js', 'custom_plugins.cjs', 'custom_plugins.mjs'];
 const MODULE_FILE = /\.(ts|js|cjs|mjs)$/;
 const NOT_A_MODULE = /\.(d|spec|test)\.ts$|\.map$/;
+/** Upstream's plugin module: never loaded here, only read to tell an operator why their plugin is refused. */
+const PYTHON_NEXT_TO_CONFIG = 'custom_plugins.py';
+const PYTHON_FILE = /\.py$/i;
 
 interface LoadedModule {
   file: string;
@@ -20,6 +23,8 @@ export interface PluginLookup {
   plugin?: PluginDefinition;
   /** The module that defines it. */
   file?: string;
+  /** Set instead of `plugin` when the name is a class of an upstream Python plugin module. */
+  python?: { file: string; className: string };
   /** Where it was looked for, in order, and modules that failed to load: for the boot error. */
   searched: string[];
   failures: string[];
@@ -28,11 +33,17 @@ export interface PluginLookup {
 /**
  * Finds plugins by name, in this order: next to the agent's config file (`custom_plugins.*`, then
  * the modules of a `plugins/` directory there), then `TA_PLUGIN_MODULE` (a module or a directory of
- * modules), then the project's `demos/plugins`. The first definition of a name wins, so an
+ * modules), then upstream's Python module (`custom_plugins.py` there, or a `TA_PLUGIN_MODULE` that
+ * names a `.py`), then the project's `demos/plugins`. The first definition of a name wins, so an
  * operator can replace a shipped plugin. Each module is loaded once per process.
+ *
+ * A Python module cannot run here; it is only scanned for top-level `class Name`, so that a plugin
+ * defined there (and not ported) is refused as Python rather than reported missing, and a shipped
+ * plugin of the same name never stands in for the operator's own.
  */
 export class PluginLoader {
   private readonly modules = new Map<string, LoadedModule>();
+  private readonly python = new Map<string, Set<string>>();
 
   constructor(
     private readonly pluginModule?: string,
@@ -43,6 +54,10 @@ export class PluginLoader {
     const lookup: PluginLookup = { searched: [], failures: [] };
     for (const place of this.places(configFile)) {
       lookup.searched.push(place);
+      if (PYTHON_FILE.test(place)) {
+        if (this.pythonClasses(place).has(name)) return { ...lookup, python: { file: place, className: name } };
+        continue;
+      }
       for (const file of moduleFiles(place)) {
         const mod = this.load(file);
         if (mod.error) {
@@ -60,8 +75,20 @@ export class PluginLoader {
     const dir = dirname(configFile);
     const out = [...NEXT_TO_CONFIG.map((f) => join(dir, f)), join(dir, 'plugins')];
     if (this.pluginModule) out.push(resolve(this.pluginModule));
+    out.push(join(dir, PYTHON_NEXT_TO_CONFIG));
     out.push(this.demosDir);
     return out;
+  }
+
+  private pythonClasses(file: string): Set<string> {
+    let classes = this.python.get(file);
+    if (!classes) {
+      const text = existsSync(file) && statSync(file).isFile() ? readFileSync(file, 'utf8') : '';
+      // Module-level classes only: upstream looks plugins up as attributes of the module.
+      classes = new Set([...text.matchAll(/^class\s+([A-Za-z_]\w*)\s*[(:]/gm)].map((m) => m[1]!));
+      this.python.set(file, classes);
+    }
+    return classes;
   }
 
   private load(file: string): LoadedModule {

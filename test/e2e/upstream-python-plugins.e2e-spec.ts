@@ -1,0 +1,108 @@
+import { cpSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import { ConfigError } from '../../src/agents/config/config-error';
+import { createApp } from '../../src/app.factory';
+import { loadEnvConfig } from '../../src/config/env.config';
+import { startFakeModelApp } from '../support/fake-model-app';
+import { reply } from '../support/fake-openai.server';
+import { postJson } from '../support/http';
+import { writeAgentDir } from '../support/test-app';
+
+/**
+ * Upstream plugins are Python classes (custom_plugins.py beside the config, or the file
+ * TA_PLUGIN_MODULE names). This server cannot run them: the boot refuses such an agent with a
+ * message that says so and names the file and the class, instead of "not found" or a JavaScript
+ * parse error of the .py.
+ */
+const PY = resolve(__dirname, '../fixtures/upstream/python-plugins');
+const PROVIDER = { TA_BASE_URL: 'http://127.0.0.1:9/v1', TA_API_KEY: 'never-used' };
+
+async function bootProblems(configPath: string, env: Record<string, string> = {}): Promise<string[]> {
+  const sink = new Writable({ write: (_c, _e, cb) => cb() });
+  try {
+    const { app } = await createApp({
+      env: loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'silent', ...PROVIDER, ...env }),
+      configPath,
+      logDestination: sink,
+    });
+    await app.init();
+    await app.close();
+  } catch (e) {
+    if (e instanceof ConfigError) return e.problems;
+    throw e;
+  }
+  throw new Error(`${configPath} booted`);
+}
+
+const refusal = (config: string, field: string, cls: string, file: string) =>
+  `${config}: ${field}: plugin "${cls}" is the Python class ${cls} in ${file}: Python plugins are not supported. ` +
+  `Port it to a TypeScript or JavaScript plugin named "${cls}" (in custom_plugins.ts beside the config, or in TA_PLUGIN_MODULE; see docs/tools.md)`;
+
+describe('Python plugins are refused at boot, naming the file and the class', () => {
+  it('custom_plugins.py beside the config (demo 10_chat_plugins)', async () => {
+    const dir = join(PY, 'chat-plugins');
+    expect(await bootProblems(join(dir, 'config.yaml'))).toEqual([
+      refusal(join(dir, 'config.yaml'), 'spec.agent.plugins[0]', 'WeatherPlugin', join(dir, 'custom_plugins.py')),
+    ]);
+  });
+
+  it('TA_PLUGIN_MODULE naming a .py (demo 11_hitl): the file is never loaded as JavaScript', async () => {
+    const dir = join(PY, 'hitl');
+    const problems = await bootProblems(join(dir, 'config.yaml'), { TA_PLUGIN_MODULE: join(dir, 'math_plugins.py') });
+    expect(problems).toEqual([refusal(join(dir, 'config.yaml'), 'spec.agent.plugins[0]', 'sensitive_plugin', join(dir, 'math_plugins.py'))]);
+    expect(problems.join('\n')).not.toMatch(/SyntaxError|Unexpected|failed to load/);
+  });
+
+  it('a class of a shipped demo plugin name is still refused: the demo never stands in for the operator’s Python plugin', async () => {
+    const dir = writeAgentDir({
+      'config.yaml': `apiVersion: tealagents/v1alpha1
+name: Calc
+version: 0.1
+spec:
+  agent:
+    name: default
+    model: local/echo
+    plugins: [Calculator]
+`,
+    });
+    writeFileSync(join(dir, 'custom_plugins.py'), 'class Calculator(BasePlugin):\n    pass\n');
+    expect(await bootProblems(dir)).toEqual([
+      refusal(join(dir, 'config.yaml'), 'spec.agent.plugins[0]', 'Calculator', join(dir, 'custom_plugins.py')),
+    ]);
+  });
+
+  it('a .py that does not define the class: "not found", naming the .py as scanned, not loaded', async () => {
+    const dir = join(PY, 'hitl');
+    const elsewhere = writeAgentDir({});
+    cpSync(join(dir, 'config.yaml'), join(elsewhere, 'config.yaml'));
+    writeFileSync(join(elsewhere, 'other.py'), 'class SomethingElse:\n    pass\n');
+    const [problem, ...rest] = await bootProblems(elsewhere, { TA_PLUGIN_MODULE: join(elsewhere, 'other.py') });
+    expect(rest).toEqual([]);
+    expect(problem).toContain(`${join(elsewhere, 'config.yaml')}: spec.agent.plugins[0]: plugin "sensitive_plugin" not found (looked in `);
+    expect(problem).toContain(`; Python modules are not supported and were only scanned for the class: ${join(elsewhere, 'other.py')}`);
+  });
+});
+
+describe('a plugin ported to TypeScript beside its Python original is served', () => {
+  it('custom_plugins.ts wins over custom_plugins.py, and its tool runs', async () => {
+    const f = await startFakeModelApp({ configPath: join(PY, 'ported') });
+    try {
+      f.llm.script(
+        reply.toolCalls([{ id: 'call_1', name: 'WeatherPlugin-get_temperature', arguments: JSON.stringify({ city: 'Oslo' }) }]),
+        reply.text('Between 8 and 17 degrees.'),
+      );
+      const res = await postJson(`${f.t.url}/PortedWeatherBot/0.1`, {
+        chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'How warm is Oslo today?' }] }],
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.output_raw).toBe('Between 8 and 17 degrees.');
+      const offered = f.llm.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name);
+      expect(offered).toEqual(['WeatherPlugin-get_temperature']);
+      const toolResult = f.llm.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
+      expect(JSON.parse(toolResult.content)).toEqual({ city: 'Oslo', low: 8, high: 17 });
+    } finally {
+      await f.close();
+    }
+  });
+});
