@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { ApiCommonModule } from './api/common/api-common.module';
+import { StreamSocketModule } from './api/stateless/stream-socket.module';
 import { V1Module } from './api/v1/v1.module';
 import { V2Module } from './api/v2/v2.module';
 import { V3Module } from './api/v3/v3.module';
@@ -29,6 +30,7 @@ export class AppModule {
         V1Module.register(deps.agents),
         V2Module.register(deps.agents),
         V3Module.register(deps.agents),
+        StreamSocketModule,
       ],
       providers: [
         { provide: APP_FILTER, useFactory: (logger: Logger) => new ProblemDetailsFilter(logger), inject: [LOGGER] },

@@ -5,16 +5,14 @@ import { AgentDefinition } from '../../agents/config/agent-definition';
 import { ENV_CONFIG, LOGGER } from '../../app.tokens';
 import { CurrentPrincipal } from '../../auth/current-principal.decorator';
 import type { Principal } from '../../auth/principal';
-import { DomainError } from '../../common/errors/domain-error';
-import { ErrorCode } from '../../common/errors/error-code';
 import { SseStream } from '../../common/sse/sse-stream';
-import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { InvokeResponse } from '../../invocation/invoke-response';
+import type { StatelessInput } from '../../invocation/stateless-input';
 import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
 import { llmFailureLogFields } from '../../llm/llm-failure-log';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
-import { StatelessInputDto } from '../common/dto/stateless-input.dto';
+import { parseStatelessInput } from '../common/parse-stateless-input';
 import { abortOnDisconnect } from './abort-on-disconnect';
 
 /**
@@ -81,20 +79,7 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
   return named(StatelessAgentController, `StatelessAgentController[${agent.source}]`);
 }
 
-const TEXT_ONLY = new Set(['BaseInput', 'BaseInputWithUserContext']);
-
-function parseInput(agent: AgentDefinition, body: unknown): StatelessInputDto {
-  const input = validateBody(StatelessInputDto, body);
-  if (TEXT_ONLY.has(agent.inputType)) {
-    const errors = (input.chat_history ?? []).flatMap((m, i) =>
-      m.items
-        .map((item, j) => ({ item, j }))
-        .filter(({ item }) => item.content_type !== 'text')
-        .map(({ j }) => ({ field: `chat_history.${i}.items.${j}.content_type`, message: `${agent.inputType} accepts text items only` })),
-    );
-    if (errors.length) {
-      throw new DomainError(ErrorCode.VALIDATION_FAILED, `${agent.inputType} accepts text items only`, { errors });
-    }
-  }
-  return input;
+/** The body of every stateless route (`POST`, `/sse`, and the `/stream` socket's first message). */
+export function parseInput(agent: AgentDefinition, body: unknown): StatelessInput {
+  return parseStatelessInput(agent, body);
 }

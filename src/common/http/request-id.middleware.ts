@@ -9,10 +9,14 @@ declare module 'express-serve-static-core' {
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The caller's `X-Request-Id` when it is sane, else a new one. */
+export function requestIdFor(given: string | undefined): string {
+  return given && SAFE_ID.test(given) ? given : randomUUID();
+}
+
 /** Correlation id: the caller's `X-Request-Id` when it is sane, else a new one; echoed back. */
 export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
-  const given = req.header('x-request-id');
-  req.requestId = given && SAFE_ID.test(given) ? given : randomUUID();
+  req.requestId = requestIdFor(req.header('x-request-id'));
   res.setHeader('X-Request-Id', req.requestId);
   next();
 }

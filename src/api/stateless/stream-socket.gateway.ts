@@ -1,0 +1,157 @@
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { context } from '@opentelemetry/api';
+import type { Express, Request } from 'express';
+import { once } from 'node:events';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { AgentDefinition } from '../../agents/config/agent-definition';
+import { AGENTS, ENV_CONFIG, LOGGER, TELEMETRY } from '../../app.tokens';
+import { agentAccessOverride } from '../../auth/auth.guard';
+import { Authenticator } from '../../auth/authenticator';
+import { DomainError } from '../../common/errors/domain-error';
+import { ErrorCode } from '../../common/errors/error-code';
+import { problemOf } from '../../common/errors/problem-of';
+import { toDomainError } from '../../common/errors/to-domain-error';
+import { requestIdFor } from '../../common/http/request-id.middleware';
+import type { EnvConfig } from '../../config/env.config';
+import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
+import type { ToolCaller } from '../../invocation/tool-loop';
+import { Telemetry } from '../../telemetry/telemetry';
+import { UpgradeRequestTelemetry } from '../../telemetry/upgrade-request-telemetry';
+import { refuseUpgrade } from './refuse-upgrade.util';
+import { CloseCode } from './stream-socket-close.util';
+import { StreamSocketSession } from './stream-socket.session';
+
+/** How long open sockets get to finish their closing handshake when the app shuts down. */
+const SHUTDOWN_GRACE_MS = 1000;
+
+/**
+ * `/{name}/{version}/stream` of v1/v2alpha1 agents: upstream's deprecated WebSocket route, served
+ * because the Assistant Orchestrator streams from it. v3 agents have none (upstream's AppV3 mounts
+ * no WebSocket route). Express never sees an upgrade, so this listens to the HTTP server's `upgrade`
+ * event and applies, before switching protocols, what the guard applies to `POST /sse`: the caller
+ * is authenticated from the `Authorization` header (dev mode or an Entra ID bearer token, with the
+ * agent's `spec.auth`), and a refusal is an ordinary HTTP answer (401/403/503 problem+json with its
+ * `WWW-Authenticate`), never an open socket. An upgrade to any other path is a 404.
+ *
+ * Messages are limited to TA_MAX_BODY_BYTES (`ws` closes with 1009 beyond it); the session
+ * (StreamSocketSession) does the rest through the same StatelessInvoker streaming path as `/sse`.
+ */
+@Injectable()
+export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly routes = new Map<string, AgentDefinition>();
+  private readonly wss: WebSocketServer;
+  /** Headers for the 101 answer (request id, traceresponse), by request. */
+  private readonly handshakeHeaders = new WeakMap<IncomingMessage, string[]>();
+  private server?: Server;
+
+  constructor(
+    @Inject(AGENTS) agents: AgentDefinition[],
+    @Inject(ENV_CONFIG) private readonly env: EnvConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(TELEMETRY) private readonly telemetry: Telemetry,
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly authenticator: Authenticator,
+    private readonly invoker: StatelessInvoker,
+  ) {
+    for (const agent of agents) if (agent.module !== 'v3') this.routes.set(`${agent.prefix}/stream`, agent);
+    // No per-message compression: a small compressed message must not inflate past the limit's intent.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: env.http.maxBodyBytes, perMessageDeflate: false });
+    this.wss.on('headers', (headers, req) => headers.push(...(this.handshakeHeaders.get(req) ?? [])));
+  }
+
+  onApplicationBootstrap(): void {
+    this.server = this.adapterHost.httpAdapter.getHttpServer() as Server;
+    this.server.on('upgrade', this.onUpgrade);
+  }
+
+  /** Open sockets would keep the HTTP server from closing: ask them to go (1001), then cut the rest. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.server?.off('upgrade', this.onUpgrade);
+    const open = [...this.wss.clients];
+    for (const ws of open) ws.close(CloseCode.GOING_AWAY, 'server shutting down');
+    const closed = open.filter((ws) => ws.readyState !== WebSocket.CLOSED).map((ws) => once(ws, 'close'));
+    await Promise.race([Promise.all(closed), delay(SHUTDOWN_GRACE_MS)]);
+    for (const ws of this.wss.clients) ws.terminate();
+    this.wss.close();
+  }
+
+  private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    // A connection reset mid-handshake must not be an unhandled 'error' event.
+    socket.on('error', () => socket.destroy());
+    this.upgrade(req, socket, head).catch((err: unknown) => {
+      this.logger.error({ err }, 'websocket upgrade failed');
+      socket.destroy();
+    });
+  };
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const given = req.headers['x-request-id'];
+    const requestId = requestIdFor(typeof given === 'string' ? given : undefined);
+    const agent = this.routes.get(decodedPath(req.url) ?? '');
+    const t = new UpgradeRequestTelemetry(this.telemetry, this.logger, req, requestId, agent && `${agent.prefix}/stream`, agent);
+    const headers = { 'X-Request-Id': requestId, traceresponse: t.traceresponse() };
+    if (!agent) return this.refuse(t, socket, req, new DomainError(ErrorCode.ROUTE_NOT_FOUND, 'No such route'), headers);
+
+    let caller: ToolCaller;
+    try {
+      caller = await context.with(t.context, () => this.authenticate(req, requestId, agent));
+    } catch (err) {
+      return this.refuse(t, socket, req, err, headers);
+    }
+
+    let accepted = false;
+    // `ws` refused the handshake itself (400/405: not a valid WebSocket upgrade), or the client left.
+    socket.once('close', () => accepted || t.finish(400));
+    this.handshakeHeaders.set(req, Object.entries(headers).map(([name, value]) => `${name}: ${value}`));
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      accepted = true;
+      const session = new StreamSocketSession(ws, agent, caller, {
+        invoker: this.invoker,
+        logger: this.logger,
+        keepaliveMs: this.env.http.sseKeepaliveMs,
+      });
+      ws.once('close', (code: number) => t.finish(101, session.closeCode ?? code));
+      context.with(t.context, () =>
+        session.run().catch((err: unknown) => {
+          this.logger.error({ err, agent: agent.source }, 'stream socket failed');
+          ws.terminate();
+        }),
+      );
+    });
+  }
+
+  /**
+   * The Authenticator reads an Express request, and an upgrade never went through Express: give it
+   * Express's request prototype (what Express's own `init` does to every request) and the request id.
+   */
+  private async authenticate(req: IncomingMessage, requestId: string, agent: AgentDefinition): Promise<ToolCaller> {
+    Object.setPrototypeOf(req, this.adapterHost.httpAdapter.getInstance<Express>().request);
+    const expressReq = req as Request;
+    expressReq.requestId = requestId;
+    const principal = await this.authenticator.authenticate(expressReq, agentAccessOverride(agent));
+    return { principal, bearerToken: expressReq.bearerToken };
+  }
+
+  private refuse(t: UpgradeRequestTelemetry, socket: Duplex, req: IncomingMessage, err: unknown, headers: Record<string, string>): void {
+    const problem = context.with(t.context, () => problemOf(err, (req.url ?? '/').split('?')[0]!, this.logger, { request_id: headers['X-Request-Id'] }));
+    const domain = toDomainError(err);
+    const all: Record<string, string> = { ...headers, ...domain?.headers };
+    if (domain?.retryAfter !== undefined) all['Retry-After'] = String(Math.max(0, Math.ceil(domain.retryAfter)));
+    refuseUpgrade(socket, problem, all);
+    t.finish(problem.status);
+  }
+}
+
+/** The path of a request URL, percent-decoded (agent names are matched as written in the YAML). */
+function decodedPath(url: string | undefined): string | undefined {
+  try {
+    return decodeURIComponent((url ?? '/').split('?')[0]!);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,337 @@
+import { TELEMETRY } from '../../src/app.tokens';
+import { Telemetry } from '../../src/telemetry/telemetry';
+import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
+import { FakeOpenAi, reply } from '../support/fake-openai.server';
+import { DEFAULT_AUDIENCE, DEFAULT_TENANT, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { OtlpReceiver, SPAN_KIND, startOtlpReceiver } from '../support/otlp-receiver';
+import { TestApp } from '../support/test-app';
+import { refusedUpgrade, streamSocket, wsUrl } from '../support/ws-client';
+
+/**
+ * The deprecated WebSocket `/{name}/{version}/stream` of v1/v2 agents, as upstream serves it and the
+ * Assistant Orchestrator consumes it: the first message is the input JSON; each partial text is one
+ * text frame (no JSON envelope, no intermediate or final frame: the orchestrator appends every frame
+ * to its answer); then a normal close (1000). Refusals happen before the upgrade (401/403 in Entra
+ * mode, 404 for v3 agents and unknown paths); bad input closes with 1007 naming the field, an
+ * oversize message with 1009, a model failure with 1013/1011 and its error code. Only the model
+ * vendor is fake (a real OpenAI-compatible HTTP server), and the client is a real WebSocket client.
+ */
+
+const CHAT_V1 = `
+apiVersion: skagents/v1
+kind: Chat
+description: A v1 chat agent
+service_name: ChatBot
+version: 1.0
+input_type: BaseMultiModalInputWithUserContext
+spec:
+  agent:
+    name: default
+    model: gpt-4o
+    system_prompt: You are terse.
+`;
+
+const AGENT_V2 = `
+apiVersion: skagents/v2alpha1
+name: HelperV2
+version: 0.2
+spec:
+  agent:
+    name: default
+    model: gpt-4o
+`;
+
+const SEQUENTIAL_V1 = `
+apiVersion: skagents/v1
+kind: Sequential
+description: Plan, then answer
+service_name: Planner
+version: 0.1
+input_type: BaseInputWithUserContext
+spec:
+  agents:
+    - name: default
+      model: gpt-4o
+      system_prompt: You plan.
+  tasks:
+    - name: restate
+      task_no: 1
+      instructions: Restate for {{user_context["city"]}}.
+      agent: default
+    - name: answer
+      task_no: 2
+      instructions: "Answer using: {{_restate}}"
+      agent: default
+`;
+
+const STATEFUL_V3 = `
+apiVersion: tealagents/v1alpha1
+name: Assistant
+version: 0.1
+spec:
+  agent:
+    name: default
+    model: local/echo
+`;
+
+const MAX_BODY_BYTES = 2048;
+const CALLER_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN_ID = '00f067aa0ba902b7';
+const hi = (content = 'hi') => JSON.stringify({ chat_history: [{ role: 'user', content }] });
+
+describe('WebSocket /stream (dev auth)', () => {
+  let fake: FakeOpenAi;
+  let t: TestApp;
+  let app: FakeModelApp;
+  let receiver: OtlpReceiver;
+  let ws: string;
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    app = await startFakeModelApp({
+      agents: { 'chat.yaml': CHAT_V1, 'v2.yaml': AGENT_V2, 'seq.yaml': SEQUENTIAL_V1, 'v3.yaml': STATEFUL_V3 },
+      // A ping every 40 ms: every stream below also proves that keepalives never become messages.
+      env: { TA_MAX_BODY_BYTES: String(MAX_BODY_BYTES), TA_SSE_KEEPALIVE_MS: '40', TA_OTEL_ENDPOINT: receiver.url },
+    });
+    ({ llm: fake, t } = app);
+    ws = wsUrl(t.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await receiver?.close();
+  });
+
+  it('v1: sends each partial text as one text frame, nothing else, then closes normally', async () => {
+    fake.script(reply.chunks(['Hel', 'lo ', 'world'], { usage: { prompt_tokens: 9, completion_tokens: 3 } }));
+    const index = fake.requests.length;
+    const input = { session_id: 's-1', chat_history: [{ role: 'user', content: 'hi there' }], user_context: { city: 'Oslo' } };
+    const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, JSON.stringify(input), { headers: { 'x-request-id': 'ws-req-1' } });
+    expect(out.frames).toEqual(['Hel', 'lo ', 'world']);
+    expect(out.binary).toEqual([false, false, false]);
+    expect({ code: out.code, reason: out.reason }).toEqual({ code: 1000, reason: '' });
+    expect(out.headers['x-request-id']).toBe('ws-req-1');
+    // The input reached the model as on POST /sse: system prompt, user context, then the history.
+    const body = fake.requests[index]!.body;
+    expect(body).toMatchObject({ model: 'gpt-4o', stream: true });
+    expect(JSON.stringify(body.messages)).toContain('hi there');
+    expect(JSON.stringify(body.messages)).toContain('city: Oslo');
+    expect(fake.requests).toHaveLength(index + 1);
+  });
+
+  it('v2alpha1: the same protocol with a multimodal input (items)', async () => {
+    fake.script(reply.chunks(['Do', 'ne'], { usage: { prompt_tokens: 2, completion_tokens: 1 } }));
+    const input = { chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'go' }] }] };
+    const out = await streamSocket(`${ws}/HelperV2/0.2/stream`, JSON.stringify(input));
+    expect(out.frames).toEqual(['Do', 'ne']);
+    expect(out.code).toBe(1000);
+  });
+
+  it('accepts the input in a binary frame as well (UTF-8 JSON)', async () => {
+    fake.script(reply.chunks(['ok']));
+    const out = await streamSocket(`${ws}/HelperV2/0.2/stream`, Buffer.from(hi()));
+    expect(out.frames).toEqual(['ok']);
+    expect(out.code).toBe(1000);
+  });
+
+  it('Sequential: only the last task’s partial texts; earlier tasks send nothing', async () => {
+    fake.script(reply.text('Plan for Oslo'), reply.chunks(['Take ', 'a coat']));
+    const input = { chat_history: [{ role: 'user', content: 'weather?' }], user_context: { city: 'Oslo' } };
+    const out = await streamSocket(`${ws}/Planner/0.1/stream`, JSON.stringify(input));
+    expect(out.frames).toEqual(['Take ', 'a coat']);
+    expect(out.code).toBe(1000);
+  });
+
+  it('pings while the model is slow, and the frames are still only the text', async () => {
+    fake.script(reply.chunks(['late'], { delayMs: 250 }));
+    const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi());
+    expect(out.frames).toEqual(['late']);
+    expect(out.pings).toBeGreaterThanOrEqual(2);
+    expect(out.code).toBe(1000);
+  });
+
+  it.each([
+    ['a field that fails validation', 'ChatBot/1.0', JSON.stringify({ chat_history: [{ role: 'robot', content: 'x' }] }), /^VALIDATION_FAILED: chat_history\.0\.role: /],
+    [
+      'an image for a text-only (BaseInput*) agent',
+      'Planner/0.1',
+      JSON.stringify({ chat_history: [{ role: 'user', items: [{ content_type: 'image', content: 'data:image/png;base64,AAAA' }] }] }),
+      /^VALIDATION_FAILED: chat_history\.0\.items\.0\.content_type: BaseInputWithUserContext accepts text items only/,
+    ],
+    ['a message that is not JSON', 'ChatBot/1.0', 'hello?', /^MALFORMED_JSON: the message is not a JSON document$/],
+    ['a JSON value that is not an object', 'HelperV2/0.2', '[1,2]', /^VALIDATION_FAILED: the body must be a JSON object$/],
+  ])('closes with 1007 and the error code on %s, without calling the model', async (_name, path, message, reason) => {
+    const before = fake.requests.length;
+    const out = await streamSocket(`${ws}/${path}/stream`, message);
+    expect(out.frames).toEqual([]);
+    expect(out.code).toBe(1007);
+    expect(out.reason).toMatch(reason);
+    expect(Buffer.byteLength(out.reason)).toBeLessThanOrEqual(123);
+    expect(fake.requests).toHaveLength(before);
+  });
+
+  it('closes with 1009 on a message larger than TA_MAX_BODY_BYTES, and takes one just under it', async () => {
+    const before = fake.requests.length;
+    const over = hi('a'.repeat(MAX_BODY_BYTES));
+    const refused = await streamSocket(`${ws}/ChatBot/1.0/stream`, over);
+    expect(refused.frames).toEqual([]);
+    expect(refused.code).toBe(1009);
+    expect(fake.requests).toHaveLength(before);
+
+    fake.script(reply.chunks(['fits']));
+    const under = hi('a'.repeat(MAX_BODY_BYTES - 100));
+    expect(Buffer.byteLength(under)).toBeLessThanOrEqual(MAX_BODY_BYTES);
+    const accepted = await streamSocket(`${ws}/ChatBot/1.0/stream`, under);
+    expect(accepted.frames).toEqual(['fits']);
+    expect(accepted.code).toBe(1000);
+  });
+
+  it('closes with 1013 on a rate limit and 1011 on a provider failure, the code in the reason', async () => {
+    fake.script(reply.error(429, { headers: { 'retry-after': '7' } }));
+    const limited = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi());
+    expect(limited.code).toBe(1013);
+    expect(limited.reason).toMatch(/^LLM_RATE_LIMITED: /);
+    expect(limited.frames).toEqual([]);
+
+    fake.script(reply.streamThenFail(['part ']));
+    const broken = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi());
+    expect(broken.frames).toEqual(['part ']);
+    expect(broken.code).toBe(1011);
+    expect(broken.reason).toMatch(/^LLM_UNAVAILABLE: /);
+  });
+
+  it('aborts the model call when the client leaves mid-stream', async () => {
+    fake.script(reply.hang(['first ']));
+    const index = fake.requests.length;
+    const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi(), { onFrame: (_frame, socket) => socket.close() });
+    expect(out.frames).toEqual(['first ']);
+    const call = await fake.waitForRequest(index);
+    await call.disconnected; // resolves only when the app dropped its request to the provider
+    expect(call.clientDisconnected).toBe(true);
+  });
+
+  it('cuts a peer that stops answering pings, which aborts its model call', async () => {
+    fake.script(reply.hang());
+    const index = fake.requests.length;
+    const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi(), { autoPong: false });
+    expect(out.frames).toEqual([]);
+    expect(out.code).toBe(1006); // no close frame: the server dropped the connection
+    const call = await fake.waitForRequest(index);
+    await call.disconnected;
+  });
+
+  it('has no /stream for a v3 (tealagents/v1alpha1) agent, nor on unknown paths: 404 before any upgrade', async () => {
+    for (const path of ['/Assistant/0.1/stream', '/NoSuchAgent/1.0/stream', '/ChatBot/1.0/sse']) {
+      const res = await refusedUpgrade(`${ws}${path}`);
+      expect(res.status).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(res.text)).toMatchObject({ status: 404, code: 'ROUTE_NOT_FOUND', instance: path });
+    }
+  });
+
+  it('is not in the agent’s openapi.json, as FastAPI lists no WebSocket route', async () => {
+    const doc = (await (await fetch(`${t.url}/ChatBot/1.0/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths).some((p) => p.endsWith('/stream'))).toBe(false);
+  });
+
+  it('is traced like any request: a SERVER span under the caller’s traceparent, the invocation inside, one log line', async () => {
+    fake.script(reply.chunks(['traced']));
+    const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi(), {
+      headers: { traceparent: `00-${CALLER_TRACE_ID}-${CALLER_SPAN_ID}-01`, 'x-request-id': 'ws-traced' },
+    });
+    expect(out.code).toBe(1000);
+    expect(out.headers.traceresponse).toMatch(new RegExp(`^00-${CALLER_TRACE_ID}-[0-9a-f]{16}-01$`));
+
+    const line = () => t.logs().find((l) => l.msg === 'request completed' && l.request_id === 'ws-traced');
+    for (let i = 0; i < 200 && !line(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(line()).toMatchObject({ route: '/ChatBot/1.0/stream', status: 101, close_code: 1000, agent: 'ChatBot:1.0', trace_id: CALLER_TRACE_ID });
+
+    await t.app.get<Telemetry>(TELEMETRY).flush();
+    const server = () => receiver.spans().find((s) => s.kind === SPAN_KIND.SERVER && s.attributes['ta.http.request_id'] === 'ws-traced');
+    await receiver.waitFor(() => !!server(), 'the SERVER span of the socket');
+    const span = server()!;
+    expect(span).toMatchObject({ name: 'GET /ChatBot/1.0/stream', traceId: CALLER_TRACE_ID, parentSpanId: CALLER_SPAN_ID });
+    expect(span.attributes).toMatchObject({ 'http.route': '/ChatBot/1.0/stream', 'http.response.status_code': 101, 'ta.websocket.close_code': 1000 });
+    await receiver.waitFor(() => receiver.spans().some((s) => s.parentSpanId === span.spanId && s.name === 'invoke_agent ChatBot:1.0'), 'invoke_agent under it');
+  });
+});
+
+describe('WebSocket /stream (Entra ID bearer tokens)', () => {
+  let issuer: OidcIssuer;
+  let app: FakeModelApp;
+  let ws: string;
+  beforeAll(async () => {
+    issuer = await startOidcIssuer();
+    app = await startFakeModelApp({
+      agents: {
+        'chat.yaml': CHAT_V1,
+        // spec.auth replaces the server's required scopes for this agent's routes, the socket included.
+        'v2.yaml': `${AGENT_V2}  auth:\n    required_scopes: [helper.stream]\n`,
+      },
+      env: {
+        TA_AUTH_MODE: 'entra',
+        TA_ENTRA_AUTHORITY: issuer.origin,
+        TA_ENTRA_ALLOWED_TENANTS: DEFAULT_TENANT,
+        TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
+        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
+        TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke',
+      },
+    });
+    ws = wsUrl(app.t.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await issuer?.close();
+  });
+
+  it.each([
+    ['no Authorization header', async () => undefined],
+    ['a token that is not a JWT', async () => 'Bearer garbage'],
+    ['an expired token', async () => `Bearer ${await issuer.mint({ expiresIn: -600 })}`],
+  ])('refuses the upgrade with 401 on %s, before any socket or model call', async (_name, auth) => {
+    const before = app.llm.requests.length;
+    const authorization = await auth();
+    const res = await refusedUpgrade(`${ws}/ChatBot/1.0/stream`, authorization ? { authorization } : {});
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer error="invalid_token"/);
+    expect(JSON.parse(res.text)).toMatchObject({ status: 401, code: 'UNAUTHENTICATED', instance: '/ChatBot/1.0/stream' });
+    expect(res.headers['x-request-id']).toBeTruthy();
+    expect(app.llm.requests).toHaveLength(before);
+  });
+
+  it('refuses with 403 a valid token without the scope the agent’s spec.auth requires', async () => {
+    const res = await refusedUpgrade(`${ws}/HelperV2/0.2/stream`, { authorization: `Bearer ${await issuer.mint()}` });
+    expect(res.status).toBe(403);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer error="insufficient_scope"/);
+    expect(JSON.parse(res.text)).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  it('streams for a valid bearer token', async () => {
+    app.llm.script(reply.chunks(['auth', 'orized']));
+    const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi(), { headers: { authorization: `Bearer ${await issuer.mint()}` } });
+    expect(out.frames).toEqual(['auth', 'orized']);
+    expect(out.code).toBe(1000);
+    app.llm.script(reply.chunks(['scoped']));
+    const scoped = await streamSocket(`${ws}/HelperV2/0.2/stream`, hi(), {
+      headers: { authorization: `Bearer ${await issuer.mint({ scp: 'helper.stream' })}` },
+    });
+    expect(scoped.frames).toEqual(['scoped']);
+  });
+});
+
+describe('WebSocket /stream at shutdown', () => {
+  it('closes open sockets with 1001 and aborts their model calls, so the server can stop', async () => {
+    const app = await startFakeModelApp({ agents: { 'chat.yaml': CHAT_V1 } });
+    try {
+      app.llm.script(reply.hang(['first ']));
+      let closing: Promise<void> | undefined;
+      const out = await streamSocket(`${wsUrl(app.t.url)}/ChatBot/1.0/stream`, hi(), {
+        onFrame: () => (closing ??= app.t.close()),
+      });
+      expect(out.frames).toEqual(['first ']);
+      expect({ code: out.code, reason: out.reason }).toEqual({ code: 1001, reason: 'server shutting down' });
+      await closing;
+      await app.llm.requests[0]!.disconnected;
+    } finally {
+      await app.llm.close();
+    }
+  });
+});
