@@ -25,10 +25,10 @@ export interface ToolLoopOptions {
   /** A tool call finished (ok, error or canceled), with the result the model will see. */
   onToolResult?: (execution: ToolExecution) => void;
   /**
-   * Human approval of risky calls (`spec.governance`; src/tools/governance.ts). `canPause`: a turn
-   * with a call that needs approval ends the run `paused` (v3); otherwise (v1/v2) such calls do
-   * not run and the model gets an error result saying approval is not possible here. Default: the
-   * default policy (L1), no pausing: fail closed.
+   * Human approval of risky calls (`spec.governance`, else upstream's rule; src/tools/governance.ts,
+   * approvalPolicyOf). `canPause`: a turn with a call that needs approval ends the run `paused`
+   * (v3); otherwise (v1/v2) such calls do not run and the model gets an error result saying
+   * approval is not possible here. Default: the default policy (L1), no pausing: fail closed.
    */
   approvals?: { policy: ApprovalPolicy; canPause: boolean };
   /**

@@ -1,5 +1,5 @@
 import type { RiskLevel } from '../agents/config/governance.schema';
-import { approvalForTurn, DEFAULT_APPROVAL_POLICY, needsApproval } from './governance';
+import { approvalForTurn, approvalPolicyOf, DEFAULT_APPROVAL_POLICY, needsApproval } from './governance';
 
 const tool = (risk: RiskLevel, requiresHitl?: boolean) => ({ risk, requiresHitl });
 
@@ -66,5 +66,45 @@ describe('approvalForTurn', () => {
       '1': 'requires_hitl',
       '2': 'requires_hitl',
     });
+  });
+});
+
+describe('without spec.governance: upstream\'s rule', () => {
+  const call = (id: string, name: string) => ({ id, name, arguments: '{}' });
+  // Every risk level, with and without a declared requires_hitl (catalog, plugin or MCP override).
+  const tools = new Map<string, { risk: RiskLevel; requiresHitl?: boolean }>([
+    ['hitl', tool('read_only', true)],
+    ['high', tool('write_high_risk')],
+    ['undeclared', { risk: undefined as unknown as RiskLevel }],
+    ['cleared', tool('write_high_risk', false)],
+  ]);
+  const definition = (module: 'v1' | 'v2' | 'v3', governed: boolean) => ({ module, governed, governance: { autonomy_level: 'L0' as const, plan_threshold: 3 } });
+
+  it('picks the policy: ours with spec.governance (any apiVersion); upstream for v3 without; none for v1/v2 without', () => {
+    for (const m of ['v1', 'v2', 'v3'] as const) expect(approvalPolicyOf(definition(m, true))).toEqual({ autonomy_level: 'L0', plan_threshold: 3 });
+    expect(approvalPolicyOf(definition('v3', false))).toEqual({ mode: 'upstream' });
+    expect(approvalPolicyOf(definition('v1', false))).toEqual({ mode: 'none' });
+    expect(approvalPolicyOf(definition('v2', false))).toEqual({ mode: 'none' });
+  });
+
+  it('upstream (v3): only a declared requires_hitl asks; any risk, an undeclared risk or an unknown tool runs; never a plan', () => {
+    const calls = [call('1', 'hitl'), call('2', 'high'), call('3', 'undeclared'), call('4', 'cleared'), call('5', 'nowhere')];
+    expect(approvalForTurn({ mode: 'upstream' }, tools, calls)).toEqual({ pending: [call('1', 'hitl')], plan: false, reasons: { '1': 'requires_hitl' } });
+    expect(approvalForTurn({ mode: 'upstream' }, tools, calls.slice(1))).toEqual({ pending: [], plan: false, reasons: {} });
+  });
+
+  it('none (v1/v2): every call runs, even a requires_hitl one', () => {
+    const calls = [call('1', 'hitl'), call('2', 'high'), call('3', 'undeclared')];
+    expect(approvalForTurn({ mode: 'none' }, tools, calls)).toEqual({ pending: [], plan: false, reasons: {} });
+  });
+
+  it('the same tools under spec.governance: the autonomy level and fail-closed risks apply', () => {
+    const calls = [call('1', 'hitl'), call('2', 'high')];
+    expect(approvalForTurn({ autonomy_level: 'L2', plan_threshold: 3 }, tools, calls)).toEqual({
+      pending: calls,
+      plan: false,
+      reasons: { '1': 'requires_hitl', '2': 'autonomy_level' },
+    });
+    expect(approvalForTurn({ autonomy_level: 'L2', plan_threshold: 3 }, tools, [call('3', 'undeclared')]).pending).toHaveLength(1);
   });
 });

@@ -1,14 +1,34 @@
+import type { AgentDefinition } from '../agents/config/agent-definition';
 import type { AutonomyLevel, RiskLevel } from '../agents/config/governance.schema';
 import type { LlmToolCall } from '../llm/llm-client.port';
 import type { Tool } from './tool.port';
 
 /** What `spec.governance` says about approvals (defaults as in CONFIG.md: L1, plan_threshold 3). */
-export interface ApprovalPolicy {
+export interface GovernedApprovalPolicy {
+  mode?: 'governed';
   autonomy_level: AutonomyLevel;
   plan_threshold: number;
 }
 
-export const DEFAULT_APPROVAL_POLICY: ApprovalPolicy = { autonomy_level: 'L1', plan_threshold: 3 };
+/**
+ * How an agent's tool calls are approved (CONFIG.md, docs/tools.md "Approvals"):
+ * - governed: the agent has `spec.governance`; autonomy level, risks, `requires_hitl` and plans,
+ *   a tool with no declared risk counting as write_high_risk (fail closed);
+ * - upstream: no `spec.governance` on a tealagents/v1alpha1 agent; as upstream, a call waits only
+ *   when its tool is declared `requires_hitl: true` (the plugin catalog, or the plugin's or MCP
+ *   server's own declaration); every other tool runs, whatever its risk;
+ * - none: no `spec.governance` on a skagents v1/v2 agent; upstream has no approvals there, so
+ *   every tool runs.
+ */
+export type ApprovalPolicy = GovernedApprovalPolicy | { mode: 'upstream' } | { mode: 'none' };
+
+export const DEFAULT_APPROVAL_POLICY: GovernedApprovalPolicy = { autonomy_level: 'L1', plan_threshold: 3 };
+
+/** The approval policy of an agent: ours when it has `spec.governance`, else upstream's (see ApprovalPolicy). */
+export function approvalPolicyOf(agent: Pick<AgentDefinition, 'governed' | 'governance' | 'module'>): ApprovalPolicy {
+  if (agent.governed) return agent.governance;
+  return agent.module === 'v3' ? { mode: 'upstream' } : { mode: 'none' };
+}
 
 /** The highest risk each autonomy level runs without asking. L0 runs nothing on its own. */
 const AUTO_UP_TO: Record<AutonomyLevel, number> = { L0: -1, L1: 0, L2: 1, L3: 2 };
@@ -52,10 +72,19 @@ export function approvalReason(level: AutonomyLevel, tool: Pick<Tool, 'risk' | '
  * calls that need none run together with the approved ones after the decision, so the model gets
  * all results of its turn at once and nothing runs that a later rejection might contradict). A turn
  * of at least `plan_threshold` calls in which any call needs approval is one plan: all of its calls
- * are pending, to be approved or rejected together.
+ * are pending, to be approved or rejected together. Without `spec.governance` (upstream and none
+ * modes) only a declared `requires_hitl: true` asks, and never in a v1/v2 agent.
  */
 export function approvalForTurn(policy: ApprovalPolicy, tools: ReadonlyMap<string, Pick<Tool, 'risk' | 'requiresHitl'>>, calls: LlmToolCall[]): TurnApproval {
   const reasons: Record<string, ApprovalReason> = {};
+  if (policy.mode === 'none') return { pending: [], plan: false, reasons };
+  if (policy.mode === 'upstream') {
+    // Upstream's rule (hitl_manager.check_for_intervention): only a declared requires_hitl asks; an
+    // undeclared or unknown tool does not; no plans.
+    const pending = calls.filter((c) => tools.get(c.name)?.requiresHitl === true);
+    for (const c of pending) reasons[c.id] = 'requires_hitl';
+    return { pending, plan: false, reasons };
+  }
   for (const c of calls) {
     const why = approvalReason(policy.autonomy_level, tools.get(c.name));
     if (why) reasons[c.id] = why;
