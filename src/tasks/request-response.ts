@@ -11,6 +11,11 @@ export function idsOf(r: Pick<RequestRecord, 'taskId' | 'sessionId' | 'requestId
   return { task_id: r.taskId, session_id: r.sessionId, request_id: r.requestId };
 }
 
+/** A StateResponse, its keys in upstream's declaration order (`session_id` first, unlike the content models). */
+export function stateResponse(ids: Ids, status: StateResponse['status'], content: StateResponse['content']): StateResponse {
+  return { session_id: ids.session_id, task_id: ids.task_id, request_id: ids.request_id, status, content };
+}
+
 /**
  * The one mapping from a stored request to what a client receives: the StateResponse of a
  * request that ended or paused (a HitlResponse inside when Paused), or, for a failed one, the
@@ -21,16 +26,12 @@ export function responseOf(agent: Agent, record: RequestRecord): StateResponse {
   const ids = idsOf(record);
   switch (record.status) {
     case 'Completed':
-      return {
-        ...ids,
-        status: 'Completed',
-        content: { ...ids, output: record.output ?? '', source: agent.source, token_usage: record.tokenUsage, extra_data: null },
-      };
+      return stateResponse(ids, 'Completed', { ...ids, output: record.output ?? '', source: agent.source, token_usage: record.tokenUsage, extra_data: null });
     case 'Paused':
       return hitlResponse(agent, ids, record.pendingApprovals!);
     case 'Canceled': {
       const reason = record.reason ?? 'canceled';
-      return { ...ids, status: 'Canceled', content: { ...ids, message: CANCELED_MESSAGES[reason] ?? CANCELED_MESSAGES.canceled, reason } };
+      return stateResponse(ids, 'Canceled', { ...ids, message: CANCELED_MESSAGES[reason] ?? CANCELED_MESSAGES.canceled, reason });
     }
     case 'Failed':
       throw failureOf(record);
@@ -42,7 +43,8 @@ export function responseOf(agent: Agent, record: RequestRecord): StateResponse {
 const CANCELED_MESSAGES: Record<string, string> = {
   canceled: 'The request was canceled',
   superseded: 'Superseded by a newer follow-on',
-  rejected: 'The tool calls were rejected; nothing ran and the request ended',
+  // Upstream's `RejectedToolResponse.message` default, verbatim (typo included): clients may compare it.
+  rejected: 'Tool excecution rejected.',
   expired: 'The approval expired before it was decided; nothing ran',
 };
 
@@ -72,36 +74,57 @@ export function approvalUrls(agent: Pick<AgentDefinition, 'prefix'>, requestId: 
   return { approval_url: `${base}?action=approve&pause_id=${pauseId}`, rejection_url: `${base}?action=reject&pause_id=${pauseId}` };
 }
 
-/** The pending calls of a pause, each with its risk and why it needs approval. */
+/**
+ * The pending calls of a pause, each as Semantic Kernel's `FunctionCallContent.model_dump()` (what
+ * upstream's `HitlResponse.tool_calls` holds) plus its risk and why it needs approval. `index` is
+ * the call's position in its model turn; we keep no provider object, so `inner_content` and
+ * `ai_model_id` are null.
+ */
 export function pendingCallsView(p: PendingApprovals) {
   const pending = new Set(p.pending);
-  return p.calls
-    .filter((c) => pending.has(c.id))
-    .map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, risk: c.risk ?? null, approval_reason: c.approvalReason ?? null }));
+  return p.calls.flatMap((c, index) =>
+    pending.has(c.id)
+      ? [{ ...functionCallContent(c, index), risk: c.risk ?? null, approval_reason: c.approvalReason ?? null }]
+      : [],
+  );
 }
+
+/**
+ * SK's dump, its keys in SK's order. SK names a kernel function `plugin-function` and splits the
+ * name at its first `-`; a name without one has no plugin.
+ */
+function functionCallContent(c: PendingApprovals['calls'][number], index: number) {
+  const dash = c.name.indexOf('-');
+  return {
+    inner_content: null,
+    ai_model_id: null,
+    metadata: {},
+    content_type: 'function_call' as const,
+    id: c.id,
+    index,
+    name: c.name,
+    function_name: dash < 0 ? c.name : c.name.slice(dash + 1),
+    plugin_name: dash < 0 ? null : c.name.slice(0, dash),
+    arguments: c.arguments,
+  };
+}
+
+/** Upstream's `HitlResponse.message`, verbatim: the pending calls and the plan flag say the rest. */
+const HITL_MESSAGE = 'Human intervention required.';
 
 /** The `HitlResponse` of a paused request, inside its StateResponse (API.md §3). */
 export function hitlResponse(agent: Pick<AgentDefinition, 'prefix'>, ids: Ids, p: PendingApprovals): StateResponse {
-  const calls = pendingCallsView(p);
-  const names = [...new Set(calls.map((c) => c.name))].join(', ');
-  const message = p.plan
-    ? `The agent plans ${p.calls.length} tool calls (${names} need approval); approve or reject the plan as a whole.`
-    : `The agent wants to run ${calls.length === 1 ? 'a tool call' : `${calls.length} tool calls`} that need${calls.length === 1 ? 's' : ''} your approval: ${names}.`;
-  return {
+  return stateResponse(ids, 'Paused', {
     ...ids,
-    status: 'Paused',
-    content: {
-      ...ids,
-      message,
-      ...approvalUrls(agent, ids.request_id, p.pauseId),
-      tool_calls: calls,
-      plan: p.plan,
-      pause_id: p.pauseId,
-      ...(p.plan ? { plan_id: p.pauseId } : {}),
-      autonomy_level: p.autonomyLevel ?? null,
-      expires_at: p.expiresAt ?? null,
-    },
-  };
+    message: HITL_MESSAGE,
+    ...approvalUrls(agent, ids.request_id, p.pauseId),
+    tool_calls: pendingCallsView(p),
+    plan: p.plan,
+    pause_id: p.pauseId,
+    ...(p.plan ? { plan_id: p.pauseId } : {}),
+    autonomy_level: p.autonomyLevel ?? null,
+    expires_at: p.expiresAt ?? null,
+  });
 }
 
 /** `pending_approvals` of GET /tasks/{id}: the pause a request waits on, if any. */

@@ -11,6 +11,7 @@ import { AgentRunResult, partialRunOf } from '../invocation/tool-loop';
 import { addUsage, type LlmToolCall } from '../llm/llm-client.port';
 import { PendingApprovals, RequestRecord } from '../state/state.entities';
 import { Telemetry } from '../telemetry/telemetry';
+import { approvalPolicyOf } from '../tools/governance';
 import type { ToolExecution } from '../tools/tool-executor';
 import { HeldLease } from './held-lease';
 import { RunNow } from './lifecycle/admit';
@@ -107,10 +108,10 @@ export class RequestRunner {
         const emit = options.emit;
         const result = await this.agentRunner.run(agent.agent, buildTaskConversation(earlier, request), {
           signal: options.signal,
-          onDelta: emit ? (text) => emit('partial-response', { ...ids, source: agent.source, output_partial: text }) : undefined,
+          onDelta: emit ? (text) => emit('partial-response', { ...ids, output_partial: text, source: agent.source }) : undefined,
           caller: { principal: { tenantId: request.tenantId, ownerId: request.ownerId }, bearerToken: options.bearerToken },
           ...toolEvents(ids, emit),
-          approvals: { policy: agent.governance, canPause: true },
+          approvals: { policy: approvalPolicyOf(agent), canPause: true },
           resume: options.resume && { calls: options.resume.calls, approved: new Set(options.resume.approved), reasons: options.resume.reasons },
         });
         final = outcomeRecord(agent, request, result, Date.now());
@@ -172,7 +173,8 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
       pending: p.pending.map((c) => c.id),
       plan: p.plan,
       requestedAt: now,
-      autonomyLevel: agent.governance.autonomy_level,
+      // Without spec.governance no autonomy level applies (upstream's rule: requires_hitl only).
+      ...(agent.governed ? { autonomyLevel: agent.governance.autonomy_level } : {}),
       ...(ttl ? { expiresAt: new Date(nowMs + ttl * 1000).toISOString() } : {}),
     };
     return { ...request, status: 'Paused', messages: [...request.messages, ...rounds], toolCalls, tokenUsage, pendingApprovals, updatedAt: now };

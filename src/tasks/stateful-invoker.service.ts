@@ -5,6 +5,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
+import { VersionConflictError } from '../state/state.errors';
 import { admitFollowOn, admitNew, RunNow } from './lifecycle/admit';
 import { decide, Decided, ResumeDecision } from './lifecycle/decide';
 import { idsOf, responseOf } from './request-response';
@@ -46,21 +47,51 @@ export class StatefulInvoker {
     private readonly events: TaskEventLog,
   ) {}
 
-  /** Creates the task or admits a follow-on (runs now, or waits with `on_busy: enqueue`). */
+  /**
+   * Creates the task or admits a follow-on (runs now, or waits with `on_busy: enqueue`). A `task_id`
+   * that does not exist (for this tenant) is created under that id, owned by the caller, as
+   * upstream's `_manage_incoming_task` does.
+   */
   async start(agent: AgentDefinition, principal: Principal, msg: UserMessage): Promise<StartedRequest> {
-    if (!msg.task_id) {
-      const task = newTaskRecord(agent.source, principal, msg);
-      const { result } = await this.writer.create(principal.tenantId, admitNew(task, newRequestRecord(task, principal, msg, 0), Date.now(), this.writer.timing));
-      return this.runnable(agent, result);
+    if (!msg.task_id) return this.create(agent, principal, msg);
+    const taskId = msg.task_id;
+    try {
+      return await this.followOn(agent, principal, msg, taskId);
+    } catch (err) {
+      if (!isCode(err, ErrorCode.TASK_NOT_FOUND)) throw err;
     }
-    const placeholder = { taskId: msg.task_id, sessionId: msg.session_id ?? '' } as TaskRecord;
+    // The create is a compare-and-set on "no such task" (`expectedVersion: 0`): of callers racing to
+    // create the same id exactly one wins. The others find the winner's task and go on as follow-ons:
+    // another user is refused (401), the owner's own second call is busy (409) or queued.
+    try {
+      return await this.create(agent, principal, msg);
+    } catch (err) {
+      if (!(err instanceof VersionConflictError)) throw err;
+    }
+    try {
+      return await this.followOn(agent, principal, msg, taskId);
+    } catch (err) {
+      // It exists, yet is no task of this agent: another agent of the tenant holds the id (keys are per tenant).
+      if (isCode(err, ErrorCode.TASK_NOT_FOUND)) throw new DomainError(ErrorCode.VERSION_CONFLICT, `task_id ${taskId} is taken by another agent's task; name another`);
+      throw err;
+    }
+  }
+
+  private async create(agent: AgentDefinition, principal: Principal, msg: UserMessage): Promise<StartedRequest> {
+    const task = newTaskRecord(agent.source, principal, msg);
+    const { result } = await this.writer.create(principal.tenantId, admitNew(task, newRequestRecord(task, principal, msg, 0), Date.now(), this.writer.timing));
+    return this.runnable(agent, result);
+  }
+
+  private async followOn(agent: AgentDefinition, principal: Principal, msg: UserMessage, taskId: string): Promise<StartedRequest> {
+    const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
     const admission = admitFollowOn({
       request: newRequestRecord(placeholder, principal, msg, 0),
       sessionId: msg.session_id,
       onBusy: agent.concurrency.on_busy,
       timing: this.writer.timing,
     });
-    const { result } = await this.writer.update(owned(agent, principal, msg.task_id), admission);
+    const { result } = await this.writer.update(owned(agent, principal, taskId), admission);
     if (result.kind === 'run') return this.runnable(agent, result);
     if (result.takeOver) this.runner.runInBackground(agent, result.takeOver);
     return this.waiting(agent, result.request);
@@ -148,4 +179,8 @@ export class StatefulInvoker {
 /** The caller's own task of this agent, for operations on it: another owner's is 401 (the upstream contract). */
 export function owned(agent: AgentDefinition, principal: Principal, taskId: string): TaskAccess {
   return { tenantId: principal.tenantId, taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-owner' };
+}
+
+function isCode(err: unknown, code: ErrorCode): boolean {
+  return err instanceof DomainError && err.code === code;
 }

@@ -3,6 +3,7 @@ import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { cancel } from './lifecycle/cancel';
 import { leaseActive } from './lifecycle/lease';
+import { stateResponse } from './request-response';
 import { RunningRequests } from './running-requests';
 import { StateResponse } from './state-response';
 import { owned } from './stateful-invoker.service';
@@ -33,5 +34,5 @@ export class TaskControlService {
 
 function canceled(taskId: string, sessionId: string, requestId: string): StateResponse {
   const ids = { task_id: taskId, session_id: sessionId, request_id: requestId };
-  return { ...ids, status: 'Canceled', content: { ...ids, message: 'The request was canceled', reason: 'canceled' } };
+  return stateResponse(ids, 'Canceled', { ...ids, message: 'The request was canceled', reason: 'canceled' });
 }

@@ -4,11 +4,14 @@ import { emptyUsage } from '../llm/llm-client.port';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import type { UserMessage } from './user-message';
 
-/** A new task header for a first message (version 0: the create is `expectedVersion: 0`). */
+/**
+ * A new task header for a first message (version 0: the create is `expectedVersion: 0`), under the
+ * `task_id` the caller named (upstream lets callers choose it) or a new one.
+ */
 export function newTaskRecord(agentSource: string, principal: Principal, msg: UserMessage): TaskRecord {
   const now = new Date().toISOString();
   return {
-    taskId: randomUUID(),
+    taskId: msg.task_id ?? randomUUID(),
     sessionId: msg.session_id ?? randomUUID(),
     tenantId: principal.tenantId,
     ownerId: principal.ownerId,

@@ -19,12 +19,12 @@ describe('GuardedNotes demo (local/echo)', () => {
     const paused = await api.say('/tool Notes-save {"title": "milk", "body": "buy 2 l"}');
     expect(paused.body).toMatchObject({ status: 'Paused', content: { tool_calls: [{ name: 'Notes-save' }] } });
     const approved = await postJson(t.url + paused.body.content.approval_url, { action: 'approve' });
-    expect(approved.body).toMatchObject({ status: 'Completed', content: { output: 'Saved milk' } });
+    expect(approved.body).toMatchObject({ status: 'Completed', output: 'Saved milk' });
 
     const del = await api.say('/tool Notes-delete {"title": "milk"}', { task_id: paused.body.task_id });
     expect(del.body.status).toBe('Paused');
     const rejected = await postJson(t.url + del.body.content.rejection_url, { action: 'reject' });
-    expect(rejected.body).toMatchObject({ status: 'Canceled', content: { reason: 'rejected' } });
+    expect(rejected.body).toMatchObject({ status: 'Canceled', message: 'Tool excecution rejected.', reason: 'rejected' });
     expect((await api.say('/tool Notes-list {}')).body.content.output).toBe('milk: buy 2 l');
   });
 });

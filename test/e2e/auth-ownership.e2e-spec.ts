@@ -12,7 +12,8 @@ import { text } from '../support/v3-client';
  * Ownership by Entra identity (API.md §4), with real tokens from a local issuer:
  * - another user of the same tenant cannot follow on, resume or cancel a task (401, the upstream
  *   contract), nor read it or its session (404: a read never confirms someone else's task exists);
- * - another tenant sees nothing at all (404 everywhere): the tenant is part of every store key;
+ * - another tenant sees nothing at all (404 everywhere): the tenant is part of every store key, so
+ *   naming the task id creates a separate task of its own (upstream's create-by-task_id);
  * - a session id reused by another user is a new, separate session.
  * Run against Redis (the shared backend the tests must prove), and the in-memory default.
  */
@@ -96,10 +97,10 @@ describe.each(backends)('ownership by (tid, oid) on the %s store', (_backend, ne
   const outcome = (res: JsonResponse) => `${res.status} ${res.body?.code ?? ''}`.trim();
 
   /** Every operation a caller can attempt on Alice's task, with what it answers. */
-  async function attempts(who: Who, task: { task_id: string; session_id: string; request_id: string }) {
+  async function attempts(who: Who, task: { task_id: string; session_id: string; request_id: string }, o = { followOns: true }) {
     return {
-      followOn: outcome(await say(who, { task_id: task.task_id })),
-      followOnSse: outcome(await post(who, 'sse', { items: [text('x')], task_id: task.task_id })),
+      followOn: o.followOns ? outcome(await say(who, { task_id: task.task_id })) : undefined,
+      followOnSse: o.followOns ? outcome(await post(who, 'sse', { items: [text('x')], task_id: task.task_id })) : undefined,
       resume: outcome(await post(who, `tealagents/v1alpha1/resume/${task.request_id}`, { action: 'approve' })),
       cancel: outcome(await post(who, `tasks/${task.task_id}/cancel`, {})),
       readTask: outcome(await get(who, `tasks/${task.task_id}`)),
@@ -141,12 +142,12 @@ describe.each(backends)('ownership by (tid, oid) on the %s store', (_backend, ne
     expect(await snapshot(T1, task.task_id)).toEqual(before);
   });
 
-  it("another tenant cannot see T1's task, request or session at all (404 everywhere)", async () => {
+  it("another tenant cannot see T1's task, request or session at all (404 everywhere); naming the task id creates its own", async () => {
     const task = (await say(ALICE)).body;
     const before = await snapshot(T1, task.task_id);
-    expect(await attempts(CAROL_T2, task)).toEqual({
-      followOn: '404 TASK_NOT_FOUND',
-      followOnSse: '404 TASK_NOT_FOUND',
+    expect(await attempts(CAROL_T2, task, { followOns: false })).toEqual({
+      followOn: undefined, // below: a follow-on naming the id creates a task in T2
+      followOnSse: undefined,
       resume: '404 REQUEST_NOT_FOUND',
       cancel: '404 TASK_NOT_FOUND',
       readTask: '404 TASK_NOT_FOUND',
@@ -158,13 +159,27 @@ describe.each(backends)('ownership by (tid, oid) on the %s store', (_backend, ne
     expect(await store.getRequest(T2, task.request_id)).toBeUndefined();
     expect(await store.listRequests(T2, task.task_id)).toEqual([]);
     expect((await store.listSessionTasks(T2, ALICE.oid, task.session_id, { limit: 10 })).items).toEqual([]);
+
+    // A follow-on naming the id finds no task in T2, so (as upstream) it creates one there, Carol's;
+    // Alice's task in T1 is untouched and Carol sees only her own.
+    const hers = await say(CAROL_T2, { task_id: task.task_id });
+    expect([outcome(hers), hers.body.task_id]).toEqual(['200', task.task_id]);
+    expect(hers.body.session_id).not.toBe(task.session_id);
+    expect(await snapshot(T1, task.task_id)).toEqual(before);
+    expect((await store.getTask(T2, task.task_id))?.ownerId).not.toBe((await store.getTask(T1, task.task_id))?.ownerId);
+    expect((await get(CAROL_T2, `tasks/${task.task_id}`)).body.requests.map((r: { request_id: string }) => r.request_id)).toEqual([hers.body.request_id]);
+    expect((await get(ALICE, `tasks/${task.task_id}`)).body.requests.map((r: { request_id: string }) => r.request_id)).toEqual([task.request_id]);
   });
 
   it('the same oid in another tenant is another principal', async () => {
     const task = (await say(ALICE)).body;
     const sameOidOtherTenant = { tid: T2, oid: ALICE.oid };
     expect(outcome(await get(sameOidOtherTenant, `tasks/${task.task_id}`))).toBe('404 TASK_NOT_FOUND');
-    expect(outcome(await say(sameOidOtherTenant, { task_id: task.task_id }))).toBe('404 TASK_NOT_FOUND');
+    // naming the id creates a task of the same id in T2, never a follow-on on the T1 task
+    const before = await snapshot(T1, task.task_id);
+    expect(outcome(await say(sameOidOtherTenant, { task_id: task.task_id }))).toBe('200');
+    expect(await snapshot(T1, task.task_id)).toEqual(before);
+    expect(await snapshot(T2, task.task_id)).toEqual({ version: expect.any(Number), requests: 1 });
   });
 
   it("a session id reused by another user is a new, separate session, never a view of the first", async () => {

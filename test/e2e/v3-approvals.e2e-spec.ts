@@ -47,6 +47,14 @@ ${governance.replace(/^/gm, '    ')}
 const HITL_PEEK = 'tools:\n  Notes-peek: {requires_hitl: true}';
 
 const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
+/** A pending call as the HitlResponse lists it: SK's FunctionCallContent fields, then its risk and why it waits. */
+const pendingCall = (id: string, name: string, args: unknown, index: number, risk: string, approval_reason: string) => ({
+  ...{ inner_content: null, ai_model_id: null, metadata: {}, content_type: 'function_call', index },
+  ...{ id, name, function_name: name.split('-')[1], plugin_name: name.split('-')[0], arguments: JSON.stringify(args) },
+  ...{ risk, approval_reason },
+});
+
+const idsOf = (r: { task_id: string; session_id: string; request_id: string }) => ({ task_id: r.task_id, session_id: r.session_id, request_id: r.request_id });
 
 async function startApps(llm: FakeOpenAi, count: number, store?: () => RedisStateStore): Promise<TestApp[]> {
   const dir = writeAgentDir({
@@ -121,10 +129,10 @@ describe('v3 approvals (one instance)', () => {
     expect(pauseId).toMatch(/^[0-9a-f-]{36}$/);
     expect(paused.content).toEqual({
       ...ids,
-      message: expect.stringContaining('Notes-wipe'),
+      message: 'Human intervention required.',
       approval_url: `/Guard/1/tealagents/v1alpha1/resume/${ids.request_id}?action=approve&pause_id=${pauseId}`,
       rejection_url: `/Guard/1/tealagents/v1alpha1/resume/${ids.request_id}?action=reject&pause_id=${pauseId}`,
-      tool_calls: [{ id: 'w1', name: 'Notes-wipe', arguments: '{"id":"a"}', risk: 'write_high_risk', approval_reason: 'autonomy_level' }],
+      tool_calls: [pendingCall('w1', 'Notes-wipe', { id: 'a' }, 0, 'write_high_risk', 'autonomy_level')],
       plan: false,
       pause_id: pauseId,
       autonomy_level: 'L1',
@@ -154,7 +162,8 @@ describe('v3 approvals (one instance)', () => {
     llm.script(reply.text('Wiped a.'));
     const done = await resume(ids.request_id, { action: 'approve' });
     expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ ...ids, status: 'Completed', content: { output: 'Wiped a.' } });
+    // upstream's resume body: the TealAgentsResponse itself (plus our status)
+    expect(done.body).toMatchObject({ ...ids, status: 'Completed', output: 'Wiped a.' });
     expect(notes.calls).toEqual({ wipe: 1 });
     expect(modelInput(llm.requests.at(-1)!.body)).toEqual([
       ['system', 'Be careful.'],
@@ -210,7 +219,8 @@ describe('v3 approvals (one instance)', () => {
     const calls = llm.requests.length;
     const res = await resume(paused.request_id, { action: 'reject', reason: 'not today' });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ request_id: paused.request_id, status: 'Canceled', content: { request_id: paused.request_id, reason: 'rejected' } });
+    // upstream's RejectedToolResponse (plus our status and reason)
+    expect(res.body).toEqual({ ...idsOf(paused), message: 'Tool excecution rejected.', status: 'Canceled', reason: 'rejected' });
     expect(llm.requests).toHaveLength(calls);
     expect(notes.calls).toEqual({});
     const task = await api.task(paused.task_id);
@@ -224,15 +234,15 @@ describe('v3 approvals (one instance)', () => {
     const paused = await pauseWith([tc('e1', 'Notes-edit', { id: 'a' }), tc('w1', 'Notes-wipe', { id: 'a' })]);
     llm.script(reply.toolCalls([tc('w2', 'Notes-wipe', { id: 'b' })]));
     const again = await resume(paused.request_id, { decisions: [{ tool_call_id: 'e1', approved: true }, { tool_call_id: 'w1', approved: false, reason: 'keep a' }] });
-    expect(again.body).toMatchObject({ request_id: paused.request_id, status: 'Paused', content: { tool_calls: [{ id: 'w2' }] } });
-    expect(again.body.content.pause_id).not.toBe(paused.content.pause_id);
+    expect(again.body).toMatchObject({ request_id: paused.request_id, status: 'Paused', message: 'Human intervention required.', tool_calls: [{ id: 'w2' }] });
+    expect(again.body.pause_id).not.toBe(paused.content.pause_id);
     expect(notes.calls).toEqual({ edit: 1 });
     const input = llm.requests.at(-1)!.body.messages;
     expect(input.at(-1)).toEqual({ role: 'tool', tool_call_id: 'w1', content: expect.stringMatching(/^Error: the user rejected this call of Notes-wipe.*keep a/) });
 
     const calls = llm.requests.length;
     const done = await resume(paused.request_id, { action: 'approve', decisions: [{ tool_call_id: 'w2', approved: false }] });
-    expect(done.body).toMatchObject({ status: 'Canceled', content: { reason: 'rejected' } });
+    expect(done.body).toMatchObject({ status: 'Canceled', reason: 'rejected' });
     expect(llm.requests).toHaveLength(calls); // no model call after a rejection of every pending call
     const task = await api.task(paused.task_id);
     expect(task.body.requests[0].tool_calls).toMatchObject([
@@ -278,7 +288,7 @@ describe('v3 approvals (one instance)', () => {
     expect([split.status, split.body.errors?.[0]?.field]).toEqual([422, 'decisions']);
     const calls_ = llm.requests.length;
     const rejected = await resume(paused.request_id, { action: 'reject' });
-    expect(rejected.body).toMatchObject({ status: 'Canceled', content: { reason: 'rejected' } });
+    expect(rejected.body).toMatchObject({ status: 'Canceled', reason: 'rejected' });
     expect(llm.requests).toHaveLength(calls_);
     expect(notes.calls).toEqual({});
     const task = await api.task(paused.task_id);
@@ -292,9 +302,9 @@ describe('v3 approvals (one instance)', () => {
     expect(notes.calls).toEqual({ wipe: 1, edit: 1 });
 
     const peek = await pauseWith([tc('p1', 'Notes-peek', { id: 's' })], 'Trusted');
-    expect(peek.content.tool_calls).toEqual([{ id: 'p1', name: 'Notes-peek', arguments: '{"id":"s"}', risk: 'read_only', approval_reason: 'requires_hitl' }]);
+    expect(peek.content.tool_calls).toEqual([pendingCall('p1', 'Notes-peek', { id: 's' }, 0, 'read_only', 'requires_hitl')]);
     const strict = await pauseWith([tc('r1', 'Notes-read', { id: 'a' })], 'Strict');
-    expect(strict.content.tool_calls).toEqual([{ id: 'r1', name: 'Notes-read', arguments: '{"id":"a"}', risk: 'read_only', approval_reason: 'autonomy_level' }]);
+    expect(strict.content.tool_calls).toEqual([pendingCall('r1', 'Notes-read', { id: 'a' }, 0, 'read_only', 'autonomy_level')]);
     expect(notes.calls).toEqual({ wipe: 1, edit: 1 });
   });
 

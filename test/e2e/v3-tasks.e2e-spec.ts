@@ -83,18 +83,16 @@ describe('v3 tasks on the in-memory store', () => {
     expect(task.body.requests[0].user_context).toEqual({ city: 'Oslo' });
   });
 
-  it('answers 404 for an unknown task and 422 for malformed ids or an empty message', async () => {
-    const unknown = await postJson(base, { task_id: '0b0c7e38-1f3e-4c5a-8f9e-2d6a1b3c4d5e', items: [text('x')] });
-    expect(unknown.status).toBe(404);
-    expect(unknown.body.code).toBe('TASK_NOT_FOUND');
-    const badId = await postJson(base, { task_id: 'not-a-uuid', items: [text('x')] });
+  it('answers 404 for an unknown task read and 422 for malformed ids or an empty message', async () => {
+    expect((await request(`${base}/tasks/no-such-task`)).body.code).toBe('TASK_NOT_FOUND');
+    const badId = await postJson(base, { task_id: 'has space', items: [text('x')] });
     expect(badId.status).toBe(422);
-    expect(badId.body.errors).toEqual([{ field: 'task_id', message: 'task_id must be a UUID' }]);
+    expect(badId.body.errors).toEqual([{ field: 'task_id', message: expect.stringContaining('task_id must be 1 to 128 characters') }]);
     const empty = await postJson(base, { items: [] });
     expect(empty.status).toBe(422);
     expect(empty.body.errors[0].field).toBe('items');
-    const badPath = await request(`${base}/tasks/nope`);
-    expect(badPath.status).toBe(422);
+    const badPath = await request(`${base}/tasks/${'x'.repeat(129)}`);
+    expect([badPath.status, badPath.body.errors[0].field]).toEqual([422, 'task_id']);
   });
 
   it('refuses a follow-on by another user (401) and hides the task from them (404)', async () => {

@@ -61,11 +61,20 @@ export const OPENAPI_SCHEMAS: Record<string, unknown> = {
     type: 'object',
     required: ['items'],
     properties: {
-      session_id: { type: 'string', format: 'uuid' },
-      task_id: { type: 'string', format: 'uuid' },
+      session_id: ref('ClientId'),
+      task_id: ref('ClientId'),
       items: { type: 'array', minItems: 1, items: ref('MultiModalItem') },
       user_context: { type: 'object', additionalProperties: { type: 'string' } },
     },
+  },
+  /** A session or task id the caller names (src/api/v3/client-id.ts); a task_id that does not exist creates that task. */
+  ClientId: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$', maxLength: 128 },
+  ResumeResponse: {
+    type: 'object',
+    description:
+      "Upstream's resume body: the TealAgentsResponse (status Completed), a HitlResponse (status Paused) or a RejectedToolResponse (status Canceled), each with `status`",
+    required: ['task_id', 'session_id', 'request_id', 'status'],
+    properties: { task_id: { type: 'string' }, session_id: { type: 'string' }, request_id: { type: 'string' }, status: { type: 'string', enum: ['Completed', 'Paused', 'Canceled'] } },
   },
   StateResponse: {
     type: 'object',

@@ -3,7 +3,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A path id that is not a UUID is a 422 naming the parameter (clients never mint other ids). */
+/** A server-minted id (`request_id`) that is not a UUID is a 422 naming the parameter (task and session ids: client-id.ts). */
 export function parseUuidParam(name: string, value: string): string {
   if (!UUID.test(value)) {
     throw new DomainError(ErrorCode.VALIDATION_FAILED, `${name} must be a UUID`, {

@@ -15,7 +15,9 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { ResumeRequestDto } from './dto/resume-request.dto';
 import { UserMessageDto } from './dto/user-message.dto';
+import { parseClientIdParam } from './client-id';
 import { parsePageSize, parseUuidParam } from './params';
+import { resumeResponseOf } from './resume-response';
 import { sendEventStream } from './v3-event-stream';
 
 /**
@@ -77,7 +79,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @CurrentPrincipal() principal: Principal,
       @Res({ passthrough: true }) res: Response,
     ): Promise<StateResponse> {
-      const { status, body } = await this.control.cancel(agent, principal, parseUuidParam('task_id', taskId));
+      const { status, body } = await this.control.cancel(agent, principal, parseClientIdParam('task_id', taskId));
       res.status(status);
       return body;
     }
@@ -86,7 +88,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      * Approve or reject the pending tool calls of a paused request (one compare-and-set: of two
      * racing decisions exactly one wins, the other is 409 APPROVAL_ALREADY_DECIDED), then run on
      * under the same request id. The body may be empty: `approval_url`/`rejection_url` POSTed as
-     * given decide by their `action` and `pause_id` queries.
+     * given decide by their `action` and `pause_id` queries. Answers upstream's body (resume-response.ts).
      */
     @Post('tealagents/v1alpha1/resume/:request_id')
     @HttpCode(200)
@@ -98,7 +100,8 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Req() req: Request,
     ) {
       const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query));
-      return started.run({ bearerToken: req.bearerToken });
+      const response = await started.run({ bearerToken: req.bearerToken });
+      return response && resumeResponseOf(response);
     }
 
     /** The same, streamed: `approved` and/or `rejected` (the decided call ids), then the rest of the run. */
@@ -117,7 +120,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
 
     @Get('tasks/:task_id')
     getTask(@Param('task_id') taskId: string, @CurrentPrincipal() principal: Principal) {
-      return this.tasks.getTask(agent, principal, parseUuidParam('task_id', taskId));
+      return this.tasks.getTask(agent, principal, parseClientIdParam('task_id', taskId));
     }
 
     @Get('sessions/:session_id')
@@ -130,7 +133,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       return this.tasks.getSession(
         agent,
         principal,
-        parseUuidParam('session_id', sessionId),
+        parseClientIdParam('session_id', sessionId),
         parsePageSize(limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
         cursor,
       );

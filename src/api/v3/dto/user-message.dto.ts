@@ -1,12 +1,15 @@
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsOptional, IsUUID, ValidateNested } from 'class-validator';
+import { ArrayMinSize, IsArray, IsOptional, ValidateNested } from 'class-validator';
 import { IsStringRecord } from '../../../agents/config/validators';
 import { MultiModalItemDto } from '../../common/dto/multi-modal-item.dto';
+import { IsClientId } from '../client-id';
 
 /** `UserMessage {session_id?, task_id?, items[], user_context?}` (API.md §3). */
 export class UserMessageDto {
-  @IsOptional() @IsUUID('all', { message: 'session_id must be a UUID' }) session_id?: string;
-  @IsOptional() @IsUUID('all', { message: 'task_id must be a UUID' }) task_id?: string;
+  /** Any id the caller chooses (src/api/v3/client-id.ts); a new one is minted when absent. */
+  @IsOptional() @IsClientId('session_id') session_id?: string;
+  /** An existing task to follow on, or a new task to create under this id (upstream's behaviour). */
+  @IsOptional() @IsClientId('task_id') task_id?: string;
 
   @IsArray({ message: 'items must be an array' })
   @ArrayMinSize(1, { message: 'items must hold at least one item' })
