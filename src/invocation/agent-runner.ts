@@ -1,5 +1,5 @@
 import { AgentSpecConfig } from '../agents/config/agent.schema';
-import { LlmMessage, LlmRequest } from '../llm/llm-client.port';
+import { LlmMessage, LlmRequest, LlmResponseFormat } from '../llm/llm-client.port';
 import { LlmProvider } from '../llm/llm-provider';
 import { ToolExecutor } from '../tools/tool-executor';
 import type { ToolRegistry } from '../tools/tool-registry';
@@ -12,7 +12,10 @@ import { AgentRunResult, runToolLoop, ToolLoopOptions } from './tool-loop';
  * `caller` is who the tools act for (required when the agent has tools); `onToolCall` and
  * `onToolResult` report each tool call as it starts and ends.
  */
-export type RunOptions = ToolLoopOptions;
+export type RunOptions = ToolLoopOptions & {
+  /** Structured output: every model turn is asked for this JSON shape (src/invocation/structured-output.ts). */
+  responseFormat?: LlmResponseFormat;
+};
 
 /**
  * Runs one agent over a list of messages: the system prompt first, then the conversation, then the
@@ -29,11 +32,11 @@ export class AgentRunner {
   run(agent: AgentSpecConfig, conversation: LlmMessage[], options: RunOptions = {}): Promise<AgentRunResult> {
     const toolset = this.tools?.toolsetFor(agent) ?? Toolset.EMPTY;
     const deps = { client: this.llm.clientFor(agent.model), toolset, executor: this.executor };
-    return runToolLoop(deps, buildRequest(agent, conversation), agent.max_tool_rounds ?? 10, options);
+    return runToolLoop(deps, buildRequest(agent, conversation, options.responseFormat), agent.max_tool_rounds ?? 10, options);
   }
 }
 
-export function buildRequest(agent: AgentSpecConfig, conversation: LlmMessage[]): LlmRequest {
+export function buildRequest(agent: AgentSpecConfig, conversation: LlmMessage[], responseFormat?: LlmResponseFormat): LlmRequest {
   const messages: LlmMessage[] = [];
   if (agent.system_prompt?.trim()) messages.push({ role: 'system', content: agent.system_prompt });
   messages.push(...conversation);
@@ -43,5 +46,6 @@ export function buildRequest(agent: AgentSpecConfig, conversation: LlmMessage[])
     temperature: agent.temperature,
     maxTokens: agent.max_tokens,
     reasoningEffort: agent.reasoning_effort,
+    ...(responseFormat ? { responseFormat } : {}),
   };
 }

@@ -5,4 +5,6 @@ export interface StatelessInput {
   session_id?: string;
   chat_history?: { role: 'user' | 'assistant'; items: ContentItem[] }[];
   user_context?: Record<string, string>;
+  /** A custom input type's validated body (defaults filled in): the fields Sequential templates read. */
+  fields?: Record<string, unknown>;
 }

@@ -5,7 +5,11 @@ import { TELEMETRY } from '../app.tokens';
 import type { StatelessInput } from './stateless-input';
 import { addUsage, emptyUsage, LlmMessage, TokenUsage } from '../llm/llm-client.port';
 import { Telemetry } from '../telemetry/telemetry';
-import { AgentRunner } from './agent-runner';
+import { approvalPolicyOf } from '../tools/governance';
+import { AgentSpecConfig } from '../agents/config/agent.schema';
+import type { OutputType } from '../agents/custom-types/data-type';
+import { AgentRunner, RunOptions } from './agent-runner';
+import { runForOutputType, StructuredRun } from './structured-output';
 import { InvokeResponse, StatelessStreamEvent } from './invoke-response';
 import { historyToMessages, userContextMessage } from './llm-content';
 import { SequentialPlan } from './sequential/sequential-plan';
@@ -79,9 +83,9 @@ export class StatelessInvoker {
     if (ctx) conversation.push(ctx);
     conversation.push(...historyToMessages(input.chat_history ?? []));
     const onDelta = partialEmitter(agent, sessionId, requestId, options);
-    const result = await this.runner.run(agent.agent, conversation, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: agent.governance, canPause: false } });
+    const result = await this.run(agent.outputSchema, agent.agent, conversation, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: approvalPolicyOf(agent), canPause: false } });
     this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
-    return this.response(agent, sessionId, requestId, result.content, result.usage);
+    return this.response(agent, sessionId, requestId, result.content, result.usage, result.value);
   }
 
   private async runSequential(
@@ -96,41 +100,64 @@ export class StatelessInvoker {
       plan = SequentialPlan.compile(agent);
       this.plans.set(agent, plan);
     }
-    const scope: Record<string, unknown> = {
-      chat_history: input.chat_history ?? [],
-      user_context: input.user_context ?? {},
-      session_id: input.session_id,
-    };
+    // A custom input type's fields are the template's (upstream: the input model's fields).
+    const scope: Record<string, unknown> = input.fields
+      ? { ...input.fields }
+      : { chat_history: input.chat_history ?? [], user_context: input.user_context ?? {}, session_id: input.session_id };
     let usage = emptyUsage();
     let output = '';
+    let outputValue: unknown = null;
+    // As upstream (Task.invoke), the tasks share one history: each adds its instructions and its answer.
+    const history = historyToMessages(input.chat_history ?? []);
     for (const [i, step] of plan.steps.entries()) {
       const last = i === plan.steps.length - 1;
-      const conversation: LlmMessage[] = [
-        ...historyToMessages(input.chat_history ?? []),
-        { role: 'user', content: step.instructions.render(scope) },
-      ];
+      const instructions: LlmMessage = { role: 'user', content: step.instructions.render(scope) };
+      const conversation: LlmMessage[] = [...history, instructions];
       // Only the last task's text is the answer: earlier ones arrive whole as intermediate-task-response.
       const onDelta = last ? partialEmitter(agent, sessionId, requestId, options) : undefined;
-      const result = await this.runner.run(step.agent, conversation, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: agent.governance, canPause: false } });
+      // As upstream, only the last task answers in the output type.
+      const result = await this.run(last ? agent.outputSchema : undefined, step.agent, conversation, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: approvalPolicyOf(agent), canPause: false } });
       this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': step.agent.model, 'ta.agent.name': agent.name });
       usage = addUsage(usage, result.usage);
       output = result.content;
+      outputValue = result.value;
+      history.push(instructions, { role: 'assistant', content: result.content });
       scope[`_${step.task.name}`] = result.content;
       if (!last) {
         options.emit?.({
           event: 'intermediate-task-response',
           data: {
-            task_no: step.task.task_no,
+            // As upstream: the count of tasks done so far (1, 2, ...), not the configured task_no.
+            task_no: i + 1,
             task_name: step.task.name,
             response: this.response(agent, sessionId, requestId, result.content, result.usage),
           },
         });
       }
     }
-    return this.response(agent, sessionId, requestId, output, usage);
+    return this.response(agent, sessionId, requestId, output, usage, outputValue);
   }
 
-  private response(agent: AgentDefinition, sessionId: string, requestId: string, output: string, usage: TokenUsage): InvokeResponse {
+  /**
+   * One agent run. With an output type, the model is asked for structured output and the answer
+   * is validated (one repair turn; src/invocation/structured-output.ts); `value` is the parsed answer.
+   */
+  private async run(
+    output: OutputType | undefined,
+    spec: AgentSpecConfig,
+    conversation: LlmMessage[],
+    options: RunOptions,
+  ): Promise<{ content: string; usage: TokenUsage; value: unknown }> {
+    if (!output) {
+      const r = await this.runner.run(spec, conversation, options);
+      return { content: r.content, usage: r.usage, value: null };
+    }
+    const run: StructuredRun = (conv, o) =>
+      this.runner.run(spec, conv, { ...options, responseFormat: o.responseFormat, onDelta: o.stream ? options.onDelta : undefined });
+    return runForOutputType(run, conversation, output, !!options.onDelta);
+  }
+
+  private response(agent: AgentDefinition, sessionId: string, requestId: string, output: string, usage: TokenUsage, outputPydantic: unknown = null): InvokeResponse {
     return {
       session_id: sessionId,
       source: agent.source,
@@ -138,7 +165,7 @@ export class StatelessInvoker {
       token_usage: usage,
       extra_data: null,
       output_raw: output,
-      output_pydantic: null,
+      output_pydantic: outputPydantic,
     };
   }
 }

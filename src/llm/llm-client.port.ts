@@ -27,6 +27,18 @@ export interface LlmToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/**
+ * Structured output: the answer must be one JSON value of this schema (OpenAI's `response_format`
+ * `json_schema`, always `strict`). `schema` is already in the strict subset (every property
+ * required, `additionalProperties: false`).
+ */
+export interface LlmResponseFormat {
+  /** `[a-zA-Z0-9_-]{1,64}`: the type's name. */
+  name: string;
+  description?: string;
+  schema: Record<string, unknown>;
+}
+
 export interface LlmRequest {
   model: string;
   messages: LlmMessage[];
@@ -34,6 +46,7 @@ export interface LlmRequest {
   maxTokens?: number;
   reasoningEffort?: string;
   tools?: LlmToolSpec[];
+  responseFormat?: LlmResponseFormat;
 }
 
 export interface TokenUsage {

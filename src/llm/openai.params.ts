@@ -22,6 +22,10 @@ export function toChatParams(request: LlmRequest): ChatCompletionCreateParamsBas
   if (request.reasoningEffort !== undefined) {
     (params as { reasoning_effort?: string }).reasoning_effort = request.reasoningEffort;
   }
+  if (request.responseFormat) {
+    const { name, description, schema } = request.responseFormat;
+    params.response_format = { type: 'json_schema', json_schema: { name, ...(description ? { description } : {}), schema, strict: true } };
+  }
   if (request.tools?.length) {
     params.tools = request.tools.map((t) => ({
       type: 'function',

@@ -162,7 +162,7 @@ describe('stateless invoke against an OpenAI-compatible provider', () => {
     ]);
   });
 
-  it('answers a v2alpha1 invoke, with no system message when the agent has no prompt', async () => {
+  it('answers a v2alpha1 invoke, with no system message when the agent has no prompt and no user_context (BaseMultiModalInput has none)', async () => {
     fake.script(reply.text('Done.', { usage: { prompt_tokens: 7, completion_tokens: 2 } }));
     const res = await postJson(`${t.url}/HelperV2/2`, {
       session_id: 'v2-session',
@@ -179,9 +179,6 @@ describe('stateless invoke against an OpenAI-compatible provider', () => {
       output_raw: 'Done.',
       output_pydantic: null,
     });
-    expect(lastModelCall().body.messages).toEqual([
-      { role: 'user', content: 'The following user context was provided:\n  tz: UTC\n' },
-      { role: 'user', content: 'do it' },
-    ]);
+    expect(lastModelCall().body.messages).toEqual([{ role: 'user', content: 'do it' }]);
   });
 });

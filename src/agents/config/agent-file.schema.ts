@@ -1,9 +1,8 @@
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { ValidateIf, ValidateNested } from 'class-validator';
 import { AgentSpecConfig, SequentialTaskConfig } from './agent.schema';
 import { AgentAuthConfig } from './auth.schema';
 import {
-  describeValue,
   IsListOfMappings,
   IsMapping,
   IsOneOf,
@@ -18,7 +17,16 @@ import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
 export const API_VERSIONS = ['skagents/v1', 'skagents/v2alpha1', 'tealagents/v1alpha1'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
 
-/** The four upstream `Base*` input types a v1 agent may declare (custom Python types are out of scope). */
+/**
+ * The apiVersion an agent is served as. Upstream's app.py picks its V1 app for every `skagents/*`
+ * version but v2alpha1 (its own tests use `skagents/v1alpha1`), so `skagents/v1alpha1` and the like
+ * are read as `skagents/v1`, fields and all. Anything else is kept as written, for the schema to judge.
+ */
+export function servedApiVersion(value: unknown): unknown {
+  return typeof value === 'string' && /^skagents\/[^/]+$/.test(value) && value !== 'skagents/v2alpha1' ? 'skagents/v1' : value;
+}
+
+/** Upstream's four `Base*` input types (a v1 agent may also name a custom type: src/agents/custom-types). */
 export const BASE_INPUT_TYPES = [
   'BaseInput',
   'BaseInputWithUserContext',
@@ -26,6 +34,9 @@ export const BASE_INPUT_TYPES = [
   'BaseMultiModalInputWithUserContext',
 ] as const;
 export type BaseInputType = (typeof BASE_INPUT_TYPES)[number];
+
+/** A type name as `input_type` / `output_type` give it: a Python (and JS) identifier. */
+const TYPE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export const V1_KINDS = ['Chat', 'Agent', 'Sequential'] as const;
 
@@ -72,7 +83,9 @@ export class SpecConfig {
  * are kept, as upstream's `extra="allow"` does; `kind` is read only by skagents/v1.
  */
 export class AgentFileConfig {
-  @IsOneOf(API_VERSIONS) apiVersion!: ApiVersion;
+  @Transform(({ value }) => servedApiVersion(value))
+  @IsOneOf(API_VERSIONS, { expected: `one of ${API_VERSIONS.join(', ')}, or another skagents/* version, served as skagents/v1` })
+  apiVersion!: ApiVersion;
 
   /** The agent's name for skagents/v2alpha1 and tealagents/v1alpha1 (`/{name}/{version}`). */
   @ValidateIf((o: AgentFileConfig) => !isV1(o))
@@ -95,22 +108,21 @@ export class AgentFileConfig {
   @IsOneOf(V1_KINDS, { required: `is required for skagents/v1 (${V1_KINDS.join(', ')})` })
   kind?: string;
 
-  /** skagents/v1 only: the body type. v2alpha1 and tealagents have fixed bodies and ignore it. */
+  /**
+   * skagents/v1 only: the body type, one of the four Base* types or a custom type (src/agents/custom-types
+   * finds it beside the file). v2alpha1 and tealagents have fixed bodies and ignore it.
+   */
   @ValidateIf(isV1)
-  @Rule('isBaseInputType', (v) => (BASE_INPUT_TYPES as readonly unknown[]).includes(v), {
-    expected: `one of ${BASE_INPUT_TYPES.join(', ')}`,
+  @Rule('isInputType', (v) => typeof v === 'string' && TYPE_NAME.test(v), {
+    expected: `one of ${BASE_INPUT_TYPES.join(', ')}, or the name of a custom type (custom_types.py, .ts or .js beside this file)`,
     required: `is required for skagents/v1 (one of ${BASE_INPUT_TYPES.join(', ')})`,
-    explain: (v) =>
-      typeof v === 'string' && /^[A-Za-z_]\w*$/.test(v)
-        ? `"${v}" looks like a custom input type (a Python class), which this server cannot load: use one of ${BASE_INPUT_TYPES.join(', ')}`
-        : undefined,
   })
-  input_type?: BaseInputType;
+  input_type?: string;
 
-  /** Upstream's structured-output type is a Python class: out of scope, so refused at boot. */
-  @Rule('noOutputType', (v) => v === undefined || v === null, {
-    expected: 'absent',
-    explain: (v) => `custom output types (Python classes) are not supported: remove output_type (got ${describeValue(v)})`,
+  /** The answer's type (structured output): a custom type, found as input_type is. Ignored by tealagents. */
+  @Optional()
+  @Rule('isOutputType', (v) => typeof v === 'string' && TYPE_NAME.test(v), {
+    expected: 'the name of a custom type (custom_types.py, .ts or .js beside this file)',
   })
   output_type?: string;
 

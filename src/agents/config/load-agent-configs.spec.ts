@@ -96,6 +96,16 @@ describe('loadAgentConfigs: what a valid file becomes', () => {
     expect(a!.agent.mcp_servers![0]!.transport).toBe('stdio');
   });
 
+  it('marks whether spec.governance is given: without it, upstream\'s approval rule applies', () => {
+    const [none, empty, set] = load({
+      'a.yaml': v3({ name: 'A' }),
+      'b.yaml': v3({ name: 'B', spec: '  governance: {}' }),
+      'c.yaml': v3({ name: 'C', spec: '  governance:\n    autonomy_level: L3' }),
+    });
+    expect([none!.governed, empty!.governed, set!.governed]).toEqual([false, true, true]);
+    expect(empty!.governance.autonomy_level).toBe('L1');
+  });
+
   it('keeps unknown top-level, metadata and skill keys, and ignores kind/input_type where upstream does', () => {
     const [a] = load({
       'a.yaml': v3({
@@ -182,13 +192,13 @@ describe('loadAgentConfigs: problems', () => {
     expect(
       problems({
         'a.yaml': v3({ agent: '    temperature: 3\n    max_tokens: 0' }),
-        'b.yaml': 'apiVersion: skagents/v9\n',
+        'b.yaml': 'apiVersion: tealagents/v9\n',
         'c.yaml': v3({ name: 'Fine' }),
       }),
     ).toEqual([
       'a.yaml:8: spec.agent.temperature: must be a number from 0 to 2 (got 3)',
       'a.yaml:9: spec.agent.max_tokens: must be an integer >= 1 (got 0)',
-      'b.yaml:1: apiVersion: must be one of skagents/v1, skagents/v2alpha1, tealagents/v1alpha1 (got the string "skagents/v9")',
+      'b.yaml:1: apiVersion: must be one of skagents/v1, skagents/v2alpha1, tealagents/v1alpha1, or another skagents/* version, served as skagents/v1 (got the string "tealagents/v9")',
       'b.yaml:1: name: is required (the agent name, a URL-safe string)',
       'b.yaml:1: version: is required (a version such as 0.1 or v1)',
       'b.yaml:1: spec: is required (a mapping)',
@@ -274,7 +284,7 @@ describe('loadAgentConfigs: problems', () => {
       '    - {name: t, task_no: 1, instructions: "{{ x | upper }}", agent: b}',
     ].join('\n');
     expect(problems({ 'seq.yaml': seq })).toEqual([
-      'seq.yaml:5: input_type: "Custom" looks like a custom input type (a Python class), which this server cannot load: use one of BaseInput, BaseInputWithUserContext, BaseMultiModalInput, BaseMultiModalInputWithUserContext',
+      'seq.yaml:5: input_type: no type "Custom": it is none of upstream\'s standard types (BaseInput, BaseInputWithUserContext, BaseMultiModalInput, BaseMultiModalInputWithUserContext, BaseEmbeddedImage), and no custom_types.py, custom_types.ts or custom_types.js beside this file defines it',
       'seq.yaml:8: spec.agents.0.model: unknown built-in model "local/nope" (built-in models: local/echo)',
       'seq.yaml:10: spec.tasks.0.instructions: invalid template: unsupported expression "x | upper" (only names, .attr and ["key"] are supported)',
       'seq.yaml:10: spec.tasks.0.agent: no agent named "b" in spec.agents (agents: "a")',

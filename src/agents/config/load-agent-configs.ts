@@ -1,4 +1,5 @@
 import { LOCAL_MODELS, isKnownLocalModel as builtInLocalModel } from '../../llm/local/local-models';
+import { CustomTypes } from '../custom-types/custom-types';
 import { AgentDefinition } from './agent-definition';
 import type { LocalModelCheck } from './check-agent-shape';
 import { ConfigError } from './config-error';
@@ -20,6 +21,7 @@ export function loadAgentConfigs(path: string, isKnownLocalModel: LocalModelChec
   const { files, problems } = listConfigFiles(path);
   const knownLocalModels = [...LOCAL_MODELS.keys()];
   const agents: AgentDefinition[] = [];
+  const customTypes = new CustomTypes();
   const nameLines = new Map<AgentDefinition, number | undefined>();
   for (const file of files) {
     const parsed = parseAgentYaml(file);
@@ -28,12 +30,14 @@ export function loadAgentConfigs(path: string, isKnownLocalModel: LocalModelChec
       continue;
     }
     const result = validateAgentFile(parsed.raw, isKnownLocalModel, knownLocalModels);
+    // input_type / output_type naming custom types (custom_types.py/.ts beside the file).
+    const types = customTypes.forAgent(file, parsed.raw, parsed.locate);
     // In file order (stable, so a field's own problem stays before the cross-field ones).
-    const located = result.problems.map((p) => ({ ...p, line: parsed.locate(p.field) }));
+    const located = [...result.problems.map((p) => ({ ...p, line: parsed.locate(p.field) })), ...types.fieldProblems];
     located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
-    problems.push(...located.map((p) => formatProblem(file, p)));
-    if (result.config) {
-      const agent = toAgentDefinition(file, result.config);
+    problems.push(...located.map((p) => formatProblem(file, p)), ...types.fileProblems);
+    if (result.config && !types.fieldProblems.length) {
+      const agent = { ...toAgentDefinition(file, result.config), inputSchema: types.types.input, outputSchema: types.types.output };
       agents.push(agent);
       nameLines.set(agent, parsed.locate(agent.module === 'v1' ? 'service_name' : 'name'));
     }

@@ -30,6 +30,7 @@ export function toAgentDefinition(file: string, config: AgentFileConfig): AgentD
     agent: (spec.agent ?? spec.agents![0])!,
     sequential,
     governance: spec.governance ?? new GovernanceConfig(),
+    governed: spec.governance !== undefined,
     concurrency: spec.concurrency ?? new ConcurrencyConfig(),
     file,
     config,

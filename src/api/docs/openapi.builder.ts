@@ -14,7 +14,9 @@ const sse = (description: string) => ({ description, content: { 'text/event-stre
 /**
  * The OpenAPI document of one agent. Its FIRST path is the `POST ""` invoke route and that
  * operation's `description` is the agent description: the upstream orchestrators discover agents by
- * reading exactly `next(iter(paths.values())).post.description`.
+ * reading exactly `next(iter(paths.values())).post.description`. EVERY operation has a `description`
+ * too: the Assistant orchestrator parses the `get` and `post` of every path as `{description: str}`
+ * and drops the agent ("unavailable") when one lacks it, health routes included.
  */
 export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
   const p = agent.prefix;
@@ -56,12 +58,17 @@ export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
     },
   };
   if (stateful) addStatefulPaths(paths, p, agent);
-  paths[`${p}/health`] = { get: { operationId: 'health', summary: 'Health', responses: { '200': json({ type: 'object' }) } } };
-  paths[`${p}/health/live`] = { get: { operationId: 'live', summary: 'Liveness', responses: { '200': json({ type: 'object' }) } } };
+  paths[`${p}/health`] = {
+    get: { operationId: 'health', summary: 'Health', description: 'The agent is up: status, version and uptime (upstream HealthStatus).', responses: { '200': json({ type: 'object' }) } },
+  };
+  paths[`${p}/health/live`] = {
+    get: { operationId: 'live', summary: 'Liveness', description: 'The process answers (upstream LivenessStatus).', responses: { '200': json({ type: 'object' }) } },
+  };
   paths[`${p}/health/ready`] = {
     get: {
       operationId: 'ready',
       summary: 'Readiness (state store and config)',
+      description: 'Every dependency answers: 200 when ready, 503 naming the failing check.',
       responses: { '200': json({ type: 'object' }), '503': json({ type: 'object' }, 'Not ready') },
     },
   };
@@ -81,26 +88,27 @@ function addStatefulPaths(paths: Record<string, Record<string, Operation>>, p: s
   const tags = [agent.source];
   const resumeBody = { required: true, content: { 'application/json': { schema: ref('ResumeRequest') } } };
   const reqParam = { name: 'request_id', in: 'path', required: true, schema: { type: 'string' } };
-  const taskParam = { name: 'task_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+  const taskParam = { name: 'task_id', in: 'path', required: true, schema: ref('ClientId') };
   paths[`${p}/tealagents/v1alpha1/resume/{request_id}`] = {
-    post: { operationId: 'resume', summary: 'Approve or reject paused tool calls', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': json(ref('StateResponse')) } },
+    post: { operationId: 'resume', summary: 'Approve or reject paused tool calls', description: 'Decides the tool calls a paused request waits on, then continues it.', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': json(ref('ResumeResponse')) } },
   };
   paths[`${p}/tealagents/v1alpha1/resume/{request_id}/sse`] = {
-    post: { operationId: 'resumeSse', summary: 'Resume, streamed', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': sse('events') } },
+    post: { operationId: 'resumeSse', summary: 'Resume, streamed', description: 'As resume, with the continued request streamed as server-sent events.', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': sse('events') } },
   };
   paths[`${p}/tasks/{task_id}`] = {
-    get: { operationId: 'getTask', summary: 'The task with its requests', tags, parameters: [taskParam], responses: { '200': json({ type: 'object' }) } },
+    get: { operationId: 'getTask', summary: 'The task with its requests', description: "One of the caller's tasks: its requests, messages, tool calls and pending approvals.", tags, parameters: [taskParam], responses: { '200': json({ type: 'object' }) } },
   };
   paths[`${p}/tasks/{task_id}/cancel`] = {
-    post: { operationId: 'cancelTask', summary: 'Cancel the running or paused request', tags, parameters: [taskParam], responses: { '200': json(ref('StateResponse')) } },
+    post: { operationId: 'cancelTask', summary: 'Cancel the running or paused request', description: 'Ends the running request of the task, or the paused one, as Canceled.', tags, parameters: [taskParam], responses: { '200': json(ref('StateResponse')) } },
   };
   paths[`${p}/sessions/{session_id}`] = {
     get: {
       operationId: 'getSession',
       summary: "The caller's tasks in a session (paged)",
+      description: "The caller's tasks in one session, oldest first, a page at a time.",
       tags,
       parameters: [
-        { name: 'session_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        { name: 'session_id', in: 'path', required: true, schema: ref('ClientId') },
         { name: 'limit', in: 'query', schema: { type: 'integer' } },
         { name: 'cursor', in: 'query', schema: { type: 'string' } },
       ],

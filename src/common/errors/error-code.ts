@@ -38,6 +38,8 @@ export enum ErrorCode {
   LLM_UNAVAILABLE = 'LLM_UNAVAILABLE',
   LLM_REQUEST_REJECTED = 'LLM_REQUEST_REJECTED',
   LLM_CONTENT_FILTERED = 'LLM_CONTENT_FILTERED',
+  /** The model's answer does not match the agent's output_type, also after one repair attempt. */
+  LLM_OUTPUT_INVALID = 'LLM_OUTPUT_INVALID',
   // agent loop
   TOOL_ROUNDS_EXCEEDED = 'TOOL_ROUNDS_EXCEEDED',
   REQUEST_CANCELED = 'REQUEST_CANCELED',

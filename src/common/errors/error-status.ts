@@ -38,6 +38,7 @@ export const ERROR_STATUS = {
   [ErrorCode.LLM_UNAVAILABLE]: { status: 502, title: 'Model provider unavailable' },
   [ErrorCode.LLM_REQUEST_REJECTED]: { status: 502, title: 'Model provider rejected the request' },
   [ErrorCode.LLM_CONTENT_FILTERED]: { status: 502, title: 'Model output was filtered' },
+  [ErrorCode.LLM_OUTPUT_INVALID]: { status: 502, title: 'Model output does not match the output type' },
   [ErrorCode.TOOL_ROUNDS_EXCEEDED]: { status: 500, title: 'Too many tool rounds' },
   [ErrorCode.REQUEST_CANCELED]: { status: 409, title: 'Request canceled' },
   [ErrorCode.INTERNAL]: { status: 500, title: 'Internal server error' },

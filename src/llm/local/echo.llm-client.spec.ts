@@ -77,3 +77,40 @@ describe('EchoLlmClient (local/echo)', () => {
     expect(seen).toEqual(['what ']);
   });
 });
+
+describe('EchoLlmClient (local/echo) asked for structured output', () => {
+  const echo = new EchoLlmClient();
+  const schema = {
+    type: 'object',
+    properties: {
+      summary: { type: 'string' },
+      count: { type: 'integer' },
+      ok: { type: 'boolean' },
+      tags: { type: 'array', items: { type: 'string' } },
+      level: { enum: ['low', 'high'] },
+      note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      step: { $ref: '#/$defs/Step' },
+    },
+    required: ['summary', 'count', 'ok', 'tags', 'level', 'note', 'step'],
+    additionalProperties: false,
+    $defs: { Step: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'], additionalProperties: false } },
+  };
+  const ask = (content: string) =>
+    echo.complete({ model: 'local/echo', messages: [{ role: 'user', content }], responseFormat: { name: 'Out', schema } });
+
+  it('answers the simplest value of the schema, strings holding the message', async () => {
+    expect(JSON.parse((await ask('hello there')).content)).toEqual({
+      summary: 'hello there',
+      count: 0,
+      ok: false,
+      tags: [],
+      level: 'low',
+      note: 'hello there',
+      step: { n: 0 },
+    });
+  });
+
+  it('answers a message that is itself JSON as is (scripting an answer offline)', async () => {
+    expect((await ask(' {"summary": 5} ')).content).toBe('{"summary": 5}');
+  });
+});

@@ -1,6 +1,7 @@
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { LlmClient, LlmMessage, LlmRequest, LlmResult, LlmStreamEvent, LlmToolCall } from '../llm-client.port';
+import { structuredEcho } from './structured-echo';
 import { toolCommandReply } from './tool-commands';
 
 export const ECHO_MODEL = 'local/echo';
@@ -8,7 +9,8 @@ export const ECHO_MODEL = 'local/echo';
 /**
  * `local/echo`: the built-in offline model. No network, deterministic: it answers with the text of
  * the last user message (images shown as `[image]`), and counts whitespace-separated words as
- * tokens. Streaming yields the answer word by word.
+ * tokens. Streaming yields the answer word by word. With a `responseFormat` it answers JSON of
+ * that schema (structured-echo.ts).
  */
 export class EchoLlmClient implements LlmClient {
   async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
@@ -35,7 +37,9 @@ function reply(request: LlmRequest): LlmResult {
   const tools = toolCommandReply(request);
   if (tools?.kind === 'calls') return toolCallTurn(request, tools.calls);
   const lastUser = [...request.messages].reverse().find((m) => m.role === 'user');
-  const content = tools ? tools.text : lastUser ? textOf(lastUser) : '';
+  const text = tools ? tools.text : lastUser ? textOf(lastUser) : '';
+  // Asked for structured output, it echoes in the requested shape (structured-echo.ts).
+  const content = request.responseFormat ? structuredEcho(request.responseFormat.schema, text) : text;
   const prompt = request.messages.reduce((n, m) => n + countWords(textOf(m)), 0);
   const completion = countWords(content);
   return {
