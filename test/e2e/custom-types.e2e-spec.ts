@@ -38,6 +38,27 @@ describe('custom input and output types from custom_types.py', () => {
   afterAll(() => app?.close());
   afterEach(() => expect(llm.pending()).toBe(0));
 
+  it("openapi.json names the input type as the request body and types output_pydantic by the output type (OpenAPI 3.0 schemas)", async () => {
+    const res = await fetch(`${t.url}/PlanningAgent/0.1/openapi.json`);
+    const doc = (await res.json()) as { paths: Record<string, any>; components: { schemas: Record<string, any> } };
+    const invoke = doc.paths['/PlanningAgent/0.1'].post;
+    expect(invoke.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlanningAgentInput' });
+    expect(doc.paths['/PlanningAgent/0.1/sse'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlanningAgentInput' });
+    const input = doc.components.schemas.PlanningAgentInput;
+    expect(input.required).toEqual(expect.arrayContaining(['overall_goal', 'agent_list']));
+    expect(input.properties.agent_list).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Agent' } });
+    expect(input.properties.max_steps).toMatchObject({ type: 'integer', default: 3 });
+    expect(doc.components.schemas.Agent.properties).toMatchObject({ name: { type: 'string' }, description: { type: 'string' } });
+    const response = invoke.responses['200'].content['application/json'].schema;
+    expect(response).toEqual({ $ref: '#/components/schemas/InvokeResponsePlanningAgentOutput' });
+    const typed = doc.components.schemas.InvokeResponsePlanningAgentOutput;
+    expect(typed.allOf[0]).toEqual({ $ref: '#/components/schemas/InvokeResponse' });
+    expect(typed.allOf[1].properties.output_pydantic).toEqual({ allOf: [{ $ref: '#/components/schemas/PlanningAgentOutput' }], nullable: true });
+    expect(doc.components.schemas.PlanningAgentOutput.properties.reasoning).toMatchObject({ type: 'string', nullable: true });
+    // nothing of JSON Schema 2020-12 that OpenAPI 3.0 does not know
+    expect(JSON.stringify(doc)).not.toMatch(/"\$defs"|"type":"null"|"const":/);
+  });
+
   describe('the input type validates the request body', () => {
     it('422 naming each invalid or missing field, and the model is not called', async () => {
       const before = llm.requests.length;

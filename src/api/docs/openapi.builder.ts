@@ -1,4 +1,6 @@
 import { AgentDefinition } from '../../agents/config/agent-definition';
+import type { DataType } from '../../agents/custom-types/data-type';
+import { openApiComponents } from './openapi-json-schema';
 import { OPENAPI_SCHEMAS, ref } from './openapi-schemas';
 
 type Operation = Record<string, unknown>;
@@ -21,7 +23,8 @@ const sse = (description: string) => ({ description, content: { 'text/event-stre
 export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
   const p = agent.prefix;
   const stateful = agent.module === 'v3';
-  const body = ref(stateful ? 'UserMessage' : 'BaseMultiModalInput');
+  const custom = customTypeSchemas(agent);
+  const body = ref(stateful ? 'UserMessage' : (custom.input ?? 'BaseMultiModalInput'));
   const errors = {
     '401': problem('Missing or invalid bearer token'),
     '403': problem('Token lacks the required scope or role'),
@@ -44,7 +47,7 @@ export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
       description: agent.description,
       tags: [agent.source],
       requestBody,
-      responses: { '200': json(ref(stateful ? 'StateResponse' : 'InvokeResponse')), ...errors },
+      responses: { '200': json(ref(stateful ? 'StateResponse' : (custom.response ?? 'InvokeResponse'))), ...errors },
     },
   };
   paths[`${p}/sse`] = {
@@ -77,11 +80,30 @@ export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
     info: { title: agent.name, version: agent.version, description: agent.description },
     paths,
     components: {
-      schemas: OPENAPI_SCHEMAS,
+      schemas: { ...OPENAPI_SCHEMAS, ...custom.components },
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
     },
     security: [{ bearer: [] }],
   };
+}
+
+/**
+ * A custom `input_type` is the request body and a custom `output_type` types `output_pydantic`, as
+ * in upstream's FastAPI document. A custom name that is also one of ours gets a `Custom` prefix.
+ */
+function customTypeSchemas(agent: AgentDefinition): { input?: string; response?: string; components: Record<string, unknown> } {
+  const components: Record<string, unknown> = {};
+  const add = (type: DataType): string => {
+    const name = type.name in OPENAPI_SCHEMAS ? `Custom${type.name}` : type.name;
+    Object.assign(components, openApiComponents(name, type.schema));
+    return name;
+  };
+  const input = agent.inputSchema ? add(agent.inputSchema) : undefined;
+  if (!agent.outputSchema) return { input, components };
+  const output = add(agent.outputSchema.type);
+  const response = `InvokeResponse${output}`;
+  components[response] = { allOf: [ref('InvokeResponse'), { type: 'object', properties: { output_pydantic: { allOf: [ref(output)], nullable: true } } }] };
+  return { input, response, components };
 }
 
 function addStatefulPaths(paths: Record<string, Record<string, Operation>>, p: string, agent: AgentDefinition): void {
