@@ -2,6 +2,7 @@ import { postJson } from '../support/http';
 import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
 import { FakeOpenAi, reply } from '../support/fake-openai.server';
 import { openSse, parseSse, startPost } from '../support/sse-reader';
+import { AGENT_V2, CHAT_V1, SEQUENTIAL_V1 } from '../support/stateless-agents';
 import { TestApp } from '../support/test-app';
 
 /**
@@ -9,53 +10,6 @@ import { TestApp } from '../support/test-app';
  * `get_sse_event_for_response`), Sequential intermediate results, keepalives while the model is
  * slow, errors before and after the stream started, and a client that leaves.
  */
-
-const CHAT_V1 = `
-apiVersion: skagents/v1
-kind: Chat
-description: A v1 chat agent
-service_name: ChatBot
-version: 1.0
-input_type: BaseMultiModalInputWithUserContext
-spec:
-  agent:
-    name: default
-    model: gpt-4o
-    system_prompt: You are terse.
-`;
-
-const AGENT_V2 = `
-apiVersion: skagents/v2alpha1
-name: HelperV2
-version: 0.2
-spec:
-  agent:
-    name: default
-    model: gpt-4o
-`;
-
-const SEQUENTIAL_V1 = `
-apiVersion: skagents/v1
-kind: Sequential
-description: Plan, then answer
-service_name: Planner
-version: 0.1
-input_type: BaseInputWithUserContext
-spec:
-  agents:
-    - name: default
-      model: gpt-4o
-      system_prompt: You plan.
-  tasks:
-    - name: restate
-      task_no: 1
-      instructions: Restate for {{user_context["city"]}}.
-      agent: default
-    - name: answer
-      task_no: 2
-      instructions: "Answer using: {{_restate}}"
-      agent: default
-`;
 
 const SSE_HEADERS = (h: Headers) => ({
   type: h.get('content-type'),

@@ -4,6 +4,7 @@ import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
 import { FakeOpenAi, reply } from '../support/fake-openai.server';
 import { DEFAULT_AUDIENCE, DEFAULT_TENANT, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { OtlpReceiver, SPAN_KIND, startOtlpReceiver } from '../support/otlp-receiver';
+import { AGENT_V2, CHAT_V1, SEQUENTIAL_V1 } from '../support/stateless-agents';
 import { TestApp } from '../support/test-app';
 import { refusedUpgrade, streamSocket, wsUrl } from '../support/ws-client';
 
@@ -16,53 +17,6 @@ import { refusedUpgrade, streamSocket, wsUrl } from '../support/ws-client';
  * oversize message with 1009, a model failure with 1013/1011 and its error code. Only the model
  * vendor is fake (a real OpenAI-compatible HTTP server), and the client is a real WebSocket client.
  */
-
-const CHAT_V1 = `
-apiVersion: skagents/v1
-kind: Chat
-description: A v1 chat agent
-service_name: ChatBot
-version: 1.0
-input_type: BaseMultiModalInputWithUserContext
-spec:
-  agent:
-    name: default
-    model: gpt-4o
-    system_prompt: You are terse.
-`;
-
-const AGENT_V2 = `
-apiVersion: skagents/v2alpha1
-name: HelperV2
-version: 0.2
-spec:
-  agent:
-    name: default
-    model: gpt-4o
-`;
-
-const SEQUENTIAL_V1 = `
-apiVersion: skagents/v1
-kind: Sequential
-description: Plan, then answer
-service_name: Planner
-version: 0.1
-input_type: BaseInputWithUserContext
-spec:
-  agents:
-    - name: default
-      model: gpt-4o
-      system_prompt: You plan.
-  tasks:
-    - name: restate
-      task_no: 1
-      instructions: Restate for {{user_context["city"]}}.
-      agent: default
-    - name: answer
-      task_no: 2
-      instructions: "Answer using: {{_restate}}"
-      agent: default
-`;
 
 const STATEFUL_V3 = `
 apiVersion: tealagents/v1alpha1
