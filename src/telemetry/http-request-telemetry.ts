@@ -72,13 +72,7 @@ export class HttpRequestTelemetry {
   }
 
   private agentAttributes(withModel: boolean): Attributes {
-    const a = this.agent;
-    if (!a) return {};
-    return {
-      'ta.agent.name': a.name,
-      'ta.agent.version': a.version,
-      ...(withModel ? { 'gen_ai.request.model': a.agent.model } : {}),
-    };
+    return agentAttributes(this.agent, withModel);
   }
 
   private finish(): void {
@@ -142,4 +136,14 @@ function levelFor(status: number, route: string | undefined): 'error' | 'warn' |
   if (status >= 500) return 'error';
   if (status >= 400) return 'warn';
   return route && /\/health(\/live|\/ready)?$/.test(route) ? 'debug' : 'info';
+}
+
+/** The agent's span and metric attributes (the model only where it is not a metric label). */
+export function agentAttributes(agent: AgentDefinition | undefined, withModel: boolean): Attributes {
+  if (!agent) return {};
+  return {
+    'ta.agent.name': agent.name,
+    'ta.agent.version': agent.version,
+    ...(withModel ? { 'gen_ai.request.model': agent.agent.model } : {}),
+  };
 }

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../agents/config/agent-definition';
+import { agentAttributes } from './http-request-telemetry';
 import { REQUEST_ID_KEY, Telemetry } from './telemetry';
 
 /** Close codes of a socket that ended as expected: done, shutting down, or closed without a code. */
@@ -98,12 +99,6 @@ export class UpgradeRequestTelemetry {
   }
 
   private agentAttributes(withModel: boolean): Attributes {
-    const a = this.agent;
-    if (!a) return {};
-    return {
-      'ta.agent.name': a.name,
-      'ta.agent.version': a.version,
-      ...(withModel ? { 'gen_ai.request.model': a.agent.model } : {}),
-    };
+    return agentAttributes(this.agent, withModel);
   }
 }
