@@ -45,3 +45,23 @@ describe('TaskLanes', () => {
     expect(lanes.size).toBe(0);
   });
 });
+
+describe('TaskLanes: bounded waits', () => {
+  it("a caller's write waits at most maxWaitMs, then goes ahead beside a lane held by a stalled write", async () => {
+    const lanes = new TaskLanes(50);
+    const stalled = gate();
+    const holder = lanes.run('t', true, () => stalled.closed);
+    const started = Date.now();
+    await expect(lanes.run('t', false, async () => 'answered')).resolves.toBe('answered');
+    expect(Date.now() - started).toBeLessThan(1000);
+    // the lane stays the holder's: a later priority write still waits for it
+    const order: string[] = [];
+    const next = lanes.run('t', true, async () => void order.push('next renewal'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual([]);
+    stalled.open();
+    await Promise.all([holder, next]);
+    expect(order).toEqual(['next renewal']);
+    expect(lanes.size).toBe(0);
+  });
+});

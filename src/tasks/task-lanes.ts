@@ -10,10 +10,15 @@
  * goes first; across replicas the compare-and-set still decides.
  *
  * Bounded: a lane exists only while a write of its task runs or waits (the map holds at most one
- * entry per task being written on this replica); waiters are the callers' own pending requests.
+ * entry per task being written on this replica); waiters are the callers' own pending requests. A
+ * caller's write waits at most `maxWaitMs` (default 2 s) for its turn and then goes ahead beside the
+ * lane: when the holder's write is waiting out a stalled store (up to 30 s), a follow-on still gets
+ * its own quick answer (409, or 503 from the store) instead of queuing behind it.
  */
 export class TaskLanes {
   private readonly lanes = new Map<string, Lane>();
+
+  constructor(private readonly maxWaitMs = 2000) {}
 
   /** Runs `work` when the lane of `key` is free; `priority` work goes ahead of waiting ordinary work. */
   async run<T>(key: string, priority: boolean, work: () => Promise<T>): Promise<T> {
@@ -22,7 +27,26 @@ export class TaskLanes {
       lane = { busy: false, urgent: [], ordinary: [] };
       this.lanes.set(key, lane);
     }
-    if (lane.busy) await new Promise<void>((turn) => (priority ? lane.urgent : lane.ordinary).push(turn));
+    if (lane.busy) {
+      const queue = priority ? lane.urgent : lane.ordinary;
+      let turn!: () => void;
+      const gotTurn = new Promise<boolean>((resolve) => queue.push((turn = () => resolve(true))));
+      if (priority) await gotTurn;
+      else {
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.maxWaitMs)));
+        const ours = await Promise.race([gotTurn, timedOut]);
+        clearTimeout(timer);
+        const waiting = queue.indexOf(turn);
+        if (!ours && waiting >= 0) {
+          // Waited long enough: leave the queue and write beside the lane (the compare-and-set still decides).
+          queue.splice(waiting, 1);
+          return work();
+        }
+        // Otherwise the lane was handed to us (possibly just as the wait ran out): it is ours to release.
+
+      }
+    }
     lane.busy = true;
     try {
       return await work();

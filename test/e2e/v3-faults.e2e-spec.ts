@@ -84,7 +84,7 @@ describe('v3 when the state store fails', () => {
     expect(after.status).toBe(200);
     llm.script(reply.text('after'));
     expect((await api.say('after')).status).toBe(200);
-  });
+  }, 30_000); // its own bound on the outage answers is 12 s; a restart of Redis follows
 });
 
 describe('v3 with a stored record that cannot be parsed', () => {
