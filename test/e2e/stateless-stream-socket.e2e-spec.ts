@@ -43,8 +43,8 @@ describe('WebSocket /stream (dev auth)', () => {
     receiver = await startOtlpReceiver();
     app = await startFakeModelApp({
       agents: { 'chat.yaml': CHAT_V1, 'v2.yaml': AGENT_V2, 'seq.yaml': SEQUENTIAL_V1, 'v3.yaml': STATEFUL_V3 },
-      // A ping every 40 ms: every stream below also proves that keepalives never become messages.
-      env: { TA_MAX_BODY_BYTES: String(MAX_BODY_BYTES), TA_SSE_KEEPALIVE_MS: '40', TA_OTEL_ENDPOINT: receiver.url },
+      // A ping every 150 ms: every stream below also proves that keepalives never become messages.
+      env: { TA_MAX_BODY_BYTES: String(MAX_BODY_BYTES), TA_SSE_KEEPALIVE_MS: '150', TA_OTEL_ENDPOINT: receiver.url },
     });
     ({ llm: fake, t } = app);
     ws = wsUrl(t.url);
@@ -95,7 +95,7 @@ describe('WebSocket /stream (dev auth)', () => {
   });
 
   it('pings while the model is slow, and the frames are still only the text', async () => {
-    fake.script(reply.chunks(['late'], { delayMs: 250 }));
+    fake.script(reply.chunks(['late'], { delayMs: 400 }));
     const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi());
     expect(out.frames).toEqual(['late']);
     expect(out.pings).toBeGreaterThanOrEqual(2);

@@ -11,10 +11,13 @@ import type { StatelessInputDto } from '../common/dto/stateless-input.dto';
 import { parseInput } from './stateless-agent.controller';
 import { CloseCode, closeCodeFor, closeReason } from './stream-socket-close.util';
 
+/** Pings a peer may leave unanswered before the socket is cut. */
+const MISSED_PINGS = 3;
+
 export interface StreamSocketDeps {
   invoker: StatelessInvoker;
   logger: Logger;
-  /** A ping every this many ms while the socket is open, and the peer must answer the last one (TA_SSE_KEEPALIVE_MS; 0 = none). */
+  /** A ping every this many ms while the socket is open, and the peer must answer one of every three (TA_SSE_KEEPALIVE_MS; 0 = none). */
   keepaliveMs: number;
 }
 
@@ -86,19 +89,20 @@ export class StreamSocketSession {
 
   /**
    * A ping every `ms` keeps proxies from closing a socket that waits on a slow model (as SSE
-   * keepalives do); a peer that has not answered the previous ping by the next one is gone, and the
-   * socket is cut, which aborts its model call (uvicorn, upstream's server, pings and times out alike).
+   * keepalives do); a peer that has answered none of the last three pings is gone, and the socket
+   * is cut, which aborts its model call (uvicorn, upstream's server, pings and times out alike).
+   * Three, not one: a busy event loop on either side can delay one pong past the next ping.
    */
   private heartbeat(ms: number): NodeJS.Timeout {
-    let answered = true;
-    this.ws.on('pong', () => (answered = true));
+    let unanswered = 0;
+    this.ws.on('pong', () => (unanswered = 0));
     return setInterval(() => {
-      if (!answered) {
+      if (unanswered >= MISSED_PINGS) {
         this.deps.logger.info({ agent: this.agent.source }, 'stream socket peer stopped answering pings');
         this.ws.terminate();
         return;
       }
-      answered = false;
+      unanswered++;
       this.ws.ping();
     }, ms);
   }
