@@ -11,6 +11,7 @@ import type { OutputType } from '../agents/custom-types/data-type';
 import { AgentRunner, RunOptions } from './agent-runner';
 import { runForOutputType, StructuredRun } from './structured-output';
 import { InvokeResponse, StatelessStreamEvent } from './invoke-response';
+import { fitConversation } from './history-run';
 import { historyToMessages, userContextMessage } from './llm-content';
 import { SequentialPlan } from './sequential/sequential-plan';
 import type { ToolCaller } from './tool-loop';
@@ -82,8 +83,10 @@ export class StatelessInvoker {
     const ctx = userContextMessage(input.user_context);
     if (ctx) conversation.push(ctx);
     conversation.push(...historyToMessages(input.chat_history ?? []));
+    // spec.agent.history: the newest whole turns that fit, the user context always kept.
+    const fitted = fitConversation(agent.agent, conversation, ctx ? 1 : 0).messages;
     const onDelta = partialEmitter(agent, sessionId, requestId, options);
-    const result = await this.run(agent.outputSchema, agent.agent, conversation, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: approvalPolicyOf(agent), canPause: false } });
+    const result = await this.run(agent.outputSchema, agent.agent, fitted, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: approvalPolicyOf(agent), canPause: false } });
     this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
     return this.response(agent, sessionId, requestId, result.content, result.usage, result.value);
   }

@@ -47,13 +47,39 @@ export abstract class StateStore {
   /** One request by id (resume and approvals address requests directly). */
   abstract getRequest(tenantId: string, requestId: string): Promise<RequestRecord | undefined>;
 
-  /** An owner's tasks in one session, oldest first, paged. */
+  /**
+   * An owner's tasks in one session, oldest first, paged. `includeDeleting` also lists tasks marked
+   * for deletion (only the deletion of a session asks, to finish what a crash left half-deleted).
+   */
   abstract listSessionTasks(
     tenantId: string,
     ownerId: string,
     sessionId: string,
-    page: { limit: number; cursor?: string },
+    page: { limit: number; cursor?: string; includeDeleting?: boolean },
   ): Promise<Page<TaskRecord>>;
+
+  /**
+   * Deletion (src/tasks/task-deletion.service.ts). A task is first marked by a commit that sets
+   * `deletingAt`; from then on every read above hides it (as missing), while a commit still sees
+   * its version, so no write can land on it. These finish the job in bounded steps.
+   */
+  /** The header even while it is marked `deletingAt` (undefined when missing or expired). */
+  abstract getTaskForDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined>;
+
+  /**
+   * One bounded, atomic step of deleting a task marked `deletingAt`: removes at most `batchSize`
+   * request records with their request-id index entries; once none remain, the header, its session
+   * index entry and, when the session is left empty, the owner's session entry. True when no task
+   * marked for deletion is left under that id: it is gone (now, or before), or the id holds a task
+   * that is not marked (never marked, or created again once the deletion was done), which is left alone.
+   */
+  abstract deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean>;
+
+  /**
+   * The ids of the sessions an owner has tasks in (of any agent), paged in a stable order. A
+   * session emptied since (its tasks expired or deleted) may still be listed: callers skip it.
+   */
+  abstract listOwnerSessions(tenantId: string, ownerId: string, page: { limit: number; cursor?: string }): Promise<Page<string>>;
 
   /** Applies one TaskWrite atomically; returns the task as stored (with its new version). */
   abstract commit(tenantId: string, write: TaskWrite): Promise<TaskRecord>;

@@ -5,6 +5,11 @@ export function isExpired(task: Pick<TaskRecord, 'expiresAt'>, now = Date.now())
   return task.expiresAt !== undefined && Date.parse(task.expiresAt) <= now;
 }
 
+/** Expired, or marked for deletion: reads treat it as missing. */
+export function isHidden(task: Pick<TaskRecord, 'expiresAt' | 'deletingAt'>, now = Date.now()): boolean {
+  return task.deletingAt !== undefined || isExpired(task, now);
+}
+
 /** Pages an in-order list with an opaque offset cursor (base64url of the next index). */
 export function pageOf<T>(all: T[], page: { limit: number; cursor?: string }): Page<T> {
   const start = page.cursor ? decodeOffset(page.cursor) : 0;

@@ -46,7 +46,7 @@ export interface ToolCallTrace {
 }
 
 /** Why a pending call needs a human: its own policy, the agent's autonomy level, or being part of a plan. */
-export type ApprovalReason = 'requires_hitl' | 'autonomy_level' | 'plan';
+export type ApprovalReason = 'requires_hitl' | 'autonomy_level' | 'plan' | 'client_tool';
 
 /** A call of a paused turn, with what governance said of it (risk and, when pending, why). */
 export interface PausedToolCall extends StoredToolCall {
@@ -115,8 +115,39 @@ export interface RequestRecord {
   approvals?: ApprovalDecision[];
   /** Why a request did not complete (see RequestEndReason). */
   reason?: RequestEndReason;
+  /** What the model received of the task's history (`spec.agent.history`, context-length retry). */
+  modelInput?: ModelInputRecord;
+  /** The summary of the left-out turns this request wrote (`strategy: summarize`); later requests reuse it. */
+  historySummary?: HistorySummaryRecord;
+  /**
+   * Set on a request that edits an earlier user turn (`POST .../requests/{id}/edit`): the edited
+   * request and its `seq`. Every request from that `seq` up to this one is superseded by it
+   * (src/tasks/lifecycle/edit.ts derives `superseded_by`; the stored records are left as they were).
+   */
+  edits?: { requestId: string; seq: number };
   createdAt: string;
   updatedAt: string;
+}
+
+/** What the model received of the history on a request's first model call (src/invocation/history-run.ts). */
+export interface ModelInputRecord {
+  /** Messages sent, system prompt and user context included. */
+  messages: number;
+  /** History messages left out. */
+  omittedMessages: number;
+  /** Some of the history was left out (by the configured limits, or retrying after "context length exceeded"). */
+  truncated: boolean;
+  /** The left-out turns were replaced by a summary. */
+  summarized: boolean;
+}
+
+/** A summary of the oldest history messages of a task (src/tasks/task-window.ts). */
+export interface HistorySummaryRecord {
+  text: string;
+  /** How many history messages (after the user context) it stands for: whole turns, oldest first. */
+  covers: number;
+  /** sha256 of those messages: the summary is reused only for exactly the messages it summarized. */
+  digest: string;
 }
 
 /**
@@ -159,6 +190,8 @@ export interface TaskRecord {
   expiresAt?: string;
   /** While Paused with an approval TTL: epoch ms when the pause expires (checked on the next read or write). */
   pauseExpiresAt?: number;
+  /** Set when its deletion began: the store then hides the task from every read (state-store.ts). */
+  deletingAt?: string;
   /**
    * Unique per write (src/tasks/task-writer.ts): after a write whose answer was lost (a timeout
    * on a write the store did apply), reading this back tells whether it was applied.

@@ -7,8 +7,9 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { problemOf } from '../common/errors/problem-of';
 import { AgentRunner } from '../invocation/agent-runner';
+import { modelInputOf, runFittingHistory } from '../invocation/history-run';
 import { AgentRunResult, partialRunOf } from '../invocation/tool-loop';
-import { addUsage, type LlmToolCall } from '../llm/llm-client.port';
+import { addUsage, type LlmToolCall, type LlmToolSpec } from '../llm/llm-client.port';
 import { PendingApprovals, RequestRecord } from '../state/state.entities';
 import { Telemetry } from '../telemetry/telemetry';
 import { approvalPolicyOf } from '../tools/governance';
@@ -20,7 +21,8 @@ import { idsOf, responseOf } from './request-response';
 import { RunningRequests } from './running-requests';
 import { StateResponse } from './state-response';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
-import { buildTaskConversation, storedToolRounds, toolCallTrace } from './task-history';
+import { storedToolRounds, toolCallTrace } from './task-history';
+import { taskInput } from './task-window';
 import { TaskWriter } from './task-writer';
 
 export type Emit = (event: string, data: Record<string, unknown>) => void;
@@ -34,6 +36,8 @@ export interface RunOptions {
   bearerToken?: string;
   /** Continue a paused request with the decided calls. */
   resume?: ResumePlan;
+  /** Tools the caller runs itself (AG-UI client-side tools): src/invocation/tool-loop.ts. */
+  clientTools?: LlmToolSpec[];
 }
 
 /**
@@ -106,15 +110,21 @@ export class RequestRunner {
       let final: RequestRecord;
       try {
         const emit = options.emit;
-        const result = await this.agentRunner.run(agent.agent, buildTaskConversation(earlier, request), {
+        const input = await taskInput(this.agentRunner, agent.agent, earlier, request, options.signal);
+        const { result, window } = await runFittingHistory(this.agentRunner, agent.agent, input.window, {
           signal: options.signal,
           onDelta: emit ? (text) => emit('partial-response', { ...ids, output_partial: text, source: agent.source }) : undefined,
           caller: { principal: { tenantId: request.tenantId, ownerId: request.ownerId }, bearerToken: options.bearerToken },
           ...toolEvents(ids, emit),
           approvals: { policy: approvalPolicyOf(agent), canPause: true },
-          resume: options.resume && { calls: options.resume.calls, approved: new Set(options.resume.approved), reasons: options.resume.reasons },
+          resume: options.resume && { calls: options.resume.calls, approved: new Set(options.resume.approved), reasons: options.resume.reasons, provided: options.resume.provided },
+          clientTools: options.clientTools,
         });
-        final = outcomeRecord(agent, request, result, Date.now());
+        final = {
+          ...outcomeRecord(agent, request, { ...result, usage: addUsage(input.usage, result.usage) }, Date.now()),
+          modelInput: modelInputOf(agent.agent, window, input.summarized),
+          ...(input.written ? { historySummary: input.written } : {}),
+        };
         s.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.prompt_tokens, 'gen_ai.usage.output_tokens': result.usage.completion_tokens });
         this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
       } catch (err) {

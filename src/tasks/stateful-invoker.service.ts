@@ -12,6 +12,7 @@ import { idsOf, responseOf } from './request-response';
 import { Emit, RequestRunner, RunOptions } from './request-runner.service';
 import { RequestWatcher } from './request-watcher.service';
 import { StateResponse } from './state-response';
+import { TaskDeletion } from './task-deletion.service';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
 import { newRequestRecord, newTaskRecord } from './task-records';
 import { TaskAccess, TaskWriter } from './task-writer';
@@ -32,6 +33,15 @@ export interface StartedRequest {
 }
 
 /**
+ * `requestId`: the new request's id when the caller chose it (AG-UI: its `runId`); new otherwise.
+ * `clientTools`: tools the caller runs itself (AG-UI), offered to the model on this run.
+ */
+export interface StartOptions {
+  requestId?: string;
+  clientTools?: RunOptions['clientTools'];
+}
+
+/**
  * The stateful (tealagents/v1alpha1) invocation, as orchestration only: each step is one
  * lifecycle transition (src/tasks/lifecycle/) applied by the task writer (ownership, the
  * compare-and-set loop, lost answers); running is the RequestRunner's, watching a request that
@@ -45,6 +55,7 @@ export class StatefulInvoker {
     private readonly runner: RequestRunner,
     private readonly watcher: RequestWatcher,
     private readonly events: TaskEventLog,
+    private readonly deletion: TaskDeletion,
   ) {}
 
   /**
@@ -52,11 +63,11 @@ export class StatefulInvoker {
    * that does not exist (for this tenant) is created under that id, owned by the caller, as
    * upstream's `_manage_incoming_task` does.
    */
-  async start(agent: AgentDefinition, principal: Principal, msg: UserMessage): Promise<StartedRequest> {
-    if (!msg.task_id) return this.create(agent, principal, msg);
+  async start(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StartOptions = {}): Promise<StartedRequest> {
+    if (!msg.task_id) return this.create(agent, principal, msg, options);
     const taskId = msg.task_id;
     try {
-      return await this.followOn(agent, principal, msg, taskId);
+      return await this.followOn(agent, principal, msg, taskId, options);
     } catch (err) {
       if (!isCode(err, ErrorCode.TASK_NOT_FOUND)) throw err;
     }
@@ -64,12 +75,20 @@ export class StatefulInvoker {
     // create the same id exactly one wins. The others find the winner's task and go on as follow-ons:
     // another user is refused (401), the owner's own second call is busy (409) or queued.
     try {
-      return await this.create(agent, principal, msg);
+      return await this.create(agent, principal, msg, options);
     } catch (err) {
       if (!(err instanceof VersionConflictError)) throw err;
+      // The id is held by a task whose deletion a crash interrupted: finish it, then create afresh.
+      if (await this.deletion.finishInterrupted(principal.tenantId, taskId)) {
+        try {
+          return await this.create(agent, principal, msg, options);
+        } catch (again) {
+          if (!(again instanceof VersionConflictError)) throw again;
+        }
+      }
     }
     try {
-      return await this.followOn(agent, principal, msg, taskId);
+      return await this.followOn(agent, principal, msg, taskId, options);
     } catch (err) {
       // It exists, yet is no task of this agent: another agent of the tenant holds the id (keys are per tenant).
       if (isCode(err, ErrorCode.TASK_NOT_FOUND)) throw new DomainError(ErrorCode.VERSION_CONFLICT, `task_id ${taskId} is taken by another agent's task; name another`);
@@ -77,22 +96,22 @@ export class StatefulInvoker {
     }
   }
 
-  private async create(agent: AgentDefinition, principal: Principal, msg: UserMessage): Promise<StartedRequest> {
+  private async create(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StartOptions): Promise<StartedRequest> {
     const task = newTaskRecord(agent.source, principal, msg);
-    const { result } = await this.writer.create(principal.tenantId, admitNew(task, newRequestRecord(task, principal, msg, 0), Date.now(), this.writer.timing));
-    return this.runnable(agent, result);
+    const { result } = await this.writer.create(principal.tenantId, admitNew(task, newRequestRecord(task, principal, msg, 0, options.requestId), Date.now(), this.writer.timing));
+    return this.runnable(agent, result, { clientTools: options.clientTools });
   }
 
-  private async followOn(agent: AgentDefinition, principal: Principal, msg: UserMessage, taskId: string): Promise<StartedRequest> {
+  private async followOn(agent: AgentDefinition, principal: Principal, msg: UserMessage, taskId: string, options: StartOptions): Promise<StartedRequest> {
     const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
     const admission = admitFollowOn({
-      request: newRequestRecord(placeholder, principal, msg, 0),
+      request: newRequestRecord(placeholder, principal, msg, 0, options.requestId),
       sessionId: msg.session_id,
       onBusy: agent.concurrency.on_busy,
       timing: this.writer.timing,
     });
     const { result } = await this.writer.update(owned(agent, principal, taskId), admission);
-    if (result.kind === 'run') return this.runnable(agent, result);
+    if (result.kind === 'run') return this.runnable(agent, result, { clientTools: options.clientTools });
     if (result.takeOver) this.runner.runInBackground(agent, result.takeOver);
     return this.waiting(agent, result.request);
   }
@@ -102,7 +121,7 @@ export class StatefulInvoker {
    * on under the same request id; it may pause again. A rejection of every pending call ends it
    * Canceled (`rejected`) with no further model call.
    */
-  async resume(agent: AgentDefinition, principal: Principal, requestId: string, body: ResumeDecision): Promise<StartedRequest> {
+  async resume(agent: AgentDefinition, principal: Principal, requestId: string, body: ResumeDecision, options: Pick<StartOptions, 'clientTools'> = {}): Promise<StartedRequest> {
     const ref = await this.store.getRequest(principal.tenantId, requestId);
     if (!ref) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
     let decided: Decided;
@@ -134,22 +153,26 @@ export class StatefulInvoker {
       };
     }
     const earlier = (await this.store.listRequests(principal.tenantId, request.taskId)).filter((r) => r.seq < request.seq);
-    return this.runnable(agent, { request, earlier }, { resume: decided.resume, announce, startAt });
+    return this.runnable(agent, { request, earlier }, { resume: decided.resume, announce, startAt, clientTools: options.clientTools });
   }
 
-  private runnable(agent: AgentDefinition, run: RunNow, extra: { resume?: RunOptions['resume']; announce?: (emit?: Emit) => void; startAt?: number } = {}): StartedRequest {
+  runnable(
+    agent: AgentDefinition,
+    run: RunNow,
+    extra: { resume?: RunOptions['resume']; announce?: (emit?: Emit) => void; startAt?: number; clientTools?: RunOptions['clientTools'] } = {},
+  ): StartedRequest {
     const startAt = extra.startAt ?? 0;
     return {
       ids: idsOf(run.request),
       queued: false,
       run: (options = {}) => {
         extra.announce?.();
-        return this.runner.run(agent, run, { ...options, resume: extra.resume });
+        return this.runner.run(agent, run, { ...options, resume: extra.resume, clientTools: extra.clientTools });
       },
       stream: ({ bearerToken, instance }) => {
         const log = this.runner.streamed(agent, run.request, startAt, instance, (emit) => {
           extra.announce?.(emit);
-          return this.runner.run(agent, run, { emit, bearerToken, resume: extra.resume });
+          return this.runner.run(agent, run, { emit, bearerToken, resume: extra.resume, clientTools: extra.clientTools });
         });
         return { log, after: startAt - 1 };
       },

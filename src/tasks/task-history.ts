@@ -3,6 +3,7 @@ import { LlmMessage } from '../llm/llm-client.port';
 import type { ToolExecution } from '../tools/tool-executor';
 import { toLlmContent, userContextMessage } from '../invocation/llm-content';
 import { RequestRecord, StoredMessage, ToolCallTrace } from '../state/state.entities';
+import { withoutSuperseded } from './lifecycle/edit';
 
 /** Requests whose messages the model sees again on a follow-on. */
 const REPLAYED = new Set(['Completed']);
@@ -15,10 +16,9 @@ const REPLAYED = new Set(['Completed']);
  * (The system prompt is added by the AgentRunner.)
  */
 export function buildTaskConversation(earlier: RequestRecord[], current: RequestRecord): LlmMessage[] {
-  let userContext = current.userContext;
-  for (let i = earlier.length - 1; userContext === undefined && i >= 0; i--) userContext = earlier[i]!.userContext;
+  earlier = withoutSuperseded(earlier, current); // an edit hides the turns it replaced (lifecycle/edit.ts)
   const out: LlmMessage[] = [];
-  const ctx = userContextMessage(userContext);
+  const ctx = userContextMessage(taskUserContext(earlier, current));
   if (ctx) out.push(ctx);
   for (const r of earlier) {
     if (!REPLAYED.has(r.status)) continue;
@@ -26,6 +26,13 @@ export function buildTaskConversation(earlier: RequestRecord[], current: Request
   }
   for (const m of current.messages) out.push(toLlmMessage(m));
   return out;
+}
+
+/** The user context a task's model input starts with: the current request's, else the latest one given. */
+export function taskUserContext(earlier: RequestRecord[], current: RequestRecord): Record<string, string> | undefined {
+  let userContext = current.userContext;
+  for (let i = earlier.length - 1; userContext === undefined && i >= 0; i--) userContext = earlier[i]!.userContext;
+  return userContext;
 }
 
 /**

@@ -26,11 +26,11 @@ export function newTaskRecord(agentSource: string, principal: Principal, msg: Us
   };
 }
 
-/** The record of a new request at position `seq` of its task, holding the user's message. */
-export function newRequestRecord(task: TaskRecord, principal: Principal, msg: UserMessage, seq: number): RequestRecord {
+/** The record of a new request at position `seq` of its task, holding the user's message (its id chosen by the caller, e.g. an AG-UI `runId`, or new). */
+export function newRequestRecord(task: TaskRecord, principal: Principal, msg: UserMessage, seq: number, requestId?: string): RequestRecord {
   const now = new Date().toISOString();
   return {
-    requestId: randomUUID(),
+    requestId: requestId ?? randomUUID(),
     taskId: task.taskId,
     sessionId: task.sessionId,
     tenantId: principal.tenantId,

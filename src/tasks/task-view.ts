@@ -35,6 +35,11 @@ export function requestView(r: RequestRecord) {
     output: r.output ?? null,
     error: r.error ?? null,
     reason: r.reason ?? null,
+    // What the model received of the history (null when the request failed or was canceled, or ran before this was recorded).
+    model_input_messages: r.modelInput?.messages ?? null,
+    history_truncated: r.modelInput?.truncated ?? false,
+    history_summarized: r.modelInput?.summarized ?? false,
+    history_omitted_messages: r.modelInput?.omittedMessages ?? 0,
     approvals: (r.approvals ?? []).map((a) => ({
       pause_id: a.pauseId,
       action: a.action,

@@ -1,8 +1,8 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
-import { HEADER_SK, requestIndexPk, requestSk, taskPk } from '../../src/state/backends/dynamodb/dynamodb-keys';
+import { HEADER_SK, requestIndexPk, requestSk, taskPk, tenantPkPrefix } from '../../src/state/backends/dynamodb/dynamodb-keys';
 import { StateCorruptError } from '../../src/state/state.errors';
 import { describeStateStoreConformance } from '../conformance/state-store.conformance';
 import { makeRequest, makeTask } from '../conformance/fixtures';
@@ -26,6 +26,24 @@ describeStateStoreConformance('dynamodb', {
   rawRequest: async (tenantId, taskId, seq) => {
     const { Item } = await doc.send(new GetCommand({ TableName: table, Key: { pk: taskPk(tenantId, taskId), sk: requestSk(seq) } }));
     return Item?.data as string | undefined;
+  },
+  countStored: async (tenantId) => {
+    let n = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await doc.send(
+        new ScanCommand({
+          TableName: table,
+          FilterExpression: 'begins_with(pk, :p)',
+          ExpressionAttributeValues: { ':p': tenantPkPrefix(tenantId) },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      n += page.Items?.length ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return n;
   },
 });
 

@@ -19,7 +19,20 @@ afterAll(() => raw.disconnect());
 describeStateStoreConformance('redis', {
   createStore: async () => newStore(),
   rawRequest: async (tenantId, taskId, seq) => (await raw.hget(new RedisKeys(prefix, tenantId).requests(taskId), String(seq))) ?? undefined,
+  countStored: async (tenantId) => countKeys(raw, new RedisKeys(prefix, tenantId).tenantPattern),
 });
+
+/** Every key matching `pattern`, counted with SCAN (never KEYS). */
+async function countKeys(redis: Redis, pattern: string): Promise<number> {
+  let n = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    n += keys.length;
+    cursor = next;
+  } while (cursor !== '0');
+  return n;
+}
 
 describe('RedisStateStore', () => {
   let store: RedisStateStore;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { StateStore } from '../../src/state/state-store';
 import { concurrentCommitCases } from './cases/concurrent-commit.case';
 import { createConflictCases } from './cases/create-conflict.case';
+import { deletionCases } from './cases/deletion.case';
 import { expiryCases } from './cases/expiry.case';
 import { leaseCases } from './cases/lease.case';
 import { missingCases } from './cases/missing.case';
@@ -28,6 +29,8 @@ export interface StateStoreInitializer {
   teardown?(): Promise<void>;
   /** The stored bytes of one request record, where the backend can show them (byte-level checks). */
   rawRequest?(tenantId: string, taskId: string, seq: number): Promise<string | undefined>;
+  /** How many keys or items of one tenant the backend holds (deletion leaves none), where it can tell. */
+  countStored?(tenantId: string): Promise<number>;
 }
 
 export interface ConformanceContext {
@@ -53,6 +56,7 @@ const CASES: ConformanceCases[] = [
   expiryCases,
   requestIndependenceCases,
   leaseCases,
+  deletionCases,
 ];
 
 /** Runs every behaviour of the StateStore contract (src/state/state-store.ts) against one backend. */

@@ -4,6 +4,7 @@ import {
   Defaulted,
   IsIntFrom,
   IsListOfMappings,
+  IsMapping,
   IsNonEmptyText,
   IsNumberFrom,
   IsOneOf,
@@ -11,6 +12,7 @@ import {
   IsTextList,
   Optional,
 } from './field-validators';
+import { HistoryConfig } from './history.schema';
 import { McpServerConfig } from './mcp-server.schema';
 
 export const REASONING_EFFORTS = ['minimal', 'low', 'medium', 'high'] as const;
@@ -39,6 +41,8 @@ export class AgentSpecConfig {
   @Optional() @IsListOfMappings() @ValidateNested({ each: true }) @Type(() => McpServerConfig) mcp_servers?: McpServerConfig[];
   /** Ours: the tool loop stops with a clear error after this many model turns that ask for tools. */
   @Defaulted() @IsIntFrom(1) max_tool_rounds = 10;
+  /** Ours: what the model receives of a long conversation (src/invocation/history-window.ts). Default: everything. */
+  @Optional() @IsMapping() @ValidateNested() @Type(() => HistoryConfig) history?: HistoryConfig;
 }
 
 /** One step of a `kind: Sequential` v1 agent. `instructions` is a template over the input fields. */

@@ -4,7 +4,7 @@ import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { expiresAtMs } from '../ttl-horizon.util';
 import { ChildTtlPlan } from './dynamodb-ttl';
-import { HEADER_SK, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
+import { HEADER_SK, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
 
 /** DynamoDB allows 100 items per transaction: the header, two per request, and the session entry. */
 export const MAX_REQUESTS_PER_COMMIT = 49;
@@ -35,7 +35,7 @@ export function buildCommit(
   current: HeaderSnapshot | undefined,
   ttl: ChildTtlPlan,
   now: number,
-): { input: TransactWriteCommandInput; json: string } {
+): { input: TransactWriteCommandInput; json: string; ownerSession?: Record<string, unknown> } {
   const { taskId } = write.task;
   const live = isLive(current, now);
   const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
@@ -72,7 +72,14 @@ export function buildCommit(
     put({ pk: requestIndexPk(tenantId, r.requestId), sk: REQUEST_INDEX_SK, taskId, seq: r.seq }),
   ]);
   const sessionEntry = live ? [] : [put({ ...session, taskId })];
-  return { input: { TransactItems: [header, ...requests, ...sessionEntry] }, json };
+  const items = [header, ...requests, ...sessionEntry];
+  if (live) return { input: { TransactItems: items }, json };
+  // A create also lists the session under its owner: in the transaction when it fits, else (a
+  // create of 49 requests) written by the caller just before it (idempotent, and harmless if the
+  // create then loses: a listed session without tasks is skipped).
+  const ownerSession = { pk: ownerSessionsPk(tenantId, stored.ownerId), sk: stored.sessionId, sessionId: stored.sessionId };
+  if (items.length < 100) return { input: { TransactItems: [...items, { Put: { TableName: table, Item: ownerSession } }] }, json };
+  return { input: { TransactItems: items }, json, ownerSession };
 }
 
 function headerCondition(current: HeaderSnapshot | undefined, live: boolean, now: number) {

@@ -9,6 +9,9 @@
  *   request        T#<tenant>#TASK#<taskId>          REQ#<seq, 6 digits>     data (RequestRecord JSON), requestId, inc, ttl?
  *   request index  T#<tenant>#REQ#<requestId>        REQUEST                 taskId, seq, inc, ttl?
  *   session index  T#<tenant>#O#<owner>#S#<session>  <createdAt>#<taskId>    taskId, inc, ttl?
+ *   owner sessions T#<tenant>#O#<owner>#SESSIONS      <sessionId>             sessionId (no ttl: written by a
+ *                                                                            task's create, deleted with the
+ *                                                                            session's last task)
  *
  * - The tenant leads every partition key, so a key of another tenant cannot be built. Each id is
  *   percent-encoded, so an id containing `#` cannot forge another key.
@@ -40,6 +43,15 @@ export function requestIndexPk(tenantId: string, requestId: string): string {
 
 export function sessionPk(tenantId: string, ownerId: string, sessionId: string): string {
   return `T#${enc(tenantId)}#O#${enc(ownerId)}#S#${enc(sessionId)}`;
+}
+
+export function ownerSessionsPk(tenantId: string, ownerId: string): string {
+  return `T#${enc(tenantId)}#O#${enc(ownerId)}#SESSIONS`;
+}
+
+/** Every partition key of a tenant starts with this (tests count what a tenant holds). */
+export function tenantPkPrefix(tenantId: string): string {
+  return `T#${enc(tenantId)}#`;
 }
 
 export function sessionSk(createdAt: string, taskId: string): string {

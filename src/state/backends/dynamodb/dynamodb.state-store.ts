@@ -1,5 +1,5 @@
 import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Page, StateStore, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
@@ -9,7 +9,7 @@ import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs } from '../ttl-horizon.util';
 import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT } from './dynamodb-commit';
 import { toStateError } from './dynamodb-errors';
-import { HEADER_SK, itemName, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, taskPk } from './dynamodb-keys';
+import { HEADER_SK, itemName, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, taskPk } from './dynamodb-keys';
 import { extendChildTtl, planChildTtl } from './dynamodb-ttl';
 
 // The key schema is documented in dynamodb-keys.ts, the commit transaction in dynamodb-commit.ts.
@@ -27,6 +27,9 @@ export interface DynamoDbStateStoreOptions {
 }
 
 type Item = Record<string, unknown>;
+
+/** Requests removed per deletion step at most: two deletes each in one transaction of at most 100 items. */
+const MAX_DELETE_BATCH = 50;
 
 /** Concurrent transactions on one item can cancel each other (`TransactionConflict`); retry these. */
 const TRANSACTION_CONFLICT_ATTEMPTS = 4;
@@ -65,6 +68,122 @@ export class DynamoDbStateStore extends StateStore {
 
   async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
     return this.run(async () => (await this.readHeader(tenantId, taskId))?.task);
+  }
+
+  async getTaskForDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
+    return this.run(async () => {
+      const item = await this.get({ pk: taskPk(tenantId, taskId), sk: HEADER_SK });
+      return item && liveTask(item, true);
+    });
+  }
+
+  /**
+   * A step removes up to `batchSize` (at most 50) requests with their index entries in one
+   * transaction; the step that finds none left removes the header (conditioned on the marked
+   * version) with its session entry, then the owner's entry for the session if that left it empty.
+   */
+  async deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean> {
+    return this.run(async () => {
+      const pk = taskPk(tenantId, taskId);
+      const header = await this.get({ pk, sk: HEADER_SK });
+      if (!header) return true;
+      if (parseItem<TaskRecord>(header).deletingAt === undefined) return true;
+      const found = await this.doc.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :req)',
+          ExpressionAttributeValues: { ':pk': pk, ':req': 'REQ#' },
+          ProjectionExpression: 'sk, requestId',
+          ConsistentRead: true,
+          Limit: Math.max(1, Math.min(MAX_DELETE_BATCH, Math.floor(batchSize))),
+        }),
+      );
+      const del = (key: { pk: string; sk: string }) => ({ Delete: { TableName: this.table, Key: key } });
+      const requests = found.Items ?? [];
+      if (requests.length) {
+        const items = requests.flatMap((i) => [
+          del({ pk, sk: String(i.sk) }),
+          ...(typeof i.requestId === 'string' ? [del({ pk: requestIndexPk(tenantId, i.requestId), sk: REQUEST_INDEX_SK })] : []),
+        ]);
+        await this.deleteTransaction(items);
+        return false;
+      }
+      const session = { pk: String(header.sessionPk), sk: String(header.sessionSk) };
+      const removed = await this.deleteTransaction([
+        {
+          Delete: {
+            TableName: this.table,
+            Key: { pk, sk: HEADER_SK },
+            ConditionExpression: '#v = :v',
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':v': header.version },
+          },
+        },
+        del(session),
+      ]);
+      // Another process finishing the same deletion got there first: the next step sees what is left.
+      if (!removed) return false;
+      if (!(await this.sessionHasEntries(session.pk))) {
+        const task = parseItem<TaskRecord>(header);
+        await this.doc.send(new DeleteCommand({ TableName: this.table, Key: { pk: ownerSessionsPk(tenantId, task.ownerId), sk: task.sessionId } }));
+      }
+      return true;
+    });
+  }
+
+  async listOwnerSessions(tenantId: string, ownerId: string, page: { limit: number; cursor?: string }): Promise<Page<string>> {
+    const pk = ownerSessionsPk(tenantId, ownerId);
+    return this.run(() =>
+      pageLiveEntries(page, async (after, count) => {
+        const result = await this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+            ConsistentRead: true,
+            Limit: count,
+            ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+          }),
+        );
+        const entries = await Promise.all(
+          (result.Items ?? []).map(async (entry) => {
+            const sessionId = String(entry.sessionId);
+            // A session whose entries all expired is dead.
+            const live = await this.sessionHasEntries(sessionPk(tenantId, ownerId, sessionId));
+            return { position: String(entry.sk), item: live ? sessionId : undefined };
+          }),
+        );
+        return { entries, more: result.LastEvaluatedKey !== undefined };
+      }),
+    );
+  }
+
+  /**
+   * One deletion transaction; false when it was cancelled (another process finishing the same
+   * deletion deleted or held the same items: harmless, the caller's next step re-reads).
+   */
+  private async deleteTransaction(items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>): Promise<boolean> {
+    try {
+      await this.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      return true;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'TransactionCanceledException') return false;
+      throw err;
+    }
+  }
+
+  private async sessionHasEntries(pk: string): Promise<boolean> {
+    const result = await this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+        Limit: 1,
+        ProjectionExpression: 'pk',
+      }),
+    );
+    return (result.Items ?? []).length > 0;
   }
 
   async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
@@ -115,7 +234,7 @@ export class DynamoDbStateStore extends StateStore {
     tenantId: string,
     ownerId: string,
     sessionId: string,
-    page: { limit: number; cursor?: string },
+    page: { limit: number; cursor?: string; includeDeleting?: boolean },
   ): Promise<Page<TaskRecord>> {
     const pk = sessionPk(tenantId, ownerId, sessionId);
     return this.run(() =>
@@ -132,7 +251,7 @@ export class DynamoDbStateStore extends StateStore {
         );
         const entries = await Promise.all(
           (result.Items ?? []).map(async (entry) => {
-            const header = await this.readHeader(tenantId, String(entry.taskId));
+            const header = await this.readHeader(tenantId, String(entry.taskId), page.includeDeleting);
             // An entry of an earlier incarnation of the task id is dead.
             const mine = header?.task && header.inc === entry.inc ? header.task : undefined;
             return { position: String(entry.sk), item: mine };
@@ -162,7 +281,8 @@ export class DynamoDbStateStore extends StateStore {
         const session = { pk: current.sessionPk, sk: current.sessionSk };
         await extendChildTtl(this.doc, this.table, { tenantId, taskId, session }, ttl.extendTo);
       }
-      const { input, json } = buildCommit(this.table, tenantId, write, current, ttl, now);
+      const { input, json, ownerSession } = buildCommit(this.table, tenantId, write, current, ttl, now);
+      if (ownerSession) await this.doc.send(new PutCommand({ TableName: this.table, Item: ownerSession }));
       await this.transact(input, taskId, write.expectedVersion);
       return JSON.parse(json) as TaskRecord;
     });
@@ -200,7 +320,7 @@ export class DynamoDbStateStore extends StateStore {
   }
 
   /** The live header: its parsed task, incarnation and the snapshot a commit conditions on. */
-  private async readHeader(tenantId: string, taskId: string) {
+  private async readHeader(tenantId: string, taskId: string, includeDeleting = false) {
     const item = await this.get({ pk: taskPk(tenantId, taskId), sk: HEADER_SK });
     if (!item) return undefined;
     const snapshot: HeaderSnapshot = {
@@ -211,7 +331,7 @@ export class DynamoDbStateStore extends StateStore {
       sessionPk: String(item.sessionPk),
       sessionSk: String(item.sessionSk),
     };
-    return { task: liveTask(item), inc: item.inc, snapshot };
+    return { task: liveTask(item, includeDeleting), inc: item.inc, snapshot };
   }
 
   private async get(key: { pk: string; sk: string }): Promise<Item | undefined> {
@@ -228,9 +348,10 @@ export class DynamoDbStateStore extends StateStore {
   }
 }
 
-function liveTask(item: Item): TaskRecord | undefined {
+/** The header's task; undefined when expired, or marked for deletion (unless `deleting`). */
+function liveTask(item: Item, deleting = false): TaskRecord | undefined {
   const task = parseItem<TaskRecord>(item);
-  return isExpired(task) ? undefined : task;
+  return isExpired(task) || (!deleting && task.deletingAt !== undefined) ? undefined : task;
 }
 
 /** The record in `data`; anything else is corrupt, reported with the item's key and left as it is. */

@@ -1,7 +1,7 @@
 import { Page, StateStore, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { VersionConflictError } from '../../state.errors';
-import { isExpired, pageOf } from '../../state-store.util';
+import { isExpired, isHidden, pageOf } from '../../state-store.util';
 
 interface TenantData {
   tasks: Map<string, TaskRecord>;
@@ -32,7 +32,39 @@ export class MemoryStateStore extends StateStore {
 
   async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
     const task = this.tenants.get(tenantId)?.tasks.get(taskId);
+    return task && !isHidden(task) ? task : undefined;
+  }
+
+  async getTaskForDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
+    const task = this.tenants.get(tenantId)?.tasks.get(taskId);
     return task && !isExpired(task) ? task : undefined;
+  }
+
+  async deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean> {
+    const t = this.tenants.get(tenantId);
+    const task = t?.tasks.get(taskId);
+    if (!t || !task) return true;
+    if (task.deletingAt === undefined) return true;
+    const requests = t.requests.get(taskId) ?? [];
+    // From the end, so the array stays dense (request seqs run from 0).
+    for (let n = 0; n < batchSize && requests.length; n++) {
+      const r = requests.pop();
+      if (r && t.requestIndex.get(r.requestId)?.taskId === taskId) t.requestIndex.delete(r.requestId);
+    }
+    if (requests.length) return false;
+    t.requests.delete(taskId);
+    t.tasks.delete(taskId);
+    const key = `${task.ownerId}\u0000${task.sessionId}`;
+    const left = (t.sessions.get(key) ?? []).filter((id) => id !== taskId);
+    if (left.length) t.sessions.set(key, left);
+    else t.sessions.delete(key);
+    return true;
+  }
+
+  async listOwnerSessions(tenantId: string, ownerId: string, page: { limit: number; cursor?: string }): Promise<Page<string>> {
+    const prefix = `${ownerId}\u0000`;
+    const ids = [...(this.tenants.get(tenantId)?.sessions.keys() ?? [])].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+    return pageOf(ids, page);
   }
 
   async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
@@ -53,13 +85,13 @@ export class MemoryStateStore extends StateStore {
     tenantId: string,
     ownerId: string,
     sessionId: string,
-    page: { limit: number; cursor?: string },
+    page: { limit: number; cursor?: string; includeDeleting?: boolean },
   ): Promise<Page<TaskRecord>> {
     const t = this.tenants.get(tenantId);
     const ids = t?.sessions.get(`${ownerId}\u0000${sessionId}`) ?? [];
     // A re-created task id may now be in another owner's or session's list: only its own counts.
     const mine = (x: TaskRecord | undefined): x is TaskRecord =>
-      !!x && !isExpired(x) && x.ownerId === ownerId && x.sessionId === sessionId;
+      !!x && !(page.includeDeleting ? isExpired(x) : isHidden(x)) && x.ownerId === ownerId && x.sessionId === sessionId;
     const tasks = ids.map((id) => t!.tasks.get(id)).filter(mine);
     return pageOf(tasks, page);
   }

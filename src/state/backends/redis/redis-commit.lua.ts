@@ -8,7 +8,7 @@
  *       per request written (same order as the ARGV groups).
  * ARGV: 1 expected version, 2 now (ms), 3 expiresAt (ms or ''), 4 header JSON (already carrying the
  *       new version), 5 task id (session member), 6 request-index key prefix, 7 candidate TTL horizon
- *       (ms or ''; see ttl-horizon.util.ts), then per request: seq, encoded request id, record JSON,
+ *       (ms or ''; see ttl-horizon.util.ts), 8 the owner's sessions zset, 9 session id (its member), then per request: seq, encoded request id, record JSON,
  *       request-index JSON.
  *
  * Keys not declared in KEYS (old request-index keys, dropped or re-expired) share the tenant's hash
@@ -54,11 +54,12 @@ if not live then
   local score = 1
   if top[2] then score = tonumber(top[2]) + 1 end
   redis.call('ZADD', KEYS[4], score, taskId)
+  redis.call('ZADD', ARGV[8], 0, ARGV[9])
 end
 
 redis.call('HSET', KEYS[1], 'v', expected + 1, 'exp', exp, 'ttl', horizon, 'data', json)
 for i = 1, #KEYS - 4 do
-  local a = 7 + (i - 1) * 4
+  local a = 9 + (i - 1) * 4
   redis.call('HSET', KEYS[2], ARGV[a + 1], ARGV[a + 3])
   redis.call('SADD', KEYS[3], ARGV[a + 2])
   redis.call('SET', KEYS[4 + i], ARGV[a + 4])

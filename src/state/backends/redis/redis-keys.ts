@@ -7,6 +7,9 @@
  *   {prefix}{<tenant>}:task:<taskId>:request-ids  set     the task's request ids (to expire or drop their index keys)
  *   {prefix}{<tenant>}:request:<requestId>        string  {"taskId","seq"}: the request-id index
  *   {prefix}{<tenant>}:session:<owner>:<session>  zset    task ids, scored by creation order
+ *   {prefix}{<tenant>}:sessions:<owner>           zset    the owner's session ids (score 0, in lexical order);
+ *                                                         added by the create commit, removed by the deletion
+ *                                                         of the session's last task (redis-delete.lua.ts)
  *
  * `{<tenant>}` is a Redis Cluster hash tag: all keys of one tenant live in one slot, so the commit
  * script may touch any of them atomically. Every variable part is percent-encoded, so an id that
@@ -40,6 +43,15 @@ export class RedisKeys {
 
   requestIndex(requestId: string): string {
     return this.requestIndexPrefix + enc(requestId);
+  }
+
+  ownerSessions(ownerId: string): string {
+    return `${this.base}sessions:${enc(ownerId)}`;
+  }
+
+  /** Every key of the tenant matches this SCAN pattern (tests count what a tenant holds). */
+  get tenantPattern(): string {
+    return `${this.base.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
   }
 
   session(ownerId: string, sessionId: string): string {

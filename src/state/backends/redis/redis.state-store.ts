@@ -6,6 +6,7 @@ import { isExpired } from '../../state-store.util';
 import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
 import { COMMIT_LUA } from './redis-commit.lua';
+import { DELETE_BATCH_LUA } from './redis-delete.lua';
 import { resultsOf, toStateError } from './redis-errors';
 import { enc, RedisKeys } from './redis-keys';
 
@@ -24,7 +25,10 @@ export interface RedisStateStoreOptions {
 }
 
 type CommitReply = ['ok'] | ['conflict', number] | ['corrupt', string];
-type WithCommit = Redis & { taCommit(numKeys: number, ...args: (string | number)[]): Promise<CommitReply> };
+type WithCommit = Redis & {
+  taCommit(numKeys: number, ...args: (string | number)[]): Promise<CommitReply>;
+  taDeleteBatch(numKeys: number, ...args: (string | number)[]): Promise<'gone' | 'changed' | 'more' | 'done'>;
+};
 
 /**
  * Redis backend (Redis >= 7.0): a task header hash, one hash field per request, a request-id index
@@ -60,6 +64,7 @@ export class RedisStateStore extends StateStore {
     // Without a listener ioredis prints every connection error to stderr; failures surface per call.
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('taCommit', { lua: COMMIT_LUA });
+    this.redis.defineCommand('taDeleteBatch', { lua: DELETE_BATCH_LUA });
   }
 
   private keys(tenantId: string): RedisKeys {
@@ -69,6 +74,38 @@ export class RedisStateStore extends StateStore {
   async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
     const key = this.keys(tenantId).task(taskId);
     return this.run(key, async () => liveTask(key, await this.redis.hget(key, 'data')));
+  }
+
+  async getTaskForDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
+    const key = this.keys(tenantId).task(taskId);
+    return this.run(key, async () => liveTask(key, await this.redis.hget(key, 'data'), true));
+  }
+
+  async deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean> {
+    const task = await this.getTaskForDeletion(tenantId, taskId);
+    if (!task) return true;
+    if (task.deletingAt === undefined) return true;
+    const k = this.keys(tenantId);
+    const keys = [k.task(taskId), k.requests(taskId), k.requestIds(taskId), k.session(task.ownerId, task.sessionId), k.ownerSessions(task.ownerId)];
+    const args = [task.version, Math.max(1, Math.floor(batchSize)), k.requestIndexPrefix, taskId, task.sessionId];
+    const reply = await this.run(keys[0], () => this.redis.taDeleteBatch(keys.length, ...keys, ...args));
+    // 'changed': the marked header is gone and the id holds another task since.
+    return reply !== 'more';
+  }
+
+  async listOwnerSessions(tenantId: string, ownerId: string, page: { limit: number; cursor?: string }): Promise<Page<string>> {
+    const k = this.keys(tenantId);
+    const key = k.ownerSessions(ownerId);
+    return this.run(key, () =>
+      pageLiveEntries(page, async (after, count) => {
+        const ids = await this.redis.zrangebylex(key, after === undefined ? '-' : `(${after}`, '+', 'LIMIT', 0, count);
+        const pipeline = this.redis.pipeline();
+        for (const id of ids) pipeline.exists(k.session(ownerId, id));
+        const exists = ids.length ? resultsOf(await pipeline.exec(), key) : [];
+        // A session whose index expired with its tasks is dead.
+        return { entries: ids.map((id, i) => ({ position: id, item: exists[i] ? id : undefined })), more: ids.length === count };
+      }),
+    );
   }
 
   async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
@@ -104,7 +141,7 @@ export class RedisStateStore extends StateStore {
     tenantId: string,
     ownerId: string,
     sessionId: string,
-    page: { limit: number; cursor?: string },
+    page: { limit: number; cursor?: string; includeDeleting?: boolean },
   ): Promise<Page<TaskRecord>> {
     const k = this.keys(tenantId);
     const sessionKey = k.session(ownerId, sessionId);
@@ -117,7 +154,7 @@ export class RedisStateStore extends StateStore {
         for (const id of ids) pipeline.hget(k.task(id), 'data');
         const headers = ids.length ? resultsOf(await pipeline.exec(), sessionKey) : [];
         const entries = ids.map((id, i) => {
-          const task = liveTask(k.task(id), headers[i] as string | null);
+          const task = liveTask(k.task(id), headers[i] as string | null, page.includeDeleting);
           // A re-created task id may now belong to another session: it is not this one's.
           const mine = task && task.ownerId === ownerId && task.sessionId === sessionId ? task : undefined;
           return { position: flat[i * 2 + 1], item: mine };
@@ -150,6 +187,8 @@ export class RedisStateStore extends StateStore {
       taskId,
       k.requestIndexPrefix,
       exp === undefined ? '' : ttlHorizon(exp, now),
+      k.ownerSessions(stored.ownerId),
+      stored.sessionId,
       ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
     ];
     const reply = await this.run(keys[0], () => this.redis.taCommit(keys.length, ...keys, ...args));
@@ -200,11 +239,11 @@ export class RedisStateStore extends StateStore {
   }
 }
 
-/** Parses a stored header; undefined when absent or expired. */
-function liveTask(key: string, data: string | null): TaskRecord | undefined {
+/** Parses a stored header; undefined when absent or expired, or marked for deletion (unless `deleting`). */
+function liveTask(key: string, data: string | null, deleting = false): TaskRecord | undefined {
   if (data === null) return undefined;
   const task = parseRecord<TaskRecord>(key, data);
-  return isExpired(task) ? undefined : task;
+  return isExpired(task) || (!deleting && task.deletingAt !== undefined) ? undefined : task;
 }
 
 /** JSON that is not an object is corrupt: the error names the key and nothing is changed. */

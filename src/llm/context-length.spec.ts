@@ -1,0 +1,29 @@
+import { APIError } from 'openai';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { isContextLengthExceeded } from './context-length';
+import { mapLlmError } from './llm-error.mapper';
+
+/** OpenAI's real answer to an input over the model's context window. */
+const OPENAI_BODY = {
+  message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens. Please reduce the length of the messages.",
+  type: 'invalid_request_error',
+  param: 'messages',
+  code: 'context_length_exceeded',
+};
+const http = (status: number, body: Record<string, unknown>) => APIError.generate(status, { error: body }, undefined, new Headers());
+
+describe('isContextLengthExceeded', () => {
+  it("recognizes the provider's context-length answer after mapping", () => {
+    expect(isContextLengthExceeded(mapLlmError(http(400, OPENAI_BODY)))).toBe(true);
+    // an OpenAI-compatible server that says it without the code
+    expect(isContextLengthExceeded(mapLlmError(http(400, { message: 'prompt is too long: 210000 tokens > 200000 maximum' })))).toBe(true);
+  });
+
+  it('is false for any other failure', () => {
+    expect(isContextLengthExceeded(mapLlmError(http(400, { message: 'Invalid value for temperature', code: 'invalid_value' })))).toBe(false);
+    expect(isContextLengthExceeded(mapLlmError(http(500, OPENAI_BODY)))).toBe(false);
+    expect(isContextLengthExceeded(new DomainError(ErrorCode.LLM_REQUEST_REJECTED, 'no'))).toBe(false);
+    expect(isContextLengthExceeded(new Error('context_length_exceeded'))).toBe(false);
+  });
+});

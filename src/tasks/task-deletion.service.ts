@@ -1,0 +1,149 @@
+import { Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AgentDefinition } from '../agents/config/agent-definition';
+import type { Principal } from '../auth/principal';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { StateStore } from '../state/state-store';
+import { TaskRecord } from '../state/state.entities';
+import { cancel } from './lifecycle/cancel';
+import { markDeleting } from './lifecycle/delete';
+import { leaseActive } from './lifecycle/lease';
+import { RunningRequests } from './running-requests';
+import { TaskEventLog } from './task-event-log';
+import { TaskAccess, TaskWriter } from './task-writer';
+
+/** Requests removed per store step (each step is atomic; DynamoDB takes at most 50). */
+export const DELETE_BATCH_SIZE = 25;
+/** Tasks of a session collected, then deleted, per round of `DELETE /sessions/{id}`. */
+const SESSION_ROUND = 1000;
+/** Rounds of one `DELETE /sessions/{id}` (10,000 tasks); a session with more is 409 TASK_BUSY: call again. */
+export const MAX_SESSION_ROUNDS = 10;
+/** How long, in lease lengths, a DELETE waits for a request running on another replica to stop. */
+const REMOTE_CANCEL_WAIT_LEASES = 2;
+const REMOTE_CANCEL_POLL_MS = 100;
+/** Tasks of a session read per store page while collecting them. */
+const SESSION_PAGE = 100;
+
+/**
+ * `DELETE /tasks/{id}` and `DELETE /sessions/{id}`: the owner's task (or every task of this agent
+ * in the owner's session) and everything of it — header, requests, request-id and session index
+ * entries, and this replica's replay log — is removed.
+ *
+ * 1. A running request is canceled first: aborted at once on this replica, or asked through the
+ *    task on another one and waited for (boundedly), its outcome stored as cancel stores it.
+ * 2. One compare-and-set marks the header `deletingAt` (lifecycle/delete.ts): from then on the task
+ *    reads as not found everywhere, and nothing can write to it.
+ * 3. The store removes the requests in atomic batches of DELETE_BATCH_SIZE, then the header.
+ *
+ * A crash (or a store failure) between batches leaves a task that reads as not found, whose marked
+ * header still names its owner: a re-run of the same DELETE (of the task or its session) finds it
+ * and finishes the job. Another owner's or tenant's task, another agent's, or one already gone is
+ * 404 and nothing is touched.
+ */
+@Injectable()
+export class TaskDeletion {
+  constructor(
+    private readonly store: StateStore,
+    private readonly writer: TaskWriter,
+    private readonly running: RunningRequests,
+    private readonly events: TaskEventLog,
+  ) {}
+
+  async deleteTask(agent: AgentDefinition, principal: Principal, taskId: string): Promise<void> {
+    const task = await this.store.getTaskForDeletion(principal.tenantId, taskId);
+    if (!task || task.agent !== agent.source || task.ownerId !== principal.ownerId) {
+      throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${taskId}`);
+    }
+    await this.delete(agent, principal, task);
+  }
+
+  async deleteSession(agent: AgentDefinition, principal: Principal, sessionId: string): Promise<void> {
+    for (let round = 0; ; round++) {
+      const tasks = await this.sessionTasks(agent, principal, sessionId);
+      if (!tasks.length) {
+        if (round === 0) throw new DomainError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}`);
+        return;
+      }
+      if (round === MAX_SESSION_ROUNDS) {
+        throw new DomainError(ErrorCode.TASK_BUSY, `Session ${sessionId} still has tasks after deleting ${MAX_SESSION_ROUNDS * SESSION_ROUND} of them; call again`, { retryAfter: 1 });
+      }
+      // One by one: a task another call deletes meanwhile is simply gone (its 404 is not ours).
+      for (const task of tasks) {
+        await this.delete(agent, principal, task).catch((err: unknown) => {
+          if (!(err instanceof DomainError && err.code === ErrorCode.TASK_NOT_FOUND)) throw err;
+        });
+      }
+    }
+  }
+
+  /** Up to SESSION_ROUND of the caller's tasks of this agent in the session, half-deleted ones included. */
+  private async sessionTasks(agent: AgentDefinition, principal: Principal, sessionId: string): Promise<TaskRecord[]> {
+    const tasks: TaskRecord[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.store.listSessionTasks(principal.tenantId, principal.ownerId, sessionId, {
+        limit: SESSION_PAGE,
+        cursor,
+        includeDeleting: true,
+      });
+      tasks.push(...page.items.filter((t) => t.agent === agent.source));
+      cursor = page.nextCursor;
+    } while (cursor && tasks.length < SESSION_ROUND);
+    return tasks.slice(0, SESSION_ROUND);
+  }
+
+  /**
+   * A task id held by a task whose deletion was interrupted (a crash between batches): finishes the
+   * deletion, so the id is free again. False when the id holds no task being deleted.
+   */
+  async finishInterrupted(tenantId: string, taskId: string): Promise<boolean> {
+    const task = await this.store.getTaskForDeletion(tenantId, taskId);
+    if (task?.deletingAt === undefined) return false;
+    this.events.forget(tenantId, taskId);
+    await this.finish(tenantId, taskId, task.requestCount);
+    return true;
+  }
+
+  private async delete(agent: AgentDefinition, principal: Principal, task: TaskRecord): Promise<void> {
+    const { tenantId } = principal;
+    if (task.deletingAt === undefined) {
+      const access = { tenantId, taskId: task.taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
+      const holder = task.lease?.requestId;
+      if (holder && leaseActive(task) && !(await this.running.cancel(holder))) await this.cancelRemote(access, holder);
+      await this.writer.update(access, markDeleting());
+    }
+    this.events.forget(tenantId, task.taskId);
+    await this.finish(tenantId, task.taskId, task.requestCount);
+  }
+
+  /**
+   * A request running on another replica: asked to stop through the task (lifecycle `cancel`, as
+   * `POST /cancel` does), then waited for until its lease is released, for at most
+   * REMOTE_CANCEL_WAIT_LEASES lease lengths (a replica that died never answers: its lease lapses,
+   * and the mark that follows keeps it from writing anything).
+   */
+  private async cancelRemote(access: TaskAccess, holder: string): Promise<void> {
+    await this.writer.update(access, cancel(this.writer.timing)).catch((err: unknown) => {
+      if (!(err instanceof DomainError && err.code === ErrorCode.TASK_NOT_RUNNING)) throw err;
+    });
+    const deadline = Date.now() + REMOTE_CANCEL_WAIT_LEASES * this.writer.timing.leaseMs;
+    while (Date.now() < deadline) {
+      const task = await this.store.getTask(access.tenantId, access.taskId);
+      if (!task || task.lease?.requestId !== holder || !leaseActive(task)) return;
+      await sleep(REMOTE_CANCEL_POLL_MS);
+    }
+  }
+
+  /**
+   * Runs the store's batches until no marked task is left under the id (bounded by its request
+   * count). Another process may finish it first, and even create a new task under the id: the
+   * store leaves that one alone and answers done.
+   */
+  private async finish(tenantId: string, taskId: string, requestCount: number): Promise<void> {
+    // Twice the batches it needs, plus slack: a step can lose a race with another process finishing the same deletion.
+    const steps = 2 * Math.ceil((requestCount + 2) / DELETE_BATCH_SIZE) + 10;
+    for (let i = 0; i < steps; i++) if (await this.store.deleteTaskBatch(tenantId, taskId, DELETE_BATCH_SIZE)) return;
+    throw new Error(`Task ${taskId} was not deleted within ${steps} batches`);
+  }
+}

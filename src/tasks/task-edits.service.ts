@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AgentDefinition } from '../agents/config/agent-definition';
+import type { Principal } from '../auth/principal';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { StateStore } from '../state/state-store';
+import { TaskRecord } from '../state/state.entities';
+import { edit } from './lifecycle/edit';
+import { appendForked, fork } from './lifecycle/fork';
+import { owned, StartedRequest, StatefulInvoker } from './stateful-invoker.service';
+import { newRequestRecord } from './task-records';
+import { withEdits } from './task-edits-view';
+import { taskView } from './task-view';
+import { TaskWriter } from './task-writer';
+import type { UserMessage } from './user-message';
+
+/** Requests per commit of a fork (DynamoDB takes at most 49 in one transaction). */
+const FORK_BATCH = 40;
+
+/**
+ * Edit and rerun, and fork (docs/api.md, Edit and fork): each one lifecycle transition
+ * (src/tasks/lifecycle/edit.ts, fork.ts) applied by the task writer, so the compare-and-set,
+ * ownership and tenant rules are those of every other write; the edited request then runs as any
+ * admitted request does (StatefulInvoker.runnable).
+ */
+@Injectable()
+export class TaskEdits {
+  constructor(
+    private readonly store: StateStore,
+    private readonly writer: TaskWriter,
+    private readonly invoker: StatefulInvoker,
+  ) {}
+
+  /** Replaces the user turn of `requestId` and runs from it under a new request id. Another owner's task is 401. */
+  async edit(agent: AgentDefinition, principal: Principal, taskId: string, requestId: string, msg: UserMessage): Promise<StartedRequest> {
+    if (msg.task_id !== undefined && msg.task_id !== taskId) {
+      const message = 'task_id must be the task of the URL (or absent)';
+      throw new DomainError(ErrorCode.VALIDATION_FAILED, message, { errors: [{ field: 'task_id', message }] });
+    }
+    const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
+    const transition = edit({ requestId, request: newRequestRecord(placeholder, principal, msg, 0), sessionId: msg.session_id, timing: this.writer.timing });
+    const { result } = await this.writer.update(owned(agent, principal, taskId), transition);
+    return this.invoker.runnable(agent, result);
+  }
+
+  /**
+   * A new task holding the history of `taskId` up to `requestId`, in `sessionId` or the source's
+   * session; the source is only read (another owner's task reads as not found, as `GET` does).
+   * Answers the new task's view.
+   */
+  async fork(agent: AgentDefinition, principal: Principal, taskId: string, body: { request_id?: string; session_id?: string }) {
+    const access = { ...owned(agent, principal, taskId), foreign: 'not-found' as const };
+    const source = await this.writer.read(access);
+    const requests = await this.store.listRequests(principal.tenantId, taskId);
+    const forked = fork(
+      { task: source, requests },
+      { taskId: randomUUID(), requestId: body.request_id, sessionId: body.session_id, mint: randomUUID, timing: this.writer.timing },
+      Date.now(),
+    );
+    const batches = chunks(forked.requests, FORK_BATCH);
+    const first = batches.shift()!;
+    let { task } = await this.writer.create(principal.tenantId, { task: { ...forked.task, requestCount: first.length }, requests: first, result: undefined });
+    for (const batch of batches) {
+      task = (await this.writer.update({ tenantId: principal.tenantId, taskId: task.taskId }, appendForked(batch, this.writer.timing))).task;
+    }
+    return withEdits(taskView(task, forked.requests, agent), forked.requests, false);
+  }
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
