@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-deps.sh
 npx tsc --noEmit -p tsconfig.json
+npx tsc -p console/tsconfig.json
 npx tsc -p tsconfig.build.json
+npx vite build -c console/vite.config.mjs   # the web console (dist/console), which the browser tests load
 export LOG_LEVEL=silent TA_LOG_LEVEL=silent
 results="$(mktemp -t jest-results.XXXXXX.json)"
 status=0

@@ -5,6 +5,7 @@ import { AgentDefinition } from './agents/config/agent-definition';
 import { ConfigError } from './agents/config/config-error';
 import { loadAgentConfigs } from './agents/config/load-agent-configs';
 import { AppModule } from './app.module';
+import { corsMiddleware } from './common/http/cors.middleware';
 import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { createLogger } from './common/logging/logger';
@@ -84,6 +85,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   app.set('etag', false);
   app.use(requestIdMiddleware);
   app.use(httpTelemetryMiddleware(telemetry, logger));
+  // Before routing, auth and the 415 check: preflights are answered here, and every answer (errors too) carries the CORS headers.
+  app.use(corsMiddleware(env.cors, { devAuth: env.auth.mode === 'dev' }));
   app.use(jsonOnlyMiddleware);
   app.useBodyParser('json', { limit: env.http.maxBodyBytes, type: (req: { headers: { 'content-type'?: string } }) => readsAsJson(req.headers['content-type']) });
   return { app, env, agents, logger };

@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
 import { ApiCommonModule } from './api/common/api-common.module';
+import { ServiceIndexModule } from './api/index/service-index.module';
+import { ConsoleModule } from './api/console/console.module';
 import { StreamSocketModule } from './api/stateless/stream-socket.module';
 import { V1Module } from './api/v1/v1.module';
 import { V2Module } from './api/v2/v2.module';
@@ -31,6 +33,8 @@ export class AppModule {
         V2Module.register(deps.agents),
         V3Module.register(deps.agents),
         StreamSocketModule,
+        ServiceIndexModule.register(deps.agents, deps.env),
+        ConsoleModule.register(deps.env, deps.agents),
       ],
       providers: [
         { provide: APP_FILTER, useFactory: (logger: Logger) => new ProblemDetailsFilter(logger), inject: [LOGGER] },

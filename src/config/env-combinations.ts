@@ -30,6 +30,10 @@ export function checkEnvCombinations(v: EnvVars): string[] {
       out.push(`TA_ENTRA_REQUIRED_SCOPES (user tokens) or TA_ENTRA_REQUIRED_ROLES (app-only tokens) is required ${mode}`);
     }
   }
+  // Any web page could then call with a token it got hold of; list the web apps' origins instead.
+  if (v.TA_CORS_ORIGINS?.includes('*') && v.TA_AUTH_MODE !== 'dev') {
+    out.push('TA_CORS_ORIGINS=* is refused when TA_AUTH_MODE=entra: list the origins of your web apps (scheme://host[:port], comma-separated)');
+  }
   if (v.TA_AZURE_OPENAI_ENDPOINT && v.TA_BASE_URL) {
     out.push('TA_BASE_URL and TA_AZURE_OPENAI_ENDPOINT are exclusive: set one provider');
   }

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { flattenValidationErrors } from '../agents/config/flatten-validation-errors';
+import { CorsConfig, corsConfigOf } from '../common/http/cors-policy';
 import type { LogLevel } from '../common/logging/logger';
 import { checkEnvCombinations } from './env-combinations';
 import { EnvVars } from './env.schema';
@@ -45,6 +46,10 @@ export interface EnvConfig {
     idpTimeoutMs: number;
   };
   tools: ToolsConfig;
+  /** TA_CORS_ORIGINS (docs/api.md, CORS). */
+  cors: CorsConfig;
+  /** The web console (src/api/console, docs/console.md). */
+  console: { enabled: boolean; clientId?: string; scopes: string[] };
   production: boolean;
 }
 
@@ -106,6 +111,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       jwksCooldownMs: vars.TA_ENTRA_JWKS_COOLDOWN_MS,
       idpTimeoutMs: vars.TA_ENTRA_IDP_TIMEOUT_MS,
     },
+    cors: corsConfigOf(vars.TA_CORS_ORIGINS),
     tools: {
       timeoutMs: vars.TA_TOOL_TIMEOUT_MS,
       maxRetries: vars.TA_TOOL_MAX_RETRIES,
@@ -114,6 +120,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       remotePluginPath: vars.TA_REMOTE_PLUGIN_PATH,
       pluginCatalogFile: vars.TA_PLUGIN_CATALOG_FILE,
     },
+    console: { enabled: vars.TA_CONSOLE, clientId: vars.TA_CONSOLE_CLIENT_ID, scopes: vars.TA_CONSOLE_SCOPES ?? [] },
     production: vars.NODE_ENV === 'production',
   };
 }

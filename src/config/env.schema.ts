@@ -2,6 +2,7 @@ import { Transform } from 'class-transformer';
 import { IsOptional, IsString } from 'class-validator';
 import { LOG_LEVELS, toLogLevel } from '../common/logging/logger';
 import { GUID } from '../auth/entra/entra-issuers';
+import { CORS_ORIGINS_EXPECTED, isCorsOriginList } from '../common/http/cors-policy';
 import { EnvBool, EnvInt, EnvList, EnvOneOf, EnvRule, EnvUrl, toBool, toInt, toList } from './env-validators';
 
 /**
@@ -29,6 +30,8 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(1024) TA_MAX_BODY_BYTES = 10 * 1024 * 1024;
   /** 0 turns the SSE keepalive comments off. */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_SSE_KEEPALIVE_MS = 15_000;
+  /** Origins browsers may call from (src/common/http/cors-policy.ts); `*` only with TA_AUTH_MODE=dev. Unset: none. */
+  @IsOptional() @Transform(toList) @EnvRule(isCorsOriginList, CORS_ORIGINS_EXPECTED) TA_CORS_ORIGINS?: string[];
 
   // telemetry and logs
   /** OTLP/HTTP collector base URL (traces go to `{endpoint}/v1/traces`). */
@@ -82,6 +85,13 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_ENTRA_JWKS_COOLDOWN_MS = 30_000;
   /** Timeout of each metadata/JWKS request; past it the request answers 503. */
   @IsOptional() @Transform(toInt) @EnvInt(100) TA_ENTRA_IDP_TIMEOUT_MS = 5_000;
+
+  /** The web console at `/console` (docs/console.md); `false` turns it off. */
+  @IsOptional() @Transform(toBool) @EnvBool() TA_CONSOLE = true;
+  /** Entra app (client) id the console signs in with through MSAL's redirect flow; unset: paste a token. */
+  @IsOptional() @IsString() TA_CONSOLE_CLIENT_ID?: string;
+  /** Scopes the console asks MSAL for (default `api://{TA_ENTRA_AUDIENCE[0]}/.default` when an audience is set). */
+  @IsOptional() @Transform(toList) @EnvList() TA_CONSOLE_SCOPES?: string[];
 
   @IsOptional() @IsString() NODE_ENV?: string;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { addUsage, emptyUsage, LlmClient, LlmMessage, LlmRequest, LlmResult, LlmToolCall } from '../llm/llm-client.port';
+import { addUsage, emptyUsage, LlmClient, LlmMessage, LlmRequest, LlmResult, LlmToolCall, LlmToolSpec } from '../llm/llm-client.port';
 import { ApprovalPolicy, ApprovalReason, approvalForTurn, approvalUnavailableResult, DEFAULT_APPROVAL_POLICY, rejectedResult } from '../tools/governance';
 import type { ToolExecution, ToolExecutor } from '../tools/tool-executor';
 import type { Tool } from '../tools/tool.port';
@@ -36,7 +36,14 @@ export interface ToolLoopOptions {
    * the `approved` ones run (with the calls that needed no approval, listed in `approved` too),
    * the others get a "rejected by the user" result, then the loop goes on as usual.
    */
-  resume?: { calls: LlmToolCall[]; approved: ReadonlySet<string>; reasons?: Readonly<Record<string, string>> };
+  resume?: { calls: LlmToolCall[]; approved: ReadonlySet<string>; reasons?: Readonly<Record<string, string>>; provided?: Readonly<Record<string, string>> };
+  /**
+   * Tools the caller runs itself (AG-UI client-side tools), offered to the model after the agent's
+   * own (a name the agent has is left out). A turn that calls them, and needs no approval, ends the
+   * run `paused` with those calls pending (reason `client_tool`); the caller's results come back as
+   * `resume.provided`. In a turn that waits for approval they get an error result instead.
+   */
+  clientTools?: LlmToolSpec[];
 }
 
 /** A run that stopped before a turn whose calls need a human decision. */
@@ -101,17 +108,20 @@ export async function runToolLoop(
   const approvals = options.approvals ?? { policy: DEFAULT_APPROVAL_POLICY, canPause: false };
   try {
     const tools: ReadonlyMap<string, Tool> = deps.toolset.isEmpty ? new Map() : await deps.toolset.resolve();
-    const specs = toolSpecs(tools);
+    const clientTools = (options.clientTools ?? []).filter((t) => !tools.has(t.name));
+    const isClientCall = (c: LlmToolCall) => clientTools.some((t) => t.name === c.name);
+    const specs = [...toolSpecs(tools), ...clientTools];
+    const provided = options.resume?.provided ?? {};
     const messages = [...request.messages];
     let usage = emptyUsage();
     const runTurn = async (calls: LlmToolCall[], refused: ReadonlyMap<string, NotRun>) => {
       if (!options.caller) throw new DomainError(ErrorCode.INTERNAL, 'tool calls need the caller identity, and none was given');
       const ctx = { principal: options.caller.principal, bearerToken: options.caller.bearerToken, signal: options.signal };
       const hooks = { onStart: options.onToolCall, onDone: options.onToolResult };
-      const runnable = calls.filter((c) => !refused.has(c.id));
+      const runnable = calls.filter((c) => !refused.has(c.id) && !isClientCall(c) && !(c.id in provided));
       const ran = new Map((await deps.executor.executeAll(tools, runnable, ctx, hooks)).map((e) => [e.id, e]));
       for (const call of calls) {
-        const e = ran.get(call.id) ?? notRun(call, refused.get(call.id)!);
+        const e = ran.get(call.id) ?? notRun(call, refused.get(call.id) ?? clientResult(call, provided[call.id]));
         if (!ran.has(call.id)) options.onToolResult?.(e);
         toolExecutions.push(e);
         const msg: LlmMessage = { role: 'tool', tool_call_id: e.id, content: e.result };
@@ -139,10 +149,15 @@ export async function runToolLoop(
       const turn: LlmMessage = { role: 'assistant', content: result.content || null, tool_calls: calls };
       messages.push(turn);
       appended.push(turn);
-      const verdict = approvalForTurn(approvals.policy, tools, calls);
+      const clientCalls = calls.filter(isClientCall);
+      const verdict = approvalForTurn(approvals.policy, tools, clientCalls.length ? calls.filter((c) => !isClientCall(c)) : calls);
+      const risks = () => Object.fromEntries(calls.map((c) => [c.id, isClientCall(c) ? 'client' : (tools.get(c.name)?.risk ?? 'write_high_risk')]));
       if (verdict.pending.length && approvals.canPause) {
-        const risks = Object.fromEntries(calls.map((c) => [c.id, tools.get(c.name)?.risk ?? 'write_high_risk']));
-        return { ...result, usage, appended, toolExecutions, paused: { calls, ...verdict, risks } };
+        return { ...result, usage, appended, toolExecutions, paused: { calls, ...verdict, risks: risks() } };
+      }
+      if (clientCalls.length && approvals.canPause) {
+        const reasons = Object.fromEntries(clientCalls.map((c) => [c.id, 'client_tool' as const]));
+        return { ...result, usage, appended, toolExecutions, paused: { calls, pending: clientCalls, plan: false, reasons, risks: risks() } };
       }
       await runTurn(calls, new Map(verdict.pending.map((c) => [c.id, { outcome: 'error', result: approvalUnavailableResult(c) }])));
     }
@@ -152,10 +167,16 @@ export async function runToolLoop(
   }
 }
 
-/** The trace of a call that did not run (rejected, or refused for want of approval). */
+/** The trace of a call that did not run here (rejected, refused for want of approval, or a client-side tool's). */
 interface NotRun {
-  outcome: 'rejected' | 'error';
+  outcome: 'rejected' | 'error' | 'ok';
   result: string;
+}
+
+/** A client-side tool's call: the result its caller gave, or an error when none came back. */
+function clientResult(call: LlmToolCall, result: string | undefined): NotRun {
+  if (result !== undefined) return { outcome: 'ok', result };
+  return { outcome: 'error', result: `Error: ${call.name} is a client-side tool and its caller gave no result for this call; it did not run.` };
 }
 
 function notRun(call: LlmToolCall, why: NotRun): ToolExecution {

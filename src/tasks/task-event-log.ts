@@ -61,6 +61,16 @@ export class TaskEventLog {
     return this.logs.get(keyOf(tenantId, taskId, seq));
   }
 
+  /** Drops (and closes) every log of a task: it was deleted. Scans at most MAX_LOGS logs. */
+  forget(tenantId: string, taskId: string): void {
+    const prefix = `${tenantId}\u0000${taskId}\u0000`;
+    for (const [key, log] of [...this.logs]) {
+      if (!key.startsWith(prefix)) continue;
+      this.close(log);
+      this.logs.delete(key);
+    }
+  }
+
   append(log: RequestEventLog, event: string, data: Record<string, unknown>): LoggedEvent {
     const n = log.next++;
     const e: LoggedEvent = { id: `${log.seq}-${n}`, n, event, data };

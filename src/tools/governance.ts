@@ -49,7 +49,7 @@ export function needsApproval(level: AutonomyLevel, tool: Pick<Tool, 'risk' | 'r
 }
 
 /** Why a call needs approval: its own `requires_hitl`, its risk above the autonomy level, or its plan. */
-export type ApprovalReason = 'requires_hitl' | 'autonomy_level' | 'plan';
+export type ApprovalReason = 'requires_hitl' | 'autonomy_level' | 'plan' | 'client_tool';
 
 /** The approval verdict on one model turn. */
 export interface TurnApproval {

@@ -86,7 +86,9 @@ describe('HTTP surface: several agents in one process', () => {
     ['POST', '/Alpha/9.9'],
     ['POST', '/Nobody/0.1/sse'],
     ['GET', '/Nobody/0.1/openapi.json'],
-    ['GET', '/'],
+    // `GET /` is the service index (service-index.e2e-spec.ts); `POST /` is no route.
+    ['POST', '/'],
+    ['GET', '/Alpha'],
     ['GET', '/Alpha/0.1'],
   ])('answers %s %s (no such agent or route) with a 404 problem', async (method, path) => {
     const res = await request(`${t.url}${path}`, { method, ...(method === 'POST' ? { body: HELLO } : {}) });

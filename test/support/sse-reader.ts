@@ -1,4 +1,4 @@
-import { IncomingMessage, request as httpRequest } from 'node:http';
+import { ClientRequest, IncomingMessage, request as httpRequest } from 'node:http';
 
 /**
  * Reads a server-sent-event response as raw text, so tests can assert the wire bytes exactly and
@@ -30,7 +30,15 @@ export interface SseReader {
 
 /** POSTs `body` and resolves once the response headers arrived. */
 export async function openSse(url: string, body: unknown, headers: Record<string, string> = {}): Promise<SseReader> {
-  const { req, response } = post(url, body, { accept: 'text/event-stream', ...headers });
+  return readSse(post(url, body, { accept: 'text/event-stream', ...headers }));
+}
+
+/** GETs an event stream (`GET /tasks/{id}/stream`) and resolves once the response headers arrived. */
+export async function getSse(url: string, headers: Record<string, string> = {}): Promise<SseReader> {
+  return readSse(send('GET', url, undefined, { accept: 'text/event-stream', ...headers }));
+}
+
+async function readSse({ req, response }: { req: ClientRequest; response: Promise<IncomingMessage> }): Promise<SseReader> {
   const res = await response;
   res.setEncoding('utf8');
   let text = '';
@@ -82,13 +90,17 @@ export function startPost(url: string, body: unknown): { drop: () => void; settl
 }
 
 function post(url: string, body: unknown, headers: Record<string, string>) {
-  const req = httpRequest(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...headers } });
+  return send('POST', url, JSON.stringify(body), { 'content-type': 'application/json', ...headers });
+}
+
+function send(method: string, url: string, body: string | undefined, headers: Record<string, string>) {
+  const req = httpRequest(url, { method, agent: false, headers });
   const response = new Promise<IncomingMessage>((resolve, reject) => {
     req.on('response', resolve);
     req.on('error', reject);
   });
   response.catch(() => undefined); // a dropped request is expected to fail; callers decide
-  req.end(JSON.stringify(body));
+  req.end(body);
   return { req, response };
 }
 

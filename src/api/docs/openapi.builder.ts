@@ -1,6 +1,10 @@
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import type { DataType } from '../../agents/custom-types/data-type';
 import { openApiComponents } from './openapi-json-schema';
+import { addAgUiPaths } from './openapi-ag-ui-paths';
+import { addTaskStreamPaths } from './openapi-task-stream-paths';
+import { addDeleteAndListPaths } from './openapi-delete-list-paths';
+import { addEditPaths } from './openapi-edit-paths';
 import { OPENAPI_SCHEMAS, ref } from './openapi-schemas';
 
 type Operation = Record<string, unknown>;
@@ -118,11 +122,12 @@ function addStatefulPaths(paths: Record<string, Record<string, Operation>>, p: s
     post: { operationId: 'resumeSse', summary: 'Resume, streamed', description: 'As resume, with the continued request streamed as server-sent events.', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': sse('events') } },
   };
   paths[`${p}/tasks/{task_id}`] = {
-    get: { operationId: 'getTask', summary: 'The task with its requests', description: "One of the caller's tasks: its requests, messages, tool calls and pending approvals.", tags, parameters: [taskParam], responses: { '200': json({ type: 'object' }) } },
+    get: { operationId: 'getTask', summary: 'The task with its requests', description: "One of the caller's tasks: its requests, messages, tool calls and pending approvals, and per request what the model received of the history.", tags, parameters: [taskParam], responses: { '200': json(ref('Task')) } },
   };
   paths[`${p}/tasks/{task_id}/cancel`] = {
     post: { operationId: 'cancelTask', summary: 'Cancel the running or paused request', description: 'Ends the running request of the task, or the paused one, as Canceled.', tags, parameters: [taskParam], responses: { '200': json(ref('StateResponse')) } },
   };
+  addEditPaths(paths, p, tags, taskParam);
   paths[`${p}/sessions/{session_id}`] = {
     get: {
       operationId: 'getSession',
@@ -137,4 +142,7 @@ function addStatefulPaths(paths: Record<string, Record<string, Operation>>, p: s
       responses: { '200': json({ type: 'object' }) },
     },
   };
+  addDeleteAndListPaths(paths, p, tags, taskParam);
+  addTaskStreamPaths(paths, p, tags, taskParam);
+  addAgUiPaths(paths, p, tags);
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, Type } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req, Res, Type } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { ENV_CONFIG } from '../../app.tokens';
@@ -8,11 +8,17 @@ import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { StateResponse } from '../../tasks/state-response';
 import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
+import { SessionListing } from '../../tasks/session-list.service';
 import { TaskControlService } from '../../tasks/task-control.service';
+import { TaskDeletion } from '../../tasks/task-deletion.service';
+import { includesSuperseded } from '../../tasks/task-edits-view';
+import { TaskEdits } from '../../tasks/task-edits.service';
 import { TaskEventLog } from '../../tasks/task-event-log';
+import { TaskStreamAttach } from '../../tasks/task-stream-attach';
 import { TaskStreamReplay } from '../../tasks/task-stream-replay';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/task-query.service';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
+import { ForkRequestDto } from './dto/fork-request.dto';
 import { ResumeRequestDto } from './dto/resume-request.dto';
 import { UserMessageDto } from './dto/user-message.dto';
 import { parseClientIdParam } from './client-id';
@@ -31,9 +37,13 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       private readonly invoker: StatefulInvoker,
       private readonly tasks: TaskQueryService,
       private readonly control: TaskControlService,
+      private readonly edits: TaskEdits,
       private readonly events: TaskEventLog,
       private readonly replay: TaskStreamReplay,
       @Inject(ENV_CONFIG) private readonly env: EnvConfig,
+      private readonly deletion: TaskDeletion,
+      private readonly sessions: SessionListing,
+      private readonly attach: TaskStreamAttach,
     ) {}
 
     /**
@@ -118,9 +128,70 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
 
+    /** Superseded requests (replaced by an edit) are listed only with `?include=superseded`. */
     @Get('tasks/:task_id')
-    getTask(@Param('task_id') taskId: string, @CurrentPrincipal() principal: Principal) {
-      return this.tasks.getTask(agent, principal, parseClientIdParam('task_id', taskId));
+    getTask(@Param('task_id') taskId: string, @Query('include') include: string | undefined, @CurrentPrincipal() principal: Principal) {
+      return this.tasks.getTask(agent, principal, parseClientIdParam('task_id', taskId), includesSuperseded(include));
+    }
+
+    /**
+     * Reattach to the task's stream (src/tasks/task-stream-attach.ts): the current or last request's
+     * events after `Last-Event-ID` (the header wins over `?last_event_id=`, which a browser
+     * `EventSource` needs on its first connect), then live, then closed with the final event.
+     * 204 when the id is already the final event of a request that ended on this replica.
+     */
+    @Get('tasks/:task_id/stream')
+    async stream(@Param('task_id') taskId: string, @Query('last_event_id') lastEventId: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
+      const id = res.req.header('last-event-id') ?? (lastEventId === undefined ? undefined : typeof lastEventId === 'string' ? lastEventId : '');
+      const attached = await this.attach.attach(agent, principal, parseClientIdParam('task_id', taskId), id);
+      if (attached.kind === 'ended') {
+        res.status(204).end();
+        return;
+      }
+      return sendEventStream(res, this.events, attached.log, attached.after, this.env.http.sseKeepaliveMs);
+    }
+
+    /** Edit and rerun (src/tasks/task-edits.service.ts): answers as `POST ""` does, under the new request id. */
+    @Post('tasks/:task_id/requests/:request_id/edit')
+    @HttpCode(200)
+    async edit(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request) {
+      const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), validateBody(UserMessageDto, body));
+      return started.run({ bearerToken: req.bearerToken });
+    }
+
+    /** The same, streamed as `POST /sse` is. */
+    @Post('tasks/:task_id/requests/:request_id/edit/sse')
+    async editSse(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response) {
+      const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), validateBody(UserMessageDto, body));
+      const { log, after } = started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
+      return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
+    }
+
+    /** 201 with the new task's view; the source is untouched. */
+    @Post('tasks/:task_id/fork')
+    @HttpCode(201)
+    fork(@Param('task_id') taskId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
+      return this.edits.fork(agent, principal, parseClientIdParam('task_id', taskId), validateBody(ForkRequestDto, body ?? {}));
+    }
+
+    /** 204 once nothing of the task is left (src/tasks/task-deletion.service.ts). */
+    @Delete('tasks/:task_id')
+    @HttpCode(204)
+    async deleteTask(@Param('task_id') taskId: string, @CurrentPrincipal() principal: Principal): Promise<void> {
+      await this.deletion.deleteTask(agent, principal, parseClientIdParam('task_id', taskId));
+    }
+
+    /** 204 once nothing is left of the caller's tasks of this agent in the session. */
+    @Delete('sessions/:session_id')
+    @HttpCode(204)
+    async deleteSession(@Param('session_id') sessionId: string, @CurrentPrincipal() principal: Principal): Promise<void> {
+      await this.deletion.deleteSession(agent, principal, parseClientIdParam('session_id', sessionId));
+    }
+
+    /** The caller's sessions with this agent, newest activity first (src/tasks/session-list.service.ts). */
+    @Get('sessions')
+    listSessions(@Query('limit') limit: string | undefined, @Query('cursor') cursor: string | undefined, @CurrentPrincipal() principal: Principal) {
+      return this.sessions.listSessions(agent, principal, parsePageSize(limit, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE), cursor);
     }
 
     @Get('sessions/:session_id')
@@ -130,7 +201,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Query('cursor') cursor: string | undefined,
       @CurrentPrincipal() principal: Principal,
     ) {
-      return this.tasks.getSession(
+      return this.sessions.getSession(
         agent,
         principal,
         parseClientIdParam('session_id', sessionId),

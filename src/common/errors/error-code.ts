@@ -11,6 +11,8 @@ export enum ErrorCode {
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
   ROUTE_NOT_FOUND = 'ROUTE_NOT_FOUND',
   METHOD_NOT_ALLOWED = 'METHOD_NOT_ALLOWED',
+  /** A CORS preflight from an origin TA_CORS_ORIGINS does not list. */
+  CORS_ORIGIN_NOT_ALLOWED = 'CORS_ORIGIN_NOT_ALLOWED',
   // identity
   UNAUTHENTICATED = 'UNAUTHENTICATED',
   FORBIDDEN = 'FORBIDDEN',
@@ -22,6 +24,10 @@ export enum ErrorCode {
   REQUEST_NOT_FOUND = 'REQUEST_NOT_FOUND',
   TASK_BUSY = 'TASK_BUSY',
   TASK_NOT_PAUSED = 'TASK_NOT_PAUSED',
+  /** The task waits for an approval decision: decide or cancel first (edit). */
+  TASK_PAUSED = 'TASK_PAUSED',
+  /** The request was replaced by an edit: edit the request that replaced it. */
+  REQUEST_SUPERSEDED = 'REQUEST_SUPERSEDED',
   TASK_NOT_RUNNING = 'TASK_NOT_RUNNING',
   APPROVAL_ALREADY_DECIDED = 'APPROVAL_ALREADY_DECIDED',
   APPROVAL_EXPIRED = 'APPROVAL_EXPIRED',

@@ -12,6 +12,8 @@ export interface ResumeDecision {
   pause_id?: string;
   reason?: string;
   decisions?: { tool_call_id: string; approved: boolean; reason?: string }[];
+  /** Results of pending client-side tool calls (AG-UI), by call id: each such call is decided as done. */
+  results?: Record<string, string>;
 }
 
 /** What the tool loop resumes with: the turn's calls, those that run, and why the others did not. */
@@ -20,6 +22,8 @@ export interface ResumePlan {
   approved: string[];
   /** Reasons given for rejected calls, by id. */
   reasons: Record<string, string>;
+  /** The caller's results of client-side tool calls, by id (those calls do not run here). */
+  provided?: Record<string, string>;
 }
 
 export type Decided =
@@ -58,7 +62,7 @@ export function decide(input: DecisionInput): Transition<Decided> {
           earlier ? `Pause ${named} of request ${request.requestId} was already decided` : `Pause ${named} is not the pause request ${request.requestId} waits on`,
         );
       }
-      const { approved, rejected, reasons } = resolveDecision(p, input.body);
+      const { approved, rejected, reasons } = resolveDecision(p, withResults(input.body));
       const decision: ApprovalDecision = {
         pauseId: p.pauseId,
         action: input.body.action ?? (approved.some((id) => p.pending.includes(id)) ? 'approve' : 'reject'),
@@ -80,10 +84,21 @@ export function decide(input: DecisionInput): Transition<Decided> {
       delete next.pendingApprovals;
       const task = withLease({ ...state.task, status: 'Running' }, request.requestId, now, input.timing);
       delete task.pauseExpiresAt;
-      const resume: ResumePlan = { calls: p.calls.map(({ id, name, arguments: a }) => ({ id, name, arguments: a })), approved, reasons };
+      const resume: ResumePlan = {
+        calls: p.calls.map(({ id, name, arguments: a }) => ({ id, name, arguments: a })),
+        approved,
+        reasons,
+        ...(input.body.results ? { provided: input.body.results } : {}),
+      };
       return { task, requests: [next], result: { kind: 'resumed', decision, request: next, resume } };
     },
   };
+}
+
+/** Client-side tool results decide their calls as approved (done by the caller). */
+function withResults(body: ResumeDecision): ResumeDecision {
+  if (!body.results) return body;
+  return { ...body, decisions: [...(body.decisions ?? []), ...Object.keys(body.results).map((id) => ({ tool_call_id: id, approved: true }))] };
 }
 
 function notPaused(request: RequestRecord): DomainError {

@@ -1,0 +1,248 @@
+/**
+ * The web console (docs/console.md) in a real headless Chromium (Debian's, driven by
+ * playwright-core): it loads from the app at /console, streams an answer, shows a tool call and
+ * its approval, cancels a slow call, and reattaches to a running request after a reload. Only the
+ * offline model runs (local/echo with `/tool` lines). Screenshots go to test-artifacts/console/.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { launchBrowser, TestBrowser } from '../support/browser';
+import { artifactDir, ensureConsoleBuilt } from '../support/console-browser';
+import { request } from '../support/http';
+import { DEFAULT_AUDIENCE, DEFAULT_TENANT, startOidcIssuer } from '../support/oidc-issuer';
+import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+
+// A real browser on a shared machine: each step may wait for the page (15 s per wait, below).
+jest.setTimeout(30_000);
+
+const DESK = `
+apiVersion: tealagents/v1alpha1
+name: Desk
+version: 1
+description: Console e2e desk
+spec:
+  governance:
+    autonomy_level: L1
+  agent:
+    name: default
+    model: local/echo
+    system_prompt: Be brief.
+    plugins: [Desk]
+`;
+
+const ECHO = `
+apiVersion: skagents/v2alpha1
+name: Parrot
+version: 0.1
+description: Stateless echo
+spec:
+  agent:
+    name: default
+    model: local/echo
+    system_prompt: Repeat.
+`;
+
+// `wait` runs at once (read_only) and ends early when the request is canceled; `file` needs approval.
+const DESK_PLUGIN = `
+exports.plugins = [{ name: 'Desk', description: 'Console test tools', tools: [
+  { name: 'wait', description: 'Waits ms milliseconds', risk: 'read_only',
+    parameters: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'], additionalProperties: false },
+    handler: ({ ms }, { signal }) => new Promise((resolve, reject) => {
+      const t = setTimeout(() => resolve('waited ' + ms), ms);
+      signal?.addEventListener('abort', () => { clearTimeout(t); reject(new Error('aborted')); });
+    }) },
+  { name: 'file', description: 'Files a document', risk: 'write_high_risk',
+    parameters: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false },
+    handler: ({ title }) => 'filed ' + title },
+] }];
+`;
+
+// Turns run over the v3 stream (`POST /sse`) or AG-UI (`POST /ag-ui`); approvals, cancel, edit and
+// reattach use the v3 routes either way.
+describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns over %s)', (transport) => {
+  let app: TestApp;
+  let browser: TestBrowser;
+  let page: Page;
+  const shots = artifactDir(`console/${transport}`);
+
+  beforeAll(async () => {
+    ensureConsoleBuilt();
+    const dir = writeAgentDir({ 'desk.yaml': DESK, 'parrot.yaml': ECHO });
+    writeFileSync(join(dir, 'custom_plugins.js'), DESK_PLUGIN);
+    app = await startTestApp({ configPath: dir, env: { TA_LOG_LEVEL: 'warn' } });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    page.setDefaultTimeout(15_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const send = async (text: string) => {
+    await page.getByTestId('input').fill(text);
+    await page.getByTestId('send').click();
+  };
+
+  it('loads from /console with a strict policy, lists the agents, and streams an answer', async () => {
+    const res = await page.goto(`${app.url}/console?transport=${transport}`);
+    expect(res?.status()).toBe(200);
+    expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    await expect(page.getByTestId('agent').locator('option').allTextContents()).resolves.toEqual([
+      'Desk 1 (tealagents/v1alpha1)',
+      'Parrot 0.1 (skagents/v2alpha1)',
+    ]);
+    // The answer arrives as a stream of events (word by word from the offline model).
+    const streamed = page.waitForResponse((r) => r.url() === `${app.url}/Desk/1/${transport}`);
+    await send('hello from the browser');
+    expect((await streamed).headers()['content-type']).toContain('text/event-stream');
+    await page.getByTestId('assistant-message').filter({ hasText: 'hello from the browser' }).waitFor();
+    await page.getByTestId('running').waitFor({ state: 'detached' });
+    // The stored task now backs the view: the user turn can be edited.
+    await page.getByTestId('edit').first().waitFor();
+    expect(await page.getByTestId('task-id').textContent()).toMatch(/^task [0-9a-f-]{36}$/);
+    await shot('1-streamed-answer');
+    expect(browser.consoleErrors).toEqual([]);
+  });
+
+  it('shows tool calls that need approval, approves one and rejects the other with a reason, and shows the results', async () => {
+    await send('/tool Desk-file {"title": "q3 report"}\n/tool Desk-file {"title": "draft"}');
+    const calls = page.getByTestId('pending-call');
+    await calls.nth(1).waitFor();
+    expect(await calls.allTextContents()).toEqual([expect.stringContaining('"q3 report"'), expect.stringContaining('"draft"')]);
+    await shot('2-approval-pending');
+    await calls.nth(0).getByTestId('approve').check();
+    await calls.nth(1).getByTestId('reject').check();
+    await calls.nth(1).getByTestId('reason').fill('not final yet');
+    await page.getByTestId('submit-decisions').click();
+    await page.getByTestId('tool-result').filter({ hasText: 'filed q3 report' }).waitFor();
+    await page.getByTestId('approvals').waitFor({ state: 'detached' });
+    await page.getByTestId('running').waitFor({ state: 'detached' });
+    await page.getByTestId('assistant-message').filter({ hasText: 'filed q3 report' }).waitFor();
+    await shot('3-decided-results');
+    // The decisions, and the rejection's reason, are stored with the request.
+    const taskId = (await page.getByTestId('task-id').textContent())!.replace('task ', '');
+    const task = await request(`${app.url}/Desk/1/tasks/${taskId}`);
+    const decided = task.body.requests.at(-1).approvals[0];
+    expect(decided).toMatchObject({ approved: [expect.any(String)], rejected: [expect.any(String)] });
+    expect(Object.values(decided.reasons)).toEqual(['not final yet']);
+  });
+
+  it('cancels a slow tool call', async () => {
+    await send('/tool Desk-wait {"ms": 20000}');
+    await page.getByTestId('tool-call').filter({ hasText: 'Desk-wait' }).waitFor();
+    await page.getByTestId('cancel').click();
+    await page.getByTestId('notice').filter({ hasText: 'Canceled' }).first().waitFor();
+    await page.getByTestId('running').waitFor({ state: 'detached', timeout: 5_000 });
+    await shot('4-canceled');
+    const taskId = (await page.getByTestId('task-id').textContent())!.replace('task ', '');
+    const task = await request(`${app.url}/Desk/1/tasks/${taskId}`);
+    expect(task.body.requests.at(-1).status).toBe('Canceled');
+  });
+
+  it('reattaches to a running request after a reload and shows how it ends', async () => {
+    await send('/tool Desk-wait {"ms": 2500}');
+    await page.getByTestId('tool-call').filter({ hasText: '"ms": 2500' }).last().waitFor();
+    const taskId = (await page.getByTestId('task-id').textContent())!.replace('task ', '');
+    await page.reload();
+    await page.getByTestId('notice').filter({ hasText: 'Reattached' }).waitFor();
+    expect(await page.getByTestId('task-id').textContent()).toBe(`task ${taskId}`);
+    // Over the v3 stream the tab kept the last event id: the running call is shown as it was seen.
+    if (transport === 'sse') expect(await page.getByTestId('tool-call').filter({ hasText: '"ms": 2500' }).count()).toBe(1);
+    await shot('5-reattached');
+    await page.getByTestId('tool-result').filter({ hasText: 'waited 2500' }).last().waitFor({ timeout: 10_000 });
+    await page.getByTestId('assistant-message').filter({ hasText: 'waited 2500' }).waitFor();
+    await page.getByTestId('running').waitFor({ state: 'detached' });
+    await shot('6-reattached-finished');
+  });
+
+  it('edits a past message and reruns from it', async () => {
+    await page.getByTestId('edit').first().click();
+    await page.getByTestId('edit-text').fill('hello again, edited');
+    await page.getByTestId('rerun').click();
+    await page.getByTestId('assistant-message').filter({ hasText: 'hello again, edited' }).waitFor();
+    await page.getByTestId('running').waitFor({ state: 'detached' });
+    // The edit replaced the first turn and everything after it.
+    expect(await page.getByTestId('user-message').locator('span').allTextContents()).toEqual(['hello again, edited']);
+    await shot('7-edited');
+  });
+
+  it('lists the caller\'s sessions and opens a task from one', async () => {
+    const sessions = page.getByTestId('sessions');
+    if (!(await sessions.count())) return; // GET /sessions not served yet: the panel stays hidden
+    await page.getByTestId('new-chat').click();
+    await page.getByTestId('session').first().click();
+    await page.getByTestId('task').first().click();
+    await page.getByTestId('user-message').first().waitFor();
+    await shot('8-session-task');
+  });
+
+  it('chats with a stateless agent too', async () => {
+    await page.getByTestId('agent').selectOption('/Parrot/0.1');
+    await send('stateless hello');
+    await page.getByTestId('assistant-message').filter({ hasText: 'stateless hello' }).waitFor();
+    expect(browser.consoleErrors).toEqual([]);
+  });
+});
+
+describe('the console in Entra mode', () => {
+  it('offers MSAL sign-in when TA_CONSOLE_CLIENT_ID is set, and chats with a pasted bearer token', async () => {
+    ensureConsoleBuilt();
+    const issuer = await startOidcIssuer();
+    const dir = writeAgentDir({ 'desk.yaml': DESK });
+    writeFileSync(join(dir, 'custom_plugins.js'), DESK_PLUGIN);
+    const app = await startTestApp({
+      configPath: dir,
+      env: {
+        TA_AUTH_MODE: 'entra',
+        TA_ENTRA_AUTHORITY: issuer.origin,
+        TA_ENTRA_TENANT_ID: DEFAULT_TENANT,
+        TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
+        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
+        TA_CONSOLE_CLIENT_ID: '0a0a0a0a-0000-4000-8000-00000000c0de',
+        TA_LOG_LEVEL: 'warn',
+      },
+    });
+    const browser = await launchBrowser();
+    try {
+      const page = await browser.newPage();
+      page.setDefaultTimeout(15_000);
+      const res = await page.goto(`${app.url}/console`);
+      expect(res?.headers()['content-security-policy']).toContain(`connect-src 'self' ${issuer.origin}; frame-src ${issuer.origin}`);
+      const config = await request(`${app.url}/console/config.json`);
+      expect(config.body.msal).toEqual({ client_id: '0a0a0a0a-0000-4000-8000-00000000c0de', authority: `${issuer.origin}/${DEFAULT_TENANT}`, scopes: [`${DEFAULT_AUDIENCE}/.default`] });
+      await page.getByTestId('sign-in').waitFor();
+      // No token: the API refuses, and the page says so.
+      await page.getByTestId('input').fill('who am i');
+      await page.getByTestId('send').click();
+      await page.getByTestId('notice').filter({ hasText: /401|token|Unauthorized/i }).first().waitFor();
+      await page.getByTestId('token').fill(await issuer.mint());
+      await page.getByTestId('token').press('Tab');
+      await page.getByTestId('new-chat').click();
+      await page.getByTestId('input').fill('hello with a token');
+      await page.getByTestId('send').click();
+      await page.getByTestId('assistant-message').filter({ hasText: 'hello with a token' }).waitFor();
+      await page.screenshot({ path: join(artifactDir('console/entra'), '1-token-chat.png'), fullPage: true });
+      expect(browser.consoleErrors.filter((e) => !e.includes('401'))).toEqual([]);
+    } finally {
+      await browser.close();
+      await app.close();
+      await issuer.close();
+    }
+  }, 60_000);
+});
+
+describe('the console switched off', () => {
+  it('TA_CONSOLE=false serves no /console route', async () => {
+    const app = await startTestApp({ agents: { 'parrot.yaml': ECHO }, env: { TA_CONSOLE: 'false' } });
+    try {
+      expect((await request(`${app.url}/console`)).status).toBe(404);
+      expect((await request(`${app.url}/console/config.json`)).status).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+});

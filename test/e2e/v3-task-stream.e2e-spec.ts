@@ -1,0 +1,117 @@
+/**
+ * `GET /{name}/{version}/tasks/{task_id}/stream` (docs/api.md, Streaming): reattach to a task's
+ * stream with a real SSE client (the `eventsource` package, the browser's EventSource semantics),
+ * on two application instances sharing one Redis. Invariants: a client that names the last event
+ * it got receives every later event of that request exactly once, with the ids and data the
+ * original stream had, then the rest live, and the stream closes with the final event.
+ */
+import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { openEventSource, ReceivedEvent } from '../support/event-source-client';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { postJson, request } from '../support/http';
+import { getSse, openSse, parseSse, SseEvent } from '../support/sse-reader';
+import { testRedisUrl, uniqueName } from '../support/services';
+import { startTestApp, TestApp } from '../support/test-app';
+import { text } from '../support/v3-client';
+
+const AGENT = `
+apiVersion: tealagents/v1alpha1
+name: Attach
+version: 1
+description: Agent whose task streams can be reattached
+spec:
+  agent:
+    name: default
+    model: gpt-test
+`;
+
+const named = (events: SseEvent[]) => events.filter((e) => e.event).map((e) => ({ id: e.id!, event: e.event!, data: JSON.parse(e.data) as Record<string, unknown> }));
+const ids = (events: ReceivedEvent[]) => events.map((e) => `${e.id} ${e.event}`);
+const isFinal = (events: ReceivedEvent[]) => events.some((e) => e.event === 'final-response');
+
+describe('reattaching to a task stream (GET /tasks/{task_id}/stream)', () => {
+  let llm: FakeOpenAi;
+  let a: TestApp;
+  let b: TestApp;
+  const path = (app: TestApp, taskId: string) => `${app.url}/Attach/1/tasks/${taskId}/stream`;
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+    const keyPrefix = `${uniqueName('attach')}:`;
+    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_SSE_KEEPALIVE_MS: '100' };
+    a = await startTestApp({ agents: { 'a.yaml': AGENT }, env, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
+    b = await startTestApp({ agents: { 'a.yaml': AGENT }, env, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await llm?.close();
+  });
+
+  /** Starts a streamed request on A that sends `partials` and then runs until canceled; resolves with its task id. */
+  async function startHanging(partials: string[]) {
+    llm.script(reply.hang(partials));
+    const original = await openSse(`${a.url}/Attach/1/sse`, { items: [text('go')] });
+    await original.readUntil((so) => so.split('event: partial-response').length > partials.length);
+    const sent = named(parseSse(original.text()));
+    return { original, sent, taskId: sent[0]!.data.task_id as string };
+  }
+
+  it('a finished task: no id replays the whole last request and closes; the final id is 204, which stops an EventSource', async () => {
+    llm.script(reply.chunks(['one ', 'two']));
+    const first = named(parseSse(await (await openSse(`${a.url}/Attach/1/sse`, { items: [text('count')] })).readAll()));
+    const taskId = first[0]!.data.task_id as string;
+
+    const es = openEventSource(path(a, taskId));
+    await es.closed; // replayed, closed by the server, reconnected with the final id, told 204: done
+    expect(es.events).toEqual(first);
+    expect(es.connects.map((c) => c.lastEventId)).toEqual([null, first.at(-1)!.id]);
+    expect(llm.requests).toHaveLength(1); // nothing was invoked again
+  });
+
+  it('same replica, mid-run: exactly the missed events, then live, then the final event; the header wins over the query', async () => {
+    const { original, sent, taskId } = await startHanging(['alpha ', 'beta ', 'gamma ']);
+    original.abort();
+    const es = openEventSource(`${path(a, taskId)}?last_event_id=nonsense`, { 'last-event-id': sent[0]!.id });
+    await es.until((got) => got.length === 2);
+    expect(es.events).toEqual(sent.slice(1));
+    expect((await postJson(`${a.url}/Attach/1/tasks/${taskId}/cancel`, {})).status).toBe(200);
+    await es.until(isFinal);
+    es.close();
+    expect(ids(es.events)).toEqual(['0-1 partial-response', '0-2 partial-response', '0-3 cancelled', '0-4 final-response']);
+    expect(es.events.at(-1)!.data).toMatchObject({ task_id: taskId, status: 'Canceled' });
+  });
+
+  it('another replica, mid-run, with ?last_event_id (an EventSource first connect): no duplicates, then the outcome', async () => {
+    const { original, sent, taskId } = await startHanging(['alpha ', 'beta ']);
+    const es = openEventSource(`${path(b, taskId)}?last_event_id=${sent[1]!.id}`);
+    await new Promise((r) => setTimeout(r, 300)); // B is following the request (keepalives meanwhile)
+    expect((await postJson(`${a.url}/Attach/1/tasks/${taskId}/cancel`, {})).status).toBe(200);
+    await es.until(isFinal);
+    es.close();
+    const live = named(parseSse(await original.readAll()));
+    expect(ids(live)).toEqual(['0-0 partial-response', '0-1 partial-response', '0-2 cancelled', '0-3 final-response']);
+    const seen = [...sent.slice(0, 2), ...es.events].map((e) => e.id);
+    expect(new Set(seen).size).toBe(seen.length); // no duplicates
+    expect(es.events.at(-1)).toMatchObject({ event: 'final-response', data: { task_id: taskId, status: 'Canceled' } });
+  });
+
+  it('sends keepalives while waiting; refuses a malformed id (422 last_event_id), another user (401), an unknown task (404)', async () => {
+    const { taskId } = await startHanging(['wait ']);
+    const waiting = await getSse(path(b, taskId), { 'last-event-id': '0-0' });
+    expect(waiting.status).toBe(200);
+    expect(waiting.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    await waiting.readUntil((so) => so.split(': keepalive\n\n').length > 2);
+    waiting.abort();
+
+    const bad = await request(`${path(a, taskId)}?last_event_id=1_2`);
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0].field).toBe('last_event_id');
+    const badHeader = await request(path(a, taskId), { headers: { 'last-event-id': 'x' } });
+    expect(badHeader.status).toBe(422);
+    expect((await request(path(a, taskId), { headers: { 'x-dev-user': 'mallory' } })).status).toBe(401);
+    expect((await request(path(b, '00000000-0000-4000-8000-000000000000'))).status).toBe(404);
+    expect((await request(path(a, taskId), { headers: { 'last-event-id': '9-0' } })).status).toBe(404);
+    expect((await postJson(`${a.url}/Attach/1/tasks/${taskId}/cancel`, {})).status).toBe(200);
+  });
+});

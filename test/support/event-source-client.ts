@@ -1,0 +1,65 @@
+import { EventSource } from 'eventsource';
+
+/**
+ * A real SSE client for the reattach tests: the `eventsource` package, which implements the WHATWG
+ * `EventSource` (the browser's): `Last-Event-ID` on its own reconnects, and a 204 stops it for good.
+ * The only change is `headers`, added through its `fetch` hook (a browser sends cookies instead).
+ */
+
+export interface ReceivedEvent {
+  id: string;
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** The v3 event names a task stream may send (an EventSource only reports names it listens to). */
+const V3_EVENTS = ['partial-response', 'tool-call', 'tool-result', 'approval-required', 'approved', 'rejected', 'queued', 'cancelled', 'final-response', 'error'];
+
+export interface EventSourceClient {
+  source: EventSource;
+  events: ReceivedEvent[];
+  /** Resolves once `done(events)` holds. */
+  until: (done: (events: ReceivedEvent[]) => boolean) => Promise<ReceivedEvent[]>;
+  /** Resolves when the EventSource gave up for good (readyState CLOSED: a 204 or an error status). */
+  closed: Promise<void>;
+  /** Every URL and `Last-Event-ID` it connected with, in order. */
+  connects: { url: string; lastEventId: string | null }[];
+  close: () => void;
+}
+
+export function openEventSource(url: string, headers: Record<string, string> = {}): EventSourceClient {
+  const events: ReceivedEvent[] = [];
+  const connects: { url: string; lastEventId: string | null }[] = [];
+  const waiters = new Set<() => void>();
+  let closedResolve!: () => void;
+  const closed = new Promise<void>((r) => (closedResolve = r));
+  const source = new EventSource(url, {
+    fetch: (input, init) => {
+      const h = new Headers(init?.headers);
+      connects.push({ url: String(input), lastEventId: h.get('last-event-id') });
+      for (const [k, v] of Object.entries(headers)) h.set(k, v);
+      return fetch(input, { ...init, headers: h });
+    },
+  });
+  for (const name of V3_EVENTS) {
+    source.addEventListener(name, (e) => {
+      if (!('data' in e) || typeof e.data !== 'string') return; // a connection error, not an `event: error` frame
+      events.push({ id: e.lastEventId, event: name, data: JSON.parse(e.data) as Record<string, unknown> });
+      waiters.forEach((w) => w());
+    });
+  }
+  source.addEventListener('error', () => {
+    if (source.readyState === source.CLOSED) closedResolve();
+  });
+  const until = (done: (events: ReceivedEvent[]) => boolean) =>
+    new Promise<ReceivedEvent[]>((resolve) => {
+      const check = () => {
+        if (!done(events)) return;
+        waiters.delete(check);
+        resolve(events);
+      };
+      waiters.add(check);
+      check();
+    });
+  return { source, events, until, closed, connects, close: () => source.close() };
+}
