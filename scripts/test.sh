@@ -12,7 +12,8 @@ npx vite build -c console/vite.config.mjs   # the web console (dist/console), wh
 export LOG_LEVEL=silent TA_LOG_LEVEL=silent
 results="$(mktemp -t jest-results.XXXXXX.json)"
 status=0
-node --experimental-vm-modules node_modules/jest/bin/jest.js --json --outputFile="$results" "$@" || status=$?
+# --forceExit: a handle left open by one test file must not hang CI after every test has reported.
+node --experimental-vm-modules node_modules/jest/bin/jest.js --forceExit --json --outputFile="$results" "$@" || status=$?
 # One plain closing line ("N passed, N failed"), readable by any CI whatever the runner.
 node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
