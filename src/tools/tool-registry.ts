@@ -110,8 +110,8 @@ export class ToolRegistry {
             problems.push(`${where(`mcp_servers[${i}].name`)}: "${server.name}" is also a plugin name of this agent; tool names would collide`);
             return;
           }
-          if (server.user_id_header && server.transport === 'stdio') {
-            logger?.warn({ file: agent.file, mcp_server: server.name }, 'user_id_header applies to the http transport only; ignored for stdio');
+          if ((server.user_id_header || server.tenant_id_header) && server.transport === 'stdio') {
+            logger?.warn({ file: agent.file, mcp_server: server.name }, 'user_id_header and tenant_id_header apply to the http transport only; ignored for stdio');
           }
           sources.push(mcp.source(server));
         });

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
 import { McpServerConfig } from '../../src/agents/config/mcp-server.schema';
 import type { LlmToolCall } from '../../src/llm/llm-client.port';
 import { McpClientManager } from '../../src/tools/mcp/mcp-client-manager';
@@ -153,6 +154,37 @@ describe('MCP over streamable HTTP: the in-repo test server', () => {
         ['bob', undefined],
       ]),
     );
+  });
+
+  it('sends the caller\'s tenant id beside the user id (tenant_id_header), so same-named users of two tenants differ', async () => {
+    const other = new McpClientManager(1_000);
+    try {
+      const paired = await toolsOf(
+        other,
+        mcpConfig({ name: 'mt', transport: 'http', url: server.url, user_id_header: 'X-User-Id', tenant_id_header: 'X-Tenant-Id' }),
+      );
+      const before = server.calls.length;
+      await Promise.all([
+        executor.execute(paired.get('mt-whoami'), call('mt-whoami'), { principal: { tenantId: 't1', ownerId: 'alice' } }),
+        executor.execute(paired.get('mt-whoami'), call('mt-whoami'), { principal: { tenantId: 't2', ownerId: 'alice' } }),
+      ]);
+      expect(server.calls.slice(before).map((c) => [c.tenantId, c.userId]).sort()).toEqual([
+        ['t1', 'alice'],
+        ['t2', 'alice'],
+      ]);
+      // Without tenant_id_header (the suite's server config), no tenant header is sent.
+      await executor.execute(tools.get('test-whoami'), call('test-whoami'), { principal: alice });
+      expect(server.calls.at(-1)).toMatchObject({ userId: 'alice', tenantId: undefined });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses a tenant_id_header equal to user_id_header', () => {
+    const same = mcpConfig({ name: 'x', transport: 'http', url: server.url, user_id_header: 'X-Id', tenant_id_header: 'x-id' });
+    expect(validateSync(same).map((e) => e.property)).toEqual(['tenant_id_header']);
+    const pair = mcpConfig({ name: 'x', transport: 'http', url: server.url, user_id_header: 'X-User-Id', tenant_id_header: 'X-Tenant-Id' });
+    expect(validateSync(pair)).toEqual([]);
   });
 
   it('returns a tool error result as an error, without retrying it', async () => {

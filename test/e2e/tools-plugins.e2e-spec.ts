@@ -209,6 +209,23 @@ describe('remote plugins (OpenAPI) against a real local HTTP API', () => {
     expect(missing!.result).toContain('HTTP 404 from GET /items/{id}: {"error":"no item 99"}');
   });
 
+  it('refuses path arguments that would leave their segment: the API receives nothing, the model gets an error result', async () => {
+    const before = api.requests.length;
+    const escaping = ['..', '.', '%2e%2e', ''];
+    const results = await executor.executeAll(tools, escaping.map((id) => call('inventory-get_item', { id })), { principal: alice });
+    expect(api.requests.length).toBe(before);
+    for (const r of results) {
+      expect(r).toMatchObject({ outcome: 'error', attempts: 1 });
+      expect(r.result).toMatch(/path parameter "id" must not be empty, "\." or "\.\."/);
+    }
+    // Other characters are encoded into the one segment, never a path, query or fragment of their own.
+    await executor.executeAll(tools, [call('inventory-get_item', { id: '../whoami?x=1#f' }), call('inventory-get_item', { id: '/' })], { principal: alice });
+    expect(api.requests.slice(-2).map((r) => [r.path, r.query])).toEqual([
+      ['/items/..%2Fwhoami%3Fx%3D1%23f', {}],
+      ['/items/%2F', {}],
+    ]);
+  });
+
   it('retries a 503 with backoff, then succeeds', async () => {
     api.failNext(2);
     const [r] = await executor.executeAll(tools, [call('inventory-get_item', { id: '2' })], { principal: alice });

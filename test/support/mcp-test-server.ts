@@ -10,6 +10,7 @@ export interface RecordedMcpCall {
   tool: string;
   args: Record<string, unknown>;
   userId?: string;
+  tenantId?: string;
   authorization?: string;
 }
 
@@ -35,14 +36,15 @@ export interface McpTestServer {
 /**
  * A real MCP server over streamable HTTP (the SDK's server transport, stateful sessions) with
  * tools for the tool-layer tests:
- * - `whoami` (read-only): the `x-user-id` and whether an `authorization` header came with the call;
+ * - `whoami` (read-only): the `x-user-id` (calls also record `x-tenant-id`) and whether an `authorization` header came with the call;
  * - `echo` (read-only): `{text}` back;
  * - `slow` (read-only): waits `ms`, or until canceled;
  * - `fail` (non-destructive write): answers an error result;
  * - `wipe` (destructive) and `plain` (no annotations): for the risk mapping.
  */
-export async function startMcpTestServer(options: { userIdHeader?: string } = {}): Promise<McpTestServer> {
+export async function startMcpTestServer(options: { userIdHeader?: string; tenantIdHeader?: string } = {}): Promise<McpTestServer> {
   const userHeader = (options.userIdHeader ?? 'x-user-id').toLowerCase();
+  const tenantHeader = (options.tenantIdHeader ?? 'x-tenant-id').toLowerCase();
   const calls: RecordedMcpCall[] = [];
   const canceled: string[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -59,6 +61,7 @@ export async function startMcpTestServer(options: { userIdHeader?: string } = {}
         tool,
         args,
         userId: headers?.[userHeader] as string | undefined,
+        tenantId: headers?.[tenantHeader] as string | undefined,
         authorization: headers?.authorization as string | undefined,
       });
     };

@@ -92,6 +92,18 @@ export class McpServerConfig {
 
   // user id injection
   @Optional() @IsText() user_id_header?: string;
+  /**
+   * Ours: header that carries the caller's tenant id, so a multi-tenant server can tell tenants
+   * apart (an owner id alone is only unique within its tenant). With `user_id_header`, both go on
+   * every call.
+   */
+  @Optional()
+  @Rule(
+    'isTenantHeader',
+    (v, o) => typeof v === 'string' && v.trim() !== '' && v.toLowerCase() !== (o as McpServerConfig).user_id_header?.toLowerCase(),
+    { expected: 'a header name other than user_id_header' },
+  )
+  tenant_id_header?: string;
   @Optional() @IsOneOf(['auth', 'env']) user_id_source?: 'auth' | 'env';
   @ValidateIf((o: McpServerConfig) => o.user_id_source === 'env' || o.user_id_env_var != null)
   @IsText({ required: 'is required when user_id_source is env (the variable holding the user id)' })

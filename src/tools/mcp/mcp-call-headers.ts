@@ -4,7 +4,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * Per-call HTTP headers for MCP requests over a shared connection. The SDK sets headers per
  * transport, not per request; the transport's `fetch` reads the headers of the call being made
  * from here instead (the SDK sends a request within its caller's async context). This is how the
- * caller's identity (`user_id_header`) and token (`forward_token`) reach the MCP server on each
+ * caller's identity (`user_id_header`, `tenant_id_header`) and token (`forward_token`) reach the MCP server on each
  * call, and never on another user's call.
  */
 const current = new AsyncLocalStorage<Record<string, string>>();

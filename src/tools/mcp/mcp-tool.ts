@@ -57,7 +57,8 @@ function overrideFor(c: McpServerConfig, mcpName: string, modelName: string): To
 
 /**
  * The caller's identity, from the authenticated principal (`user_id_source: auth`, the default) or
- * a fixed service identity from the environment (`env`): never from the model's arguments.
+ * a fixed service identity from the environment (`env`), and the caller's tenant
+ * (`tenant_id_header`): never from the model's arguments.
  */
 export function callHeaders(c: McpServerConfig, ctx: ToolContext): Record<string, string> {
   const headers: Record<string, string> = {};
@@ -65,6 +66,8 @@ export function callHeaders(c: McpServerConfig, ctx: ToolContext): Record<string
     const id = c.user_id_source === 'env' ? process.env[c.user_id_env_var ?? ''] : ctx.principal.ownerId;
     if (id) headers[c.user_id_header] = id;
   }
+  // The tenant always comes from the authenticated caller: an owner id is unique only within it.
+  if (c.tenant_id_header && ctx.principal.tenantId) headers[c.tenant_id_header] = ctx.principal.tenantId;
   if (c.forward_token && ctx.bearerToken) headers.authorization = `Bearer ${ctx.bearerToken}`;
   return headers;
 }

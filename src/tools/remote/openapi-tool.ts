@@ -2,6 +2,7 @@ import { RISK_LEVELS, type RiskLevel } from '../../agents/config/governance.sche
 import { ToolError } from '../tool-error';
 import { JsonSchema, Tool, ToolContext, ToolOutput } from '../tool.port';
 import type { OpenApiOperation } from './openapi-operations';
+import { buildRequestTarget } from './openapi-url';
 
 /** Longer answers are cut: a tool result goes back into the model's context window. */
 const MAX_RESULT_CHARS = 64 * 1024;
@@ -41,18 +42,9 @@ export class OpenApiTool implements Tool {
   }
 
   async execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
-    let path = this.op.path;
-    const url = new URL(this.serverUrl.replace(/\/+$/, '') + '/');
-    const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' };
-    for (const p of this.op.parameters) {
-      const v = args[p.name];
-      if (v === undefined || v === null) continue;
-      if (p.in === 'path') path = path.replace(`{${p.name}}`, encodeURIComponent(String(v)));
-      else if (p.in === 'query') for (const item of Array.isArray(v) ? v : [v]) url.searchParams.append(p.name, scalar(item));
-      else headers[p.name.toLowerCase()] = scalar(v);
-    }
-    const target = new URL(path.replace(/^\/+/, ''), url);
-    target.search = url.search;
+    // Builds the URL first: arguments that would leave their segment are refused before anything is sent.
+    const { url: target, headers: paramHeaders } = buildRequestTarget(this.serverUrl, this.op.path, this.op.parameters, args);
+    const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...paramHeaders };
     let body: string | undefined;
     if (this.op.body && args.body !== undefined) {
       body = JSON.stringify(args.body);
@@ -68,10 +60,6 @@ export class OpenApiTool implements Tool {
     const retryClass = res.status === 429 || res.status === 503 ? 'always' : res.status === 502 || res.status === 504 ? 'if-idempotent' : 'never';
     throw Object.assign(err, { retryClass });
   }
-}
-
-function scalar(v: unknown): string {
-  return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
 function argumentsSchema(op: OpenApiOperation): JsonSchema {
