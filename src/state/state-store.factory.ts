@@ -1,4 +1,5 @@
 import type { EnvConfig } from '../config/env.config';
+import { dynamoDbBootError } from './backend-boot-error';
 import { StateStore } from './state-store';
 import type { DynamoDbStateStoreOptions } from './backends/dynamodb/dynamodb.state-store';
 import { MemoryStateStore } from './backends/memory/memory.state-store';
@@ -35,7 +36,7 @@ export async function createStateStore(config: EnvConfig['state'], options: Stat
           await createStateTable(store.dynamoDbClient, table);
         } catch (err) {
           await store.close();
-          throw err;
+          throw dynamoDbBootError(err, { table, endpoint, region });
         }
       }
       return store;

@@ -17,6 +17,13 @@ export interface TaskWrite {
   requests?: RequestRecord[];
 }
 
+/** One event of a v3 stream as the store keeps it (its id is `{seq}-{n}`). */
+export interface StreamEvent {
+  n: number;
+  event: string;
+  data: Record<string, unknown>;
+}
+
 export interface Page<T> {
   items: T[];
   /** Opaque; pass back to get the next page. Absent on the last page. */
@@ -80,6 +87,28 @@ export abstract class StateStore {
    * session emptied since (its tasks expired or deleted) may still be listed: callers skip it.
    */
   abstract listOwnerSessions(tenantId: string, ownerId: string, page: { limit: number; cursor?: string }): Promise<Page<string>>;
+
+  /**
+   * The stream log (docs/api.md, Streaming): the events of a task's latest streamed request, so a
+   * client reattaching on another replica gets exactly what it missed. Optional capability: the
+   * defaults here store nothing and read `undefined` (unsupported), and callers then fall back to
+   * the request's outcome.
+   *
+   * - A task keeps the events of one request: appending events of a higher `seq` drops those of a
+   *   lower one; events of a lower `seq` than the one held are ignored (a late writer).
+   * - Within a request, events are kept in `n` order and an event whose `n` is not above the last
+   *   stored one is ignored, so a retried append stores nothing twice.
+   * - Appending to a task that is missing, expired or marked for deletion stores nothing.
+   * - The log expires with its task (the task's `expiresAt`) and is removed by its deletion.
+   * - Bounds (bytes and count) are the writer's (src/tasks/stream-event-writer.ts); a backend may
+   *   split a batch to fit its item limits.
+   */
+  async appendStreamEvents(_tenantId: string, _taskId: string, _seq: number, _events: StreamEvent[]): Promise<void> {}
+
+  /** Request `seq`'s stored events with `n > after`, in order; [] when none (or the task is missing); undefined when unsupported. */
+  async readStreamEvents(_tenantId: string, _taskId: string, _seq: number, _after: number): Promise<StreamEvent[] | undefined> {
+    return undefined;
+  }
 
   /** Applies one TaskWrite atomically; returns the task as stored (with its new version). */
   abstract commit(tenantId: string, write: TaskWrite): Promise<TaskRecord>;

@@ -20,6 +20,7 @@ import type { ResumePlan } from './lifecycle/decide';
 import { idsOf, responseOf } from './request-response';
 import { RunningRequests } from './running-requests';
 import { StateResponse } from './state-response';
+import { StreamEventWriter } from './stream-event-writer';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
 import { storedToolRounds, toolCallTrace } from './task-history';
 import { taskInput } from './task-window';
@@ -54,6 +55,7 @@ export class RequestRunner {
     private readonly agentRunner: AgentRunner,
     private readonly running: RunningRequests,
     private readonly events: TaskEventLog,
+    private readonly streamLog: StreamEventWriter,
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -81,7 +83,8 @@ export class RequestRunner {
    */
   streamed(agent: AgentDefinition, request: Pick<RequestRecord, 'tenantId' | 'taskId' | 'seq' | 'sessionId' | 'requestId'>, startAt: number, instance: string, work: (emit: Emit) => Promise<StateResponse>): RequestEventLog {
     const log = this.events.open(request.tenantId, request.taskId, request.seq, startAt);
-    const emit: Emit = (event, data) => this.events.append(log, event, data);
+    const stored = this.streamLog.open(request.tenantId, request.taskId, request.seq);
+    const emit: Emit = (event, data) => stored.add(this.events.append(log, event, data));
     void work(emit)
       .then((response) => emit('final-response', { ...response }))
       .catch((err: unknown) => emit('error', { ...problemOf(err, instance, this.logger, { task_id: request.taskId }), ...idsOf(request) }))

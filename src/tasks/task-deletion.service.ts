@@ -28,7 +28,8 @@ const SESSION_PAGE = 100;
 /**
  * `DELETE /tasks/{id}` and `DELETE /sessions/{id}`: the owner's task (or every task of this agent
  * in the owner's session) and everything of it — header, requests, request-id and session index
- * entries, and this replica's replay log — is removed.
+ * entries, the stream log (removed by the store's deleteTaskBatch), and this replica's replay log —
+ * is removed.
  *
  * 1. A running request is canceled first: aborted at once on this replica, or asked through the
  *    task on another one and waited for (boundedly), its outcome stored as cancel stores it.

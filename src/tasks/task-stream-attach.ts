@@ -7,6 +7,7 @@ import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { RequestWatcher } from './request-watcher.service';
 import { owned } from './stateful-invoker.service';
+import { StoredStreamFollower } from './stored-stream-follower';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
 import { TaskWriter } from './task-writer';
 
@@ -33,6 +34,7 @@ export class TaskStreamAttach {
     private readonly writer: TaskWriter,
     private readonly events: TaskEventLog,
     private readonly watcher: RequestWatcher,
+    private readonly follower: StoredStreamFollower,
   ) {}
 
   async attach(agent: AgentDefinition, principal: Principal, taskId: string, lastEventId: string | undefined): Promise<Attached> {
@@ -46,8 +48,11 @@ export class TaskStreamAttach {
       return { kind: 'stream', log: local, after };
     }
     const request = await this.requestAt(task, seq);
+    const watched = { tenantId: principal.tenantId, taskId: task.taskId, requestId: request.requestId };
+    const mirrored = await this.follower.open(agent, watched, seq);
+    if (mirrored) return { kind: 'stream', log: mirrored, after };
     const log = this.events.open(principal.tenantId, task.taskId, seq, after + 1);
-    void this.watcher.watch(agent, { tenantId: principal.tenantId, taskId: task.taskId, requestId: request.requestId }, log).catch(() => undefined);
+    void this.watcher.watch(agent, watched, log).catch(() => undefined);
     return { kind: 'stream', log, after };
   }
 

@@ -10,6 +10,7 @@ import { requestIndependenceCases } from './cases/request-independence.case';
 import { roundTripCases } from './cases/round-trip.case';
 import { sessionListingCases } from './cases/session-listing.case';
 import { staleVersionCases } from './cases/stale-version.case';
+import { streamEventsCases } from './cases/stream-events.case';
 import { tenantIsolationCases } from './cases/tenant-isolation.case';
 
 /**
@@ -57,6 +58,7 @@ const CASES: ConformanceCases[] = [
   requestIndependenceCases,
   leaseCases,
   deletionCases,
+  streamEventsCases,
 ];
 
 /** Runs every behaviour of the StateStore contract (src/state/state-store.ts) against one backend. */

@@ -25,20 +25,49 @@ export interface EventSourceClient {
   /** Every URL and `Last-Event-ID` it connected with, in order. */
   connects: { url: string; lastEventId: string | null }[];
   close: () => void;
+  /**
+   * Ends the current connection as a network drop that ends cleanly would: the EventSource then
+   * reconnects by itself (after its retry interval) with `Last-Event-ID`, to `route`'s URL.
+   */
+  cut: () => void;
 }
 
-export function openEventSource(url: string, headers: Record<string, string> = {}): EventSourceClient {
+export interface EventSourceOptions {
+  headers?: Record<string, string>;
+  /** Where connection `attempt` (0 = the first) goes: to reconnect to another replica, as behind a load balancer. */
+  route?: (attempt: number, url: string) => string;
+}
+
+export function openEventSource(url: string, { headers = {}, route = (_n, u) => u }: EventSourceOptions = {}): EventSourceClient {
   const events: ReceivedEvent[] = [];
   const connects: { url: string; lastEventId: string | null }[] = [];
   const waiters = new Set<() => void>();
   let closedResolve!: () => void;
   const closed = new Promise<void>((r) => (closedResolve = r));
+  let cutCurrent = (): void => undefined;
   const source = new EventSource(url, {
-    fetch: (input, init) => {
+    fetch: async (input, init) => {
       const h = new Headers(init?.headers);
-      connects.push({ url: String(input), lastEventId: h.get('last-event-id') });
+      const target = route(connects.length, String(input));
+      connects.push({ url: target, lastEventId: h.get('last-event-id') });
       for (const [k, v] of Object.entries(headers)) h.set(k, v);
-      return fetch(input, { ...init, headers: h });
+      const res = await fetch(target, { ...init, headers: h });
+      if (!res.body) return res;
+      const reader = res.body.getReader();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          cutCurrent = () => {
+            controller.close();
+            void reader.cancel();
+          };
+        },
+        async pull(controller) {
+          const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+          if (done) controller.close();
+          else controller.enqueue(value);
+        },
+      });
+      return new Response(body, { status: res.status, headers: res.headers });
     },
   });
   for (const name of V3_EVENTS) {
@@ -61,5 +90,5 @@ export function openEventSource(url: string, headers: Record<string, string> = {
       waiters.add(check);
       check();
     });
-  return { source, events, until, closed, connects, close: () => source.close() };
+  return { source, events, until, closed, connects, close: () => source.close(), cut: () => cutCurrent() };
 }

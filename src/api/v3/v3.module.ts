@@ -7,6 +7,8 @@ import { TaskControlService } from '../../tasks/task-control.service';
 import { TaskDeletion } from '../../tasks/task-deletion.service';
 import { TaskEdits } from '../../tasks/task-edits.service';
 import { TaskEventLog } from '../../tasks/task-event-log';
+import { StreamEventWriter } from '../../tasks/stream-event-writer';
+import { StoredStreamFollower } from '../../tasks/stored-stream-follower';
 import { TaskStreamAttach } from '../../tasks/task-stream-attach';
 import { TaskStreamReplay } from '../../tasks/task-stream-replay';
 import { TaskQueryService } from '../../tasks/task-query.service';
@@ -36,6 +38,8 @@ export class V3Module {
         TaskEventLog,
         TaskStreamReplay,
         TaskStreamAttach,
+        StreamEventWriter,
+        StoredStreamFollower,
         ...agUiParts(agents).providers,
       ],
       controllers: [...agents.filter((a) => a.module === 'v3').map(createV3AgentController), ...agUiParts(agents).controllers],

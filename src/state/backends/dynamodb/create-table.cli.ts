@@ -7,6 +7,7 @@
  * AWS_REGION (default us-east-1); credentials come from the SDK's default chain.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { dynamoDbBootError } from '../../backend-boot-error';
 import { createStateTable } from './dynamodb-table';
 
 export async function createTableFromEnv(): Promise<void> {
@@ -15,7 +16,9 @@ export async function createTableFromEnv(): Promise<void> {
   const region = process.env.AWS_REGION || 'us-east-1';
   const client = new DynamoDBClient({ region, endpoint, maxAttempts: 3 });
   try {
-    const created = await createStateTable(client, table);
+    const created = await createStateTable(client, table).catch((err: unknown) => {
+      throw dynamoDbBootError(err, { table, endpoint, region });
+    });
     process.stdout.write(`${created ? 'Created' : 'Found'} DynamoDB table ${table} (TTL on "ttl")\n`);
   } finally {
     client.destroy();

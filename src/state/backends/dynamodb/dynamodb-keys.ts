@@ -7,6 +7,7 @@
  *                                                                            expiresAtMs?, childTtl?, ttl?,
  *                                                                            sessionPk, sessionSk
  *   request        T#<tenant>#TASK#<taskId>          REQ#<seq, 6 digits>     data (RequestRecord JSON), requestId, inc, ttl?
+ *   stream log     T#<tenant>#TASK#<taskId>          EVT#<seq>#<first n>     data (events JSON), lastN, inc, ttl? (dynamodb-stream.ts)
  *   request index  T#<tenant>#REQ#<requestId>        REQUEST                 taskId, seq, inc, ttl?
  *   session index  T#<tenant>#O#<owner>#S#<session>  <createdAt>#<taskId>    taskId, inc, ttl?
  *   owner sessions T#<tenant>#O#<owner>#SESSIONS      <sessionId>             sessionId (no ttl: written by a

@@ -1,7 +1,7 @@
 import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Page, StateStore, TaskWrite } from '../../state-store';
+import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateCorruptError, VersionConflictError } from '../../state.errors';
 import { isExpired } from '../../state-store.util';
@@ -9,6 +9,7 @@ import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs } from '../ttl-horizon.util';
 import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT } from './dynamodb-commit';
 import { toStateError } from './dynamodb-errors';
+import { appendStreamItems, deleteStreamItems, readStreamItems } from './dynamodb-stream';
 import { HEADER_SK, itemName, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, taskPk } from './dynamodb-keys';
 import { extendChildTtl, planChildTtl } from './dynamodb-ttl';
 
@@ -88,6 +89,7 @@ export class DynamoDbStateStore extends StateStore {
       const header = await this.get({ pk, sk: HEADER_SK });
       if (!header) return true;
       if (parseItem<TaskRecord>(header).deletingAt === undefined) return true;
+      if (await deleteStreamItems(this.doc, this.table, pk, batchSize)) return false;
       const found = await this.doc.send(
         new QueryCommand({
           TableName: this.table,
@@ -189,15 +191,16 @@ export class DynamoDbStateStore extends StateStore {
   async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
     return this.run(async () => {
       const pk = taskPk(tenantId, taskId);
-      // The header sorts before every REQ# item, so one Query reads the task and its requests.
+      // The header sorts before every REQ# item (and after the EVT# stream items, not read here),
+      // so one Query reads the task and its requests.
       const items: Item[] = [];
       let start: Item | undefined;
       do {
         const page = await this.doc.send(
           new QueryCommand({
             TableName: this.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
+            KeyConditionExpression: 'pk = :pk AND sk >= :header',
+            ExpressionAttributeValues: { ':pk': pk, ':header': HEADER_SK },
             ConsistentRead: true,
             ExclusiveStartKey: start,
           }),
@@ -286,6 +289,14 @@ export class DynamoDbStateStore extends StateStore {
       await this.transact(input, taskId, write.expectedVersion);
       return JSON.parse(json) as TaskRecord;
     });
+  }
+
+  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
+    if (events.length) await this.run(() => appendStreamItems(this.doc, this.table, tenantId, taskId, seq, events));
+  }
+
+  override async readStreamEvents(tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
+    return this.run(() => readStreamItems(this.doc, this.table, tenantId, taskId, seq, after));
   }
 
   async ping(): Promise<void> {

@@ -1,4 +1,4 @@
-import { Page, StateStore, TaskWrite } from '../../state-store';
+import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { VersionConflictError } from '../../state.errors';
 import { isExpired, isHidden, pageOf } from '../../state-store.util';
@@ -20,6 +20,8 @@ interface TenantData {
  */
 export class MemoryStateStore extends StateStore {
   private readonly tenants = new Map<string, TenantData>();
+  /** `${tenantId}\u0000${taskId}` → the stream log of the task's latest streamed request. */
+  private readonly streams = new Map<string, { seq: number; events: StreamEvent[] }>();
 
   private tenant(tenantId: string): TenantData {
     let t = this.tenants.get(tenantId);
@@ -54,6 +56,7 @@ export class MemoryStateStore extends StateStore {
     if (requests.length) return false;
     t.requests.delete(taskId);
     t.tasks.delete(taskId);
+    this.streams.delete(`${tenantId}\u0000${taskId}`);
     const key = `${task.ownerId}\u0000${task.sessionId}`;
     const left = (t.sessions.get(key) ?? []).filter((id) => id !== taskId);
     if (left.length) t.sessions.set(key, left);
@@ -108,6 +111,7 @@ export class MemoryStateStore extends StateStore {
     if (!live) {
       // A create (or re-create over an expired task): start from a clean slate.
       t.requests.set(taskId, []);
+      this.streams.delete(`${tenantId}\u0000${taskId}`);
       const key = `${stored.ownerId}\u0000${stored.sessionId}`;
       const list = t.sessions.get(key) ?? [];
       if (!list.includes(taskId)) list.push(taskId);
@@ -120,6 +124,21 @@ export class MemoryStateStore extends StateStore {
     }
     t.tasks.set(taskId, stored);
     return stored;
+  }
+
+  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
+    if (!(await this.getTask(tenantId, taskId))) return;
+    const key = `${tenantId}\u0000${taskId}`;
+    let log = this.streams.get(key);
+    if (log && log.seq > seq) return;
+    if (!log || log.seq < seq) this.streams.set(key, (log = { seq, events: [] }));
+    for (const e of events) if (e.n > (log.events.at(-1)?.n ?? -1)) log.events.push(frozenCopy({ n: e.n, event: e.event, data: e.data }));
+  }
+
+  override async readStreamEvents(tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
+    if (!(await this.getTask(tenantId, taskId))) return [];
+    const log = this.streams.get(`${tenantId}\u0000${taskId}`);
+    return log?.seq === seq ? log.events.filter((e) => e.n > after) : [];
   }
 
   async ping(): Promise<void> {}

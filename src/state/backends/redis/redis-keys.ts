@@ -5,6 +5,8 @@
  *                                                         ttl (horizon ms or ''), data (TaskRecord JSON)
  *   {prefix}{<tenant>}:task:<taskId>:requests     hash    <seq> → RequestRecord JSON, one field per request
  *   {prefix}{<tenant>}:task:<taskId>:request-ids  set     the task's request ids (to expire or drop their index keys)
+ *   {prefix}{<tenant>}:task:<taskId>:stream       list    the stream log of the latest streamed request
+ *                                                         (redis-stream.lua.ts), expiring with the task
  *   {prefix}{<tenant>}:request:<requestId>        string  {"taskId","seq"}: the request-id index
  *   {prefix}{<tenant>}:session:<owner>:<session>  zset    task ids, scored by creation order
  *   {prefix}{<tenant>}:sessions:<owner>           zset    the owner's session ids (score 0, in lexical order);
@@ -30,6 +32,10 @@ export class RedisKeys {
 
   requests(taskId: string): string {
     return `${this.task(taskId)}:requests`;
+  }
+
+  stream(taskId: string): string {
+    return `${this.task(taskId)}:stream`;
   }
 
   requestIds(taskId: string): string {

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { Page, StateStore, TaskWrite } from '../../state-store';
+import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateCorruptError, StateStoreUnavailableError, VersionConflictError } from '../../state.errors';
 import { isExpired } from '../../state-store.util';
@@ -7,6 +7,7 @@ import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
 import { COMMIT_LUA } from './redis-commit.lua';
 import { DELETE_BATCH_LUA } from './redis-delete.lua';
+import { STREAM_APPEND_LUA } from './redis-stream.lua';
 import { resultsOf, toStateError } from './redis-errors';
 import { enc, RedisKeys } from './redis-keys';
 
@@ -28,6 +29,7 @@ type CommitReply = ['ok'] | ['conflict', number] | ['corrupt', string];
 type WithCommit = Redis & {
   taCommit(numKeys: number, ...args: (string | number)[]): Promise<CommitReply>;
   taDeleteBatch(numKeys: number, ...args: (string | number)[]): Promise<'gone' | 'changed' | 'more' | 'done'>;
+  taStreamAppend(numKeys: number, ...args: (string | number)[]): Promise<number>;
 };
 
 /**
@@ -65,6 +67,7 @@ export class RedisStateStore extends StateStore {
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('taCommit', { lua: COMMIT_LUA });
     this.redis.defineCommand('taDeleteBatch', { lua: DELETE_BATCH_LUA });
+    this.redis.defineCommand('taStreamAppend', { lua: STREAM_APPEND_LUA });
   }
 
   private keys(tenantId: string): RedisKeys {
@@ -89,8 +92,31 @@ export class RedisStateStore extends StateStore {
     const keys = [k.task(taskId), k.requests(taskId), k.requestIds(taskId), k.session(task.ownerId, task.sessionId), k.ownerSessions(task.ownerId)];
     const args = [task.version, Math.max(1, Math.floor(batchSize)), k.requestIndexPrefix, taskId, task.sessionId];
     const reply = await this.run(keys[0], () => this.redis.taDeleteBatch(keys.length, ...keys, ...args));
+    // The stream log goes once the header is gone (an append needs the header, so none follows).
+    if (reply === 'done') await this.run(keys[0], () => this.redis.del(k.stream(taskId)));
     // 'changed': the marked header is gone and the id holds another task since.
     return reply !== 'more';
+  }
+
+  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
+    if (!events.length) return;
+    const k = this.keys(tenantId);
+    const args: (string | number)[] = [seq];
+    for (const e of events) args.push(e.n, JSON.stringify({ s: seq, n: e.n, e: e.event, d: e.data }));
+    await this.run(k.task(taskId), () => this.redis.taStreamAppend(2, k.task(taskId), k.stream(taskId), ...args));
+  }
+
+  override async readStreamEvents(tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
+    const k = this.keys(tenantId);
+    const key = k.task(taskId);
+    return this.run(key, async () => {
+      const [data, entries] = resultsOf(await this.redis.multi().hget(key, 'data').lrange(k.stream(taskId), 0, -1).exec(), key);
+      if (!liveTask(key, data as string | null)) return [];
+      return (entries as string[])
+        .map((json) => parseRecord<{ s: number; n: number; e: string; d: Record<string, unknown> }>(k.stream(taskId), json))
+        .filter((x) => x.s === seq && x.n > after)
+        .map((x) => ({ n: x.n, event: x.e, data: x.d }));
+    });
   }
 
   async listOwnerSessions(tenantId: string, ownerId: string, page: { limit: number; cursor?: string }): Promise<Page<string>> {

@@ -1,0 +1,126 @@
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { StreamEvent } from '../../state-store';
+import { isExpired } from '../../state-store.util';
+import type { TaskRecord } from '../../state.entities';
+import { HEADER_SK, taskPk } from './dynamodb-keys';
+
+/**
+ * The stream log on DynamoDB (StateStore.appendStreamEvents / readStreamEvents): items under the
+ * task's partition, so a Query reads them and the task's deletion finds them.
+ *
+ *   pk = T#<tenant>#TASK#<taskId>   sk = EVT#<seq, 6 digits>#<first n, 10 digits>
+ *   data (JSON array of events), lastN, inc (the header's incarnation), ttl (the header's childTtl)
+ *
+ * One item per append (a batch of FLUSH_EVENTS, src/tasks/stream-event-writer.ts), split to stay
+ * under ITEM_BYTES (DynamoDB's item limit is 400 KB); a single event larger than that is not stored
+ * (a reattach elsewhere then sees a gap and gets the outcome). Plain puts, never transactions: a
+ * transaction that touched the header would make the task's commits (lease renewals) conflict. So
+ * an append racing the task's deletion can leave an item behind; it carries the task's TTL.
+ */
+const ITEM_BYTES = 300_000;
+export const STREAM_SK_PREFIX = 'EVT#';
+
+const streamSk = (seq: number, n: number) => `${STREAM_SK_PREFIX}${String(seq).padStart(6, '0')}#${String(n).padStart(10, '0')}`;
+const seqOf = (sk: string) => Number(sk.slice(STREAM_SK_PREFIX.length, STREAM_SK_PREFIX.length + 6));
+
+type Item = Record<string, unknown>;
+
+export async function appendStreamItems(doc: DynamoDBDocumentClient, table: string, tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
+  const pk = taskPk(tenantId, taskId);
+  const header = await liveHeader(doc, table, pk);
+  if (!header) return;
+  const held = await streamKeys(doc, table, pk);
+  const latest = held.at(-1);
+  if (latest && seqOf(latest.sk) > seq) return;
+  const last = latest && seqOf(latest.sk) === seq ? latest.lastN : -1;
+  const fresh = events.filter((e) => e.n > last);
+  const older = held.filter((k) => seqOf(k.sk) < seq);
+  for (const chunk of chunks(fresh)) {
+    const item: Item = { pk, sk: streamSk(seq, chunk[0]!.n), data: JSON.stringify(chunk), lastN: chunk.at(-1)!.n, inc: header.inc };
+    if (header.childTtl !== undefined) item.ttl = header.childTtl;
+    await ignoringConditionFailure(doc.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
+  }
+  // An earlier request's log goes once this one's is there (a task keeps one).
+  await Promise.all(older.map((k) => doc.send(new DeleteCommand({ TableName: table, Key: { pk, sk: k.sk } }))));
+}
+
+export async function readStreamItems(doc: DynamoDBDocumentClient, table: string, tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
+  const pk = taskPk(tenantId, taskId);
+  const header = await liveHeader(doc, table, pk);
+  if (!header) return [];
+  const out: StreamEvent[] = [];
+  for (const item of await query(doc, table, pk, `${STREAM_SK_PREFIX}${String(seq).padStart(6, '0')}#`)) {
+    if (item.inc !== header.inc || Number(item.lastN) <= after) continue;
+    for (const e of JSON.parse(String(item.data)) as StreamEvent[]) if (e.n > after) out.push(e);
+  }
+  return out;
+}
+
+/** Up to `limit` stream items of a task removed (a step of the task's deletion); true when some were. */
+export async function deleteStreamItems(doc: DynamoDBDocumentClient, table: string, pk: string, limit: number): Promise<boolean> {
+  const keys = (await streamKeys(doc, table, pk)).slice(0, Math.max(1, limit));
+  if (!keys.length) return false;
+  await Promise.all(keys.map((k) => doc.send(new DeleteCommand({ TableName: table, Key: { pk, sk: k.sk } }))));
+  return true;
+}
+
+async function liveHeader(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ inc: unknown; childTtl?: number } | undefined> {
+  const item = (await doc.send(new GetCommand({ TableName: table, Key: { pk, sk: HEADER_SK }, ConsistentRead: true }))).Item;
+  if (!item || typeof item.data !== 'string') return undefined;
+  const task = JSON.parse(item.data) as TaskRecord;
+  if (isExpired(task) || task.deletingAt !== undefined) return undefined;
+  return { inc: item.inc, childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl) };
+}
+
+async function streamKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ sk: string; lastN: number }[]> {
+  return (await query(doc, table, pk, STREAM_SK_PREFIX, 'sk, lastN')).map((i) => ({ sk: String(i.sk), lastN: Number(i.lastN) }));
+}
+
+async function query(doc: DynamoDBDocumentClient, table: string, pk: string, prefix: string, projection?: string): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await doc.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': pk, ':p': prefix },
+        ProjectionExpression: projection,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Events in groups whose JSON stays under ITEM_BYTES; an event alone over it is left out. */
+function chunks(events: StreamEvent[]): StreamEvent[][] {
+  const out: StreamEvent[][] = [];
+  let current: StreamEvent[] = [];
+  let bytes = 0;
+  for (const e of events) {
+    const size = Buffer.byteLength(JSON.stringify(e)) + 1;
+    if (size > ITEM_BYTES) continue;
+    if (bytes + size > ITEM_BYTES && current.length) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(e);
+    bytes += size;
+  }
+  if (current.length) out.push(current);
+  return out;
+}
+
+async function ignoringConditionFailure(put: Promise<unknown>): Promise<void> {
+  try {
+    await put;
+  } catch (err) {
+    // Already there: a retried append.
+    if ((err as { name?: string }).name !== 'ConditionalCheckFailedException') throw err;
+  }
+}
