@@ -6,6 +6,7 @@ import { ConfigError } from './agents/config/config-error';
 import { loadAgentConfigs } from './agents/config/load-agent-configs';
 import { AppModule } from './app.module';
 import { corsMiddleware } from './common/http/cors.middleware';
+import { verifyJsonDepth } from './common/http/json-depth';
 import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { createLogger } from './common/logging/logger';
@@ -88,6 +89,13 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   // Before routing, auth and the 415 check: preflights are answered here, and every answer (errors too) carries the CORS headers.
   app.use(corsMiddleware(env.cors, { devAuth: env.auth.mode === 'dev' }));
   app.use(jsonOnlyMiddleware);
-  app.useBodyParser('json', { limit: env.http.maxBodyBytes, type: (req: { headers: { 'content-type'?: string } }) => readsAsJson(req.headers['content-type']) });
+  // `verify` runs on the raw body before parsing (the nesting limit). Nest passes it through; its
+  // option type leaves it out only because its own rawBody option uses it, which is off here.
+  const jsonOptions = {
+    limit: env.http.maxBodyBytes,
+    type: (req: { headers: { 'content-type'?: string } }) => readsAsJson(req.headers['content-type']),
+    verify: verifyJsonDepth,
+  };
+  app.useBodyParser('json', jsonOptions);
   return { app, env, agents, logger };
 }

@@ -13,8 +13,12 @@ export function checkEnvCombinations(v: EnvVars): string[] {
     if (!v.TA_DYNAMODB_TABLE) out.push('TA_DYNAMODB_TABLE is required when TA_STATE_STORE=dynamodb (the table name)');
     if (!v.AWS_REGION) out.push('AWS_REGION is required when TA_STATE_STORE=dynamodb');
   }
-  if (v.TA_AUTH_MODE === 'dev' && v.NODE_ENV === 'production') {
-    out.push('TA_AUTH_MODE=dev is refused when NODE_ENV=production (dev mode does not authenticate anyone)');
+  // Dev mode authenticates no one: only an environment that says it is a developer's (or a test's)
+  // may run it. `Production`, `prod`, `staging`... are all refused.
+  if (v.TA_AUTH_MODE === 'dev' && v.NODE_ENV !== undefined && !isDevNodeEnv(v.NODE_ENV)) {
+    out.push(
+      `TA_AUTH_MODE=dev is refused when NODE_ENV=${v.NODE_ENV} (dev mode does not authenticate anyone; it runs only with NODE_ENV unset, development or test)`,
+    );
   }
   // Entra mode without an audience or a tenant restriction would either accept no token or accept
   // tokens minted for any app in any tenant: neither is a configuration anyone means.
@@ -38,4 +42,9 @@ export function checkEnvCombinations(v: EnvVars): string[] {
     out.push('TA_BASE_URL and TA_AZURE_OPENAI_ENDPOINT are exclusive: set one provider');
   }
   return out;
+}
+
+/** NODE_ENV values dev mode may run under (case-insensitive); unset counts as development. */
+export function isDevNodeEnv(nodeEnv: string | undefined): boolean {
+  return nodeEnv === undefined || /^(development|test)$/i.test(nodeEnv.trim());
 }

@@ -18,7 +18,7 @@ const ENTRA = { TA_ENTRA_AUDIENCE: 'api://teal', TA_ENTRA_TENANT_ID: TENANT, TA_
 describe('loadEnvConfig', () => {
   it('applies the documented defaults', () => {
     const env = loadEnvConfig({ ...ENTRA });
-    expect(env.http).toEqual({ port: 8000, host: '0.0.0.0', maxBodyBytes: 10 * 1024 * 1024, sseKeepaliveMs: 15_000 });
+    expect(env.http).toEqual({ port: 8000, host: '0.0.0.0', maxBodyBytes: 10 * 1024 * 1024, sseKeepaliveMs: 15_000, streamLogMaxBytes: 1024 * 1024 });
     expect(env.llm).toEqual({ apiKey: undefined, baseUrl: undefined, azure: undefined, timeoutMs: 120_000, maxRetries: 2 });
     expect(env.state).toMatchObject({ store: 'memory', leaseMs: 30_000, taskTtlSeconds: undefined, redisUrl: undefined, dynamodb: undefined });
     expect(env.telemetry).toEqual({ otlpEndpoint: undefined, logLevel: 'info' });
@@ -48,7 +48,7 @@ describe('loadEnvConfig', () => {
       TA_LOG_LEVEL: 'WARNING',
     });
     expect(env.http.port).toBe(9001);
-    expect(env.http.host).toBe('0.0.0.0');
+    expect(env.http.host).toBe('127.0.0.1');
     expect(env.state.dynamodb).toEqual({ table: 'teal-state', endpoint: undefined, region: 'eu-west-1', createTable: true });
     expect(env.auth.requiredScopes).toEqual(['Agents.Invoke', 'Agents.Read', 'Other']);
     expect(env.auth.authority).toBe('http://127.0.0.1:4000');
@@ -76,7 +76,10 @@ describe('loadEnvConfig', () => {
     [{ TA_DYNAMODB_CREATE_TABLE: 'maybe' }, 'TA_DYNAMODB_CREATE_TABLE must be true or false (also 1/0, yes/no, on/off) (got "maybe")'],
     [{ TA_DYNAMODB_ENDPOINT: 'localhost:8000' }, 'TA_DYNAMODB_ENDPOINT must be an http:// or https:// URL (got "localhost:8000")'],
     [{ TA_AUTH_MODE: 'none' }, 'TA_AUTH_MODE must be one of entra, dev (got "none")'],
-    [{ NODE_ENV: 'production' }, 'TA_AUTH_MODE=dev is refused when NODE_ENV=production (dev mode does not authenticate anyone)'],
+    [
+      { NODE_ENV: 'production' },
+      'TA_AUTH_MODE=dev is refused when NODE_ENV=production (dev mode does not authenticate anyone; it runs only with NODE_ENV unset, development or test)',
+    ],
     [{ TA_LOG_LEVEL: 'loud' }, 'TA_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent (or warning, critical) (got "loud")'],
     [{ TA_BASE_URL: 'api.openai.com' }, 'TA_BASE_URL must be an http:// or https:// URL (got "api.openai.com")'],
     [{ TA_OTEL_ENDPOINT: 'collector:4318' }, 'TA_OTEL_ENDPOINT must be an http:// or https:// URL (got "collector:4318")'],
@@ -90,6 +93,23 @@ describe('loadEnvConfig', () => {
     ],
   ])('%j is refused with one message naming the variable', (vars, message) => {
     expect(problemsOf({ ...DEV, ...vars })).toEqual([message]);
+  });
+
+  it.each(['Production', 'PRODUCTION', 'prod', 'staging', 'live'])('refuses dev mode with NODE_ENV=%s', (nodeEnv) => {
+    expect(problemsOf({ ...DEV, NODE_ENV: nodeEnv })).toEqual([
+      `TA_AUTH_MODE=dev is refused when NODE_ENV=${nodeEnv} (dev mode does not authenticate anyone; it runs only with NODE_ENV unset, development or test)`,
+    ]);
+  });
+
+  it.each(['development', 'Development', 'test', 'TEST'])('allows dev mode with NODE_ENV=%s', (nodeEnv) => {
+    expect(problemsOf({ ...DEV, NODE_ENV: nodeEnv })).toEqual([]);
+  });
+
+  it('listens on 127.0.0.1 in dev mode unless TA_HOST is set, on 0.0.0.0 in entra mode', () => {
+    expect(loadEnvConfig({ ...DEV }).http.host).toBe('127.0.0.1');
+    expect(loadEnvConfig({ ...DEV, TA_HOST: '0.0.0.0' }).http.host).toBe('0.0.0.0');
+    expect(loadEnvConfig({ ...ENTRA }).http.host).toBe('0.0.0.0');
+    expect(loadEnvConfig({ ...ENTRA, TA_HOST: '::1' }).http.host).toBe('::1');
   });
 
   it('requires a table and a region for DynamoDB, one message each', () => {

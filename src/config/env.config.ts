@@ -17,7 +17,7 @@ export class EnvConfigError extends Error {
 /** The validated environment, grouped for the modules that read it. */
 export interface EnvConfig {
   serviceConfigPath?: string;
-  http: { port: number; host: string; maxBodyBytes: number; sseKeepaliveMs: number };
+  http: { port: number; host: string; maxBodyBytes: number; sseKeepaliveMs: number; streamLogMaxBytes: number };
   llm: {
     apiKey?: string;
     baseUrl?: string;
@@ -67,9 +67,11 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
     serviceConfigPath: vars.TA_SERVICE_CONFIG,
     http: {
       port: vars.TA_PORT,
-      host: vars.TA_HOST,
+      // Dev mode authenticates no one, so by default only this machine can reach it.
+      host: vars.TA_HOST ?? (vars.TA_AUTH_MODE === 'dev' ? '127.0.0.1' : '0.0.0.0'),
       maxBodyBytes: vars.TA_MAX_BODY_BYTES,
       sseKeepaliveMs: vars.TA_SSE_KEEPALIVE_MS,
+      streamLogMaxBytes: vars.TA_STREAM_LOG_MAX_BYTES,
     },
     llm: {
       apiKey: vars.TA_API_KEY,

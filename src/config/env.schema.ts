@@ -13,7 +13,8 @@ import { EnvBool, EnvInt, EnvList, EnvOneOf, EnvRule, EnvUrl, toBool, toInt, toL
 export class EnvVars {
   @IsOptional() @IsString() TA_SERVICE_CONFIG?: string;
   @IsOptional() @Transform(toInt) @EnvInt(0, 65535) TA_PORT = 8000;
-  @IsOptional() @IsString() TA_HOST = '0.0.0.0';
+  /** Unset: 0.0.0.0, or 127.0.0.1 with TA_AUTH_MODE=dev (env.config.ts). */
+  @IsOptional() @IsString() TA_HOST?: string;
 
   // model provider
   /** Never echoed in a message. */
@@ -30,6 +31,7 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(1024) TA_MAX_BODY_BYTES = 10 * 1024 * 1024;
   /** 0 turns the SSE keepalive comments off. */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_SSE_KEEPALIVE_MS = 15_000;
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_LOG_MAX_BYTES = 1_048_576;
   /** Origins browsers may call from (src/common/http/cors-policy.ts); `*` only with TA_AUTH_MODE=dev. Unset: none. */
   @IsOptional() @Transform(toList) @EnvRule(isCorsOriginList, CORS_ORIGINS_EXPECTED) TA_CORS_ORIGINS?: string[];
 

@@ -5,6 +5,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
+import { checkCursor, invalidCursor } from './cursor-check';
 import { taskSummaryView } from './task-view';
 
 /** Sessions of the owner read per `GET /sessions` (the newest activity among them is listed first). */
@@ -58,6 +59,7 @@ export class SessionListing {
 
   /** The caller's tasks of this agent in the session, oldest first: pages are filled after filtering. */
   async getSession(agent: AgentDefinition, principal: Principal, sessionId: string, limit: number, cursor?: string) {
+    if (cursor) checkCursor(cursor);
     const tasks: TaskRecord[] = [];
     let next = cursor;
     for (let reads = 0; tasks.length < limit && reads < MAX_SESSION_READS; reads++) {
@@ -133,10 +135,10 @@ function encodeCursor(position: [string, string]): string {
 
 function decodeCursor(cursor: string): [string, string] {
   try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+    const value: unknown = JSON.parse(checkCursor(cursor));
     if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string')) return value as [string, string];
   } catch {
     // reported below
   }
-  throw new DomainError(ErrorCode.VALIDATION_FAILED, 'cursor is not one this API issued', { errors: [{ field: 'cursor', message: 'cursor is not one this API issued' }] });
+  throw invalidCursor();
 }

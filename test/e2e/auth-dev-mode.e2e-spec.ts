@@ -74,6 +74,13 @@ describe('auth mode at boot', () => {
     await expect(boot).rejects.toThrow(/TA_AUTH_MODE=dev is refused when NODE_ENV=production/);
   });
 
+  it('refuses dev mode for a production-like NODE_ENV in any spelling', async () => {
+    for (const nodeEnv of ['Production', 'prod']) {
+      const boot = startTestApp({ agents: { 'a.yaml': AGENT }, env: { TA_AUTH_MODE: 'dev', NODE_ENV: nodeEnv } });
+      await expect(boot).rejects.toThrow(`TA_AUTH_MODE=dev is refused when NODE_ENV=${nodeEnv}`);
+    }
+  });
+
   it('defaults to entra, which will not start without its settings', async () => {
     // An empty value means unset, so this removes the test helper's TA_AUTH_MODE=dev.
     const boot = startTestApp({ agents: { 'a.yaml': AGENT }, env: { TA_AUTH_MODE: '' } });

@@ -129,6 +129,12 @@ const MATRIX: Row[] = [
     status: 403,
     challenge: INSUFFICIENT,
   },
+  {
+    name: "a user's token with roles and no scp (idtyp user)",
+    auth: async (i) => bearer(await i.mint({ tid: T1, claims: { idtyp: 'user', scp: undefined, roles: ['Agents.Invoke'] } })),
+    status: 401,
+    challenge: INVALID,
+  },
   { name: 'a valid v1.0 token (sts.windows.net issuer, api:// audience)', auth: async (i) => bearer(await i.mint({ tid: T1, version: 'v1' })), status: 200 },
   { name: 'a valid v2.0 token (client id audience)', auth: async (i) => bearer(await i.mint({ tid: T1, aud: CLIENT_ID })), status: 200 },
   { name: 'a valid v2.0 token of the second allowed tenant', auth: async (i) => bearer(await i.mint({ tid: T2 })), status: 200 },
@@ -328,6 +334,21 @@ describe('Entra ID identity provider outages are 503, not 401', () => {
 
       issuer.setMode('up');
       expect((await call(t, await issuer.mint({ tid: T1 }))).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('before the first successful key fetch, the cooldown holds too: a burst of requests makes one IdP call', async () => {
+    issuer = await startOidcIssuer();
+    const { t } = await appOn(issuer.origin, undefined, { TA_ENTRA_JWKS_COOLDOWN_MS: '60000' });
+    try {
+      issuer.setMode('error');
+      const token = await issuer.mint({ tid: T1 });
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) statuses.push((await call(t, token)).status);
+      expect(statuses).toEqual(Array(30).fill(503));
+      expect(issuer.counts.metadata + issuer.counts.jwks).toBe(1);
     } finally {
       await t.close();
     }

@@ -50,6 +50,23 @@ describe('teal-agent-server create-dynamodb-table', () => {
       (e: unknown) => e,
     )) as { code: number; stderr: string };
     expect(err.code).toBe(1);
-    expect(err.stderr).toMatch(/^Could not create the DynamoDB table: /);
+    expect(err.stderr).toBe('Could not create the DynamoDB table: DynamoDB is unreachable at TA_DYNAMODB_ENDPOINT=http://127.0.0.1:9 (ECONNREFUSED)\n');
+  });
+
+  it('exits 1 with one line naming what is missing when there are no AWS credentials', async () => {
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: join(ROOT, 'test', 'fixtures', 'no-such-home'), // no ~/.aws
+      AWS_EC2_METADATA_DISABLED: 'true',
+      TA_DYNAMODB_TABLE: 'x-table',
+      AWS_REGION: 'us-east-1',
+    };
+    const err = (await run(process.execPath, [join(ROOT, 'bin', 'teal-agent-server.js'), 'create-dynamodb-table'], { env }).catch(
+      (e: unknown) => e,
+    )) as { code: number; stderr: string };
+    expect(err.code).toBe(1);
+    expect(err.stderr).toBe(
+      'Could not create the DynamoDB table: DynamoDB: no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run with an IAM role)\n',
+    );
   });
 });

@@ -219,4 +219,31 @@ describe('teal-agent-server: a configuration that cannot be served', () => {
       await new Promise((ok) => taken.close(ok));
     }
   });
+
+  // A backend the boot must use (TA_DYNAMODB_CREATE_TABLE) but cannot: one plain line, no stack.
+  const DYNAMO = {
+    ...DEV,
+    HOME: join(ROOT, 'test', 'fixtures', 'no-such-home'), // no ~/.aws
+    AWS_EC2_METADATA_DISABLED: 'true',
+    TA_STATE_STORE: 'dynamodb',
+    TA_DYNAMODB_TABLE: 'cli-boot-table',
+    AWS_REGION: 'eu-west-1',
+    TA_DYNAMODB_CREATE_TABLE: 'true',
+  };
+  it.each<[string, Record<string, string>, string]>([
+    [
+      'DynamoDB without credentials',
+      {},
+      'teal-agent-server cannot start: DynamoDB: no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run with an IAM role)\n',
+    ],
+    [
+      'DynamoDB with nothing listening at its endpoint',
+      { TA_DYNAMODB_ENDPOINT: 'http://127.0.0.1:9', AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local' },
+      'teal-agent-server cannot start: DynamoDB is unreachable at TA_DYNAMODB_ENDPOINT=http://127.0.0.1:9 (ECONNREFUSED)\n',
+    ],
+  ])('exits 1 with one plain line naming what is missing: %s', async (_name, env, line) => {
+    const run = cli(['serve', join(FIXTURES, 'cli'), '--port', '0'], { ...DYNAMO, ...env });
+    expect(await run.exited).toEqual({ code: 1, signal: null });
+    expect(run.stderr()).toBe(line);
+  });
 });

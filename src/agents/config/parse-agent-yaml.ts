@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node, type YAMLError } from 'yaml';
 import type { FieldProblem } from './config-problems';
+import { reservedKeyProblems } from './reserved-keys';
 
 /** The 1-based line of a dotted field path, or of its nearest ancestor present in the file. */
 export type LocateField = (field: string) => number | undefined;
@@ -30,6 +31,9 @@ export function parseAgentYaml(file: string): ParsedAgentYaml {
     const what = isScalar(doc.contents) ? 'a single value' : 'a list';
     return { problems: [{ field: '', message: `the file must hold one YAML mapping (an agent config), not ${what}` }] };
   }
+  const lineOf = (node: Node | null | undefined) => (node?.range ? lineCounter.linePos(node.range[0]).line : undefined);
+  const reserved = reservedKeyProblems(doc, lineOf);
+  if (reserved.length) return { problems: reserved };
   const raw = doc.toJS({ maxAliasCount: 100 }) as Record<string, unknown>;
   // Python's str(config.version) keeps `0.1` as "0.1"; reading the scalar's source text does the
   // same and also keeps `1.0` as "1.0" (a JS number would print "1"). Quoted versions are strings
@@ -40,7 +44,6 @@ export function parseAgentYaml(file: string): ParsedAgentYaml {
     raw.version = version.type === 'PLAIN' && typeof source === 'string' && source.trim() ? source.trim() : String(version.value);
   }
   const root = doc.contents;
-  const lineOf = (node: Node | null | undefined) => (node?.range ? lineCounter.linePos(node.range[0]).line : undefined);
   return { raw, locate: (field) => locate(root, field.split('.'), lineOf), problems: [] };
 }
 

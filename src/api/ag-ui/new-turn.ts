@@ -2,7 +2,7 @@ import type { Message } from '@ag-ui/core';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import type { StoredItem } from '../../state/state.entities';
-import { DATA_URI } from '../common/dto/multi-modal-item.dto';
+import { imageDataUriProblem } from '../common/dto/image-data-uri';
 
 /**
  * What a run without `resume` brings: the server keeps the thread's history (the task), so only
@@ -38,7 +38,9 @@ function itemOf(part: unknown, m: number, i: number): StoredItem {
   if (p.type === 'text' && typeof p.text === 'string') return { content_type: 'text', content: p.text };
   if (p.type === 'image' && p.source?.type === 'data' && typeof p.source.value === 'string') {
     const uri = `data:${p.source.mimeType ?? 'image/png'};base64,${p.source.value}`;
-    if (DATA_URI.test(uri)) return { content_type: 'image', content: uri };
+    const problem = imageDataUriProblem(uri);
+    if (!problem) return { content_type: 'image', content: uri };
+    throw invalid(`messages[${m}].content[${i}]`, problem);
   }
   throw invalid(`messages[${m}].content[${i}]`, 'a content part must be text, or an image with inline base64 data');
 }

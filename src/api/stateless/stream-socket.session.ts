@@ -4,6 +4,7 @@ import type { AgentDefinition } from '../../agents/config/agent-definition';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { problemOf } from '../../common/errors/problem-of';
+import { checkJsonDepth } from '../../common/http/json-depth';
 import type { StatelessInvoker } from '../../invocation/stateless-invoker.service';
 import type { ToolCaller } from '../../invocation/tool-loop';
 import { llmFailureLogFields } from '../../llm/llm-failure-log';
@@ -141,6 +142,7 @@ export class StreamSocketSession {
 /** A message (text or binary frame) as JSON; anything else is the client's error. */
 function parseJson(data: RawData): unknown {
   const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+  checkJsonDepth(buffer, 'message');
   try {
     return JSON.parse(UTF8.decode(buffer));
   } catch {

@@ -86,6 +86,22 @@ describe('EntraTokenValidator', () => {
     expect(identity).toMatchObject({ objectId: oid, kind: 'app', roles: ['Agents.Invoke'], scopes: [] });
   });
 
+  it('accepts an app-only token without idtyp when sub equals oid (v1 client credentials)', async () => {
+    const oid = 'bbbbbbbb-2222-4222-8222-222222222222';
+    const token = await mint({ kind: 'app', version: 'v1', oid, claims: { idtyp: undefined } });
+    await expect(validator.validate(token)).resolves.toMatchObject({ objectId: oid, kind: 'app' });
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['idtyp user, roles and no scp', { idtyp: 'user', roles: ['Agents.Invoke'], scp: undefined }],
+    ['no idtyp, no scp and sub other than oid', { roles: ['Agents.Invoke'], scp: undefined }],
+    ['idtyp app with scp', { idtyp: 'app' }],
+  ])('refuses a token that is neither delegated nor app-only (%s) with 401', async (_name, claims) => {
+    const result = await refusal(validator.validate(await mint({ claims })));
+    expect(result).toMatch(/^UNAUTHENTICATED: Invalid bearer token: /);
+    expect(result).toMatch(/idtyp/);
+  });
+
   it('accepts a token of any allowed tenant, each with its own issuer', async () => {
     await expect(validator.validate(await mint({ tid: OTHER_TENANT }))).resolves.toMatchObject({ tenantId: OTHER_TENANT });
   });

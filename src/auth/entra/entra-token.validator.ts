@@ -68,17 +68,35 @@ export class EntraTokenValidator {
     if (!this.allowedTenants.has(tid)) throw invalidToken('the tenant (tid) is not allowed to call this API');
 
     const scp = payload.scp;
+    const kind = tokenKind(payload, oid);
     const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is string => typeof r === 'string') : [];
     return {
       tenantId: tid,
       objectId: oid,
       tokenVersion: payload.ver === '1.0' ? '1.0' : '2.0',
-      kind: typeof scp === 'string' ? 'delegated' : 'app',
+      kind,
       scopes: typeof scp === 'string' ? scp.split(' ').filter(Boolean) : [],
       roles,
       clientAppId: stringClaim(payload.azp) ?? stringClaim(payload.appid),
     };
   }
+}
+
+/**
+ * `delegated` when the token carries `scp` (and does not say `idtyp: app`); `app` only when it says
+ * so (`idtyp: app`) or, without `idtyp`, its subject is its own object (`sub` = `oid`, the client
+ * credentials shape). Anything else (a user's token with roles and no `scp`) is refused: it is
+ * neither, and roles must never let a user pass as an app.
+ */
+function tokenKind(payload: JWTPayload, oid: string): 'delegated' | 'app' {
+  const idtyp = payload.idtyp;
+  if (typeof payload.scp === 'string') {
+    if (idtyp === 'app') throw invalidToken('the token says it is app-only (idtyp) but carries scopes (scp)');
+    return 'delegated';
+  }
+  if (idtyp === 'app') return 'app';
+  if (idtyp === undefined && typeof payload.sub === 'string' && payload.sub.toLowerCase() === oid) return 'app';
+  throw invalidToken('the token is neither delegated (no scp) nor app-only (idtyp is not app, or sub is not oid)');
 }
 
 function decodeHeader(token: string) {

@@ -81,7 +81,22 @@ describe('JwksCache', () => {
     state.fail = true;
     expect(await code(cache.getKey('a'))).toBe(ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE);
     state.fail = false;
+    state.now += 30_000;
     expect(await code(cache.getKey('a'))).toBe('resolved');
+  });
+
+  it('applies the cooldown from the first attempt: before any key set, failures are 503 without refetching', async () => {
+    const { state, cache } = fixture([a]);
+    state.fail = true;
+    for (let i = 0; i < 200; i++) expect(await code(cache.getKey(`forged-${i}`))).toBe(ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE);
+    expect(state.fetches).toBe(1);
+    state.fail = false;
+    state.now += 29_999;
+    expect(await code(cache.getKey('a'))).toBe(ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE);
+    expect(state.fetches).toBe(1);
+    state.now += 1;
+    expect(await code(cache.getKey('a'))).toBe('resolved');
+    expect(state.fetches).toBe(2);
   });
 
   it('is a 503 when an unknown kid needs a refetch and the provider is down (the token may be valid)', async () => {

@@ -23,7 +23,8 @@ export interface JwksCacheOptions {
  *   refetches are at most one per `cooldownMs`, so a flood of tokens with made-up `kid`s cannot
  *   turn this server into a load generator against the identity provider. Within the cooldown an
  *   unknown `kid` is simply invalid (401).
- * - A failed fetch is a 503 when there are no keys to fall back on; a failed periodic refresh
+ * - A failed fetch is a 503 when there are no keys to fall back on, and so is every request until
+ *   the cooldown since that attempt has passed (no fetch meanwhile); a failed periodic refresh
  *   keeps the keys already known (Entra announces new keys weeks before it signs with them).
  */
 export class JwksCache implements SigningKeySource {
@@ -33,6 +34,8 @@ export class JwksCache implements SigningKeySource {
   /** When the last fetch, successful or not, started: the cooldown counts from here. */
   private attemptedAt = Number.NEGATIVE_INFINITY;
   private inflight?: Promise<void>;
+  /** Why the last fetch failed (the cause of the 503s until the next attempt). */
+  private lastError?: unknown;
   private readonly now: () => number;
 
   constructor(
@@ -44,7 +47,10 @@ export class JwksCache implements SigningKeySource {
 
   async getKey(kid: string): Promise<CryptoKey> {
     if (this.fetchedAt === undefined) {
-      // Nothing to fall back on: an unreachable provider is a 503 for this request.
+      // Nothing to fall back on: an unreachable provider is a 503 for this request. The cooldown
+      // holds from the first attempt, failed ones included: until it passes, requests get 503
+      // without a call to the provider (a flood of forged tokens cannot hammer it).
+      if (!this.mayFetch()) throw identityProviderUnavailable(this.lastError ?? new Error('no key set fetched yet'));
       await this.refresh();
     } else if (this.now() - this.fetchedAt >= this.options.maxAgeMs && this.mayFetch()) {
       await this.refresh().catch(() => undefined);
@@ -61,7 +67,15 @@ export class JwksCache implements SigningKeySource {
 
   /** Fetches the key set now (shared with a fetch already under way). */
   refresh(): Promise<void> {
-    this.inflight ??= this.load().finally(() => (this.inflight = undefined));
+    this.inflight ??= this.load()
+      .then(
+        () => (this.lastError = undefined),
+        (err: unknown) => {
+          this.lastError = err;
+          throw err;
+        },
+      )
+      .finally(() => (this.inflight = undefined));
     return this.inflight;
   }
 

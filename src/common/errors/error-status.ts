@@ -11,6 +11,7 @@ interface StatusEntry {
  */
 export const ERROR_STATUS = {
   [ErrorCode.VALIDATION_FAILED]: { status: 422, title: 'Validation failed' },
+  [ErrorCode.INVALID_CURSOR]: { status: 422, title: 'Invalid cursor' },
   [ErrorCode.MALFORMED_JSON]: { status: 415, title: 'Body is not valid JSON' },
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: { status: 415, title: 'Unsupported media type' },
   [ErrorCode.PAYLOAD_TOO_LARGE]: { status: 413, title: 'Payload too large' },

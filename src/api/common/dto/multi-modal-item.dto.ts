@@ -1,9 +1,10 @@
 import { IsIn, IsOptional, IsString, registerDecorator } from 'class-validator';
+import { imageDataUriProblem } from './image-data-uri';
 
 export const CONTENT_TYPES = ['text', 'image'] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
 
-/** An image must be an inline `data:` URI; a URL would make the server fetch on the caller's behalf. */
+/** An image must be an inline `data:` URI; a URL would make the server fetch on the caller's behalf (checked in full by image-data-uri.ts). */
 export const DATA_URI = /^data:image\/[a-zA-Z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+$/;
 
 function IsDataUriWhenImage(): PropertyDecorator {
@@ -12,10 +13,9 @@ function IsDataUriWhenImage(): PropertyDecorator {
       name: 'isDataUriWhenImage',
       target: target.constructor,
       propertyName: propertyName as string,
-      options: { message: 'an image item must be a data:image/...;base64, URI' },
+      options: { message: ({ value }) => imageDataUriProblem(value) ?? 'an image item must be a data:image/...;base64, URI' },
       validator: {
-        validate: (value: unknown, args) =>
-          (args?.object as MultiModalItemDto).content_type !== 'image' || (typeof value === 'string' && DATA_URI.test(value)),
+        validate: (value: unknown, args) => (args?.object as MultiModalItemDto).content_type !== 'image' || imageDataUriProblem(value) === undefined,
       },
     });
 }

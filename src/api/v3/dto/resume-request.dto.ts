@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { IsServerId } from '../server-id';
 
 export class ToolDecisionDto {
   @IsString() tool_call_id!: string;
@@ -14,7 +15,7 @@ export class ToolDecisionDto {
 export class ResumeRequestDto {
   @IsOptional() @IsIn(['approve', 'reject'], { message: 'action must be "approve" or "reject"' }) action?: 'approve' | 'reject';
 
-  @IsOptional() @IsUUID('all', { message: 'pause_id must be a UUID' }) pause_id?: string;
+  @IsOptional() @IsServerId('pause_id') pause_id?: string;
 
   @IsOptional() @IsString() @MaxLength(2000) reason?: string;
 
