@@ -75,7 +75,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     serviceVersion: PACKAGE_VERSION,
     otlpEndpoint: env.telemetry.otlpEndpoint,
   });
-  const store = options.store ?? (await createStateStore(env.state));
+  const store = options.store ?? (await createStateStore(env.state, { production: env.production, logger }));
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ env, agents, logger, telemetry, llm, store }), {
     bodyParser: false,
     logger: new PinoNestLogger(logger),

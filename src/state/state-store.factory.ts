@@ -9,22 +9,36 @@ export interface StateStoreFactoryOptions {
   redisKeyPrefix?: string;
   /** Explicit DynamoDB credentials (DynamoDB Local in tests); unset: the SDK's default chain. */
   dynamoDbCredentials?: DynamoDbStateStoreOptions['credentials'];
+  /** NODE_ENV=production: a Redis `allkeys-*` eviction policy refuses the boot (otherwise a warning). */
+  production?: boolean;
+  /** Where boot warnings go (the Redis eviction check). */
+  logger?: { warn(message: string): void };
 }
 
 /**
  * The store `TA_STATE_STORE` selects. For DynamoDB with `TA_DYNAMODB_CREATE_TABLE=true` the table
  * (and its TTL) is created at boot when missing; otherwise it must exist (see create-table.cli.ts).
  * Backends are loaded only when selected: the AWS SDK and ioredis add hundreds of modules to the
- * start-up of a server that does not use them.
+ * start-up of a server that does not use them. For Redis, the eviction policy is checked at boot
+ * (redis-eviction.ts): `allkeys-*` refuses a production boot and warns otherwise.
  */
 export async function createStateStore(config: EnvConfig['state'], options: StateStoreFactoryOptions = {}): Promise<StateStore> {
   switch (config.store) {
     case 'memory':
       return new MemoryStateStore();
-    case 'redis':
+    case 'redis': {
       if (!config.redisUrl) throw new Error('TA_REDIS_URL is required when TA_STATE_STORE=redis');
       const { RedisStateStore } = require('./backends/redis/redis.state-store') as typeof import('./backends/redis/redis.state-store');
-      return new RedisStateStore({ url: config.redisUrl, keyPrefix: options.redisKeyPrefix });
+      const { checkRedisEviction } = require('./backends/redis/redis-eviction') as typeof import('./backends/redis/redis-eviction');
+      const store = new RedisStateStore({ url: config.redisUrl, keyPrefix: options.redisKeyPrefix });
+      try {
+        await checkRedisEviction(store, { production: options.production ?? false, logger: options.logger });
+      } catch (err) {
+        await store.close();
+        throw err;
+      }
+      return store;
+    }
     case 'dynamodb': {
       if (!config.dynamodb) throw new Error('TA_DYNAMODB_TABLE is required when TA_STATE_STORE=dynamodb');
       const { table, endpoint, region, createTable } = config.dynamodb;

@@ -138,7 +138,7 @@ export class StatefulInvoker {
       if (decision.approved.length && decided.kind === 'resumed') emit?.('approved', { ...ids, tool_call_ids: decision.approved });
       if (decision.rejected.length) emit?.('rejected', { ...ids, tool_call_ids: decision.rejected });
     };
-    const startAt = (request.approvals?.length ?? 1) * IDS_PER_DECISION;
+    const startAt = await this.resumeStartAt(request);
     if (decided.kind === 'rejected') {
       const end = async (emit?: Emit) => {
         announce(emit);
@@ -154,6 +154,20 @@ export class StatefulInvoker {
     }
     const earlier = (await this.store.listRequests(principal.tenantId, request.taskId)).filter((r) => r.seq < request.seq);
     return this.runnable(agent, { request, earlier }, { resume: decided.resume, announce, startAt, clientTools: options.clientTools });
+  }
+
+  /**
+   * The first event n of a resume stream: after every id the request's earlier streams (its first
+   * run and each earlier resume) used — this process's event log, else the stored stream log —
+   * and at least (pauses so far) × IDS_PER_DECISION, so ids stay strictly increasing across all
+   * of a request's streams however long each was.
+   */
+  private async resumeStartAt(request: Pick<RequestRecord, 'tenantId' | 'taskId' | 'seq' | 'approvals'>): Promise<number> {
+    let next = Math.max((request.approvals?.length ?? 1) * IDS_PER_DECISION, this.events.get(request.tenantId, request.taskId, request.seq)?.next ?? 0);
+    const stored = await this.store.readStreamEvents(request.tenantId, request.taskId, request.seq, next - 1).catch(() => undefined);
+    const last = stored?.at(-1);
+    if (last) next = Math.max(next, last.n + 1);
+    return next;
   }
 
   runnable(

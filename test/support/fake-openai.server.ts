@@ -34,7 +34,7 @@ interface Timing {
 
 export type FakeReply =
   | ({ kind: 'text'; text: string; chunks?: string[]; usage?: FakeUsage; finishReason?: string } & Timing)
-  | ({ kind: 'tool_calls'; calls: FakeToolCall[]; text?: string; usage?: FakeUsage } & Timing)
+  | ({ kind: 'tool_calls'; calls: FakeToolCall[]; text?: string; /** streamed as these content deltas before the calls */ chunks?: string[]; usage?: FakeUsage } & Timing)
   | ({ kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> } & Timing)
   /** Streams `chunks`, then destroys the socket mid-response (a non-streaming request gets no answer). */
   | ({ kind: 'stream_then_fail'; chunks: string[] } & Timing)
@@ -166,7 +166,8 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         const calls = next.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
         if (!streaming) return sendJson(res, 200, completion(frame.id, frame.model, { role: 'assistant', content: next.text ?? null, tool_calls: calls }, 'tool_calls', next.usage));
         frame.open();
-        frame.delta({ role: 'assistant', content: next.text ?? null });
+        frame.delta({ role: 'assistant', content: next.chunks ? '' : (next.text ?? null) });
+        for (const c of next.chunks ?? []) frame.delta({ content: c });
         // As OpenAI does: the id and name first, then the arguments in pieces.
         next.calls.forEach((c, index) => {
           frame.delta({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] });

@@ -52,9 +52,10 @@ export interface RedisServerHandle extends ServerHandle {
 /**
  * Starts a throwaway redis-server on a free loopback port: no persistence, nothing on disk — or,
  * with `durable`, an append-only file (fsync always) in a temporary directory, so a stop() and
- * start() keep the data, as a production Redis restart does.
+ * start() keep the data, as a production Redis restart does. `args` are extra redis-server
+ * options, e.g. `['--maxmemory-policy', 'allkeys-lru']`.
  */
-export async function startRedisServer(options: { durable?: boolean } = {}): Promise<RedisServerHandle> {
+export async function startRedisServer(options: { durable?: boolean; args?: string[] } = {}): Promise<RedisServerHandle> {
   const bin = requireBinary('redis-server', 'the Debian package redis-server (apt-get install -y redis-server)');
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -65,7 +66,7 @@ export async function startRedisServer(options: { durable?: boolean } = {}): Pro
     url: `redis://127.0.0.1:${port}`,
     port,
     async start() {
-      child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', ...persistence], { stdio: 'ignore' });
+      child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', ...persistence, ...(options.args ?? [])], { stdio: 'ignore' });
       await waitUntil(`redis-server on port ${port}`, child, () => redisAnswers(port), 10_000);
     },
     async stop() {

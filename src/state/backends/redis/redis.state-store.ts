@@ -223,6 +223,19 @@ export class RedisStateStore extends StateStore {
     return JSON.parse(json) as TaskRecord;
   }
 
+  /**
+   * The server's `maxmemory-policy` (undefined when the reply does not name one). Throws
+   * StateStoreUnavailableError when Redis is unreachable, and the server's ReplyError when CONFIG is
+   * refused (renamed or denied by managed services).
+   */
+  async maxMemoryPolicy(): Promise<string | undefined> {
+    const reply = (await this.run('CONFIG', () => this.redis.config('GET', 'maxmemory-policy'))) as unknown;
+    if (!Array.isArray(reply)) return undefined;
+    const i = reply.indexOf('maxmemory-policy');
+    const value = i >= 0 ? reply[i + 1] : undefined;
+    return typeof value === 'string' ? value : undefined;
+  }
+
   async ping(): Promise<void> {
     await this.run('PING', () => this.redis.ping());
   }
