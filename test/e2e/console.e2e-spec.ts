@@ -91,6 +91,8 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
     const res = await page.goto(`${app.url}/console?transport=${transport}`);
     expect(res?.status()).toBe(200);
     expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
+    // The options come from /console/config.json after the first render: wait for them, then read.
+    await page.getByTestId('agent').locator('option').nth(1).waitFor({ state: 'attached' });
     await expect(page.getByTestId('agent').locator('option').allTextContents()).resolves.toEqual([
       'Desk 1 (tealagents/v1alpha1)',
       'Parrot 0.1 (skagents/v2alpha1)',
@@ -171,8 +173,7 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
   });
 
   it('lists the caller\'s sessions and opens a task from one', async () => {
-    const sessions = page.getByTestId('sessions');
-    if (!(await sessions.count())) return; // GET /sessions not served yet: the panel stays hidden
+    await page.getByTestId('sessions').waitFor(); // GET /sessions is served: the panel must show
     await page.getByTestId('new-chat').click();
     await page.getByTestId('session').first().click();
     await page.getByTestId('task').first().click();
