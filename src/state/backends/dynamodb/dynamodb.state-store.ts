@@ -133,29 +133,35 @@ export class DynamoDbStateStore extends StateStore {
     });
   }
 
+  /** One page (`count` entries after `after`) of an index partition: an owner's sessions or a session's tasks. */
+  private async queryIndexPage(pk: string, after: string | undefined, count: number): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
+    const result = await this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+        Limit: count,
+        ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+      }),
+    );
+    return { items: result.Items ?? [], more: result.LastEvaluatedKey !== undefined };
+  }
+
   async listOwnerSessions(tenantId: string, ownerId: string, page: { limit: number; cursor?: string }): Promise<Page<string>> {
     const pk = ownerSessionsPk(tenantId, ownerId);
     return this.run(() =>
       pageLiveEntries(page, async (after, count) => {
-        const result = await this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
-            ConsistentRead: true,
-            Limit: count,
-            ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
-          }),
-        );
+        const { items, more } = await this.queryIndexPage(pk, after, count);
         const entries = await Promise.all(
-          (result.Items ?? []).map(async (entry) => {
+          items.map(async (entry) => {
             const sessionId = String(entry.sessionId);
             // A session whose entries all expired is dead.
             const live = await this.sessionHasEntries(sessionPk(tenantId, ownerId, sessionId));
             return { position: String(entry.sk), item: live ? sessionId : undefined };
           }),
         );
-        return { entries, more: result.LastEvaluatedKey !== undefined };
+        return { entries, more };
       }),
     );
   }
@@ -242,25 +248,16 @@ export class DynamoDbStateStore extends StateStore {
     const pk = sessionPk(tenantId, ownerId, sessionId);
     return this.run(() =>
       pageLiveEntries(page, async (after, count) => {
-        const result = await this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': pk },
-            ConsistentRead: true,
-            Limit: count,
-            ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
-          }),
-        );
+        const { items, more } = await this.queryIndexPage(pk, after, count);
         const entries = await Promise.all(
-          (result.Items ?? []).map(async (entry) => {
+          items.map(async (entry) => {
             const header = await this.readHeader(tenantId, String(entry.taskId), page.includeDeleting);
             // An entry of an earlier incarnation of the task id is dead.
             const mine = header?.task && header.inc === entry.inc ? header.task : undefined;
             return { position: String(entry.sk), item: mine };
           }),
         );
-        return { entries, more: result.LastEvaluatedKey !== undefined };
+        return { entries, more };
       }),
     );
   }
