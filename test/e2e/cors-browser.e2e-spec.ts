@@ -1,4 +1,5 @@
 import { launchBrowser, PageServer, servePage, TestBrowser } from '../support/browser';
+import { AGENTS } from '../support/cors-agents';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -9,26 +10,6 @@ import { startTestApp, TestApp } from '../support/test-app';
  */
 
 jest.setTimeout(60_000);
-
-const AGENTS = {
-  'echo.yaml': `apiVersion: skagents/v2alpha1
-kind: Agent
-name: Echo
-version: 0.1
-spec:
-  agent:
-    name: default
-    model: local/echo
-`,
-  'assistant.yaml': `apiVersion: tealagents/v1alpha1
-name: Assistant
-version: 0.1
-spec:
-  agent:
-    name: default
-    model: local/echo
-`,
-};
 
 const PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>cors test page</title></head><body>a web app</body></html>';
 

@@ -1,6 +1,7 @@
 import { EnvConfigError, loadEnvConfig } from '../../src/config/env.config';
 import { JsonResponse, request } from '../support/http';
 import { DEFAULT_AUDIENCE, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { AGENTS } from '../support/cors-agents';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -8,26 +9,6 @@ import { startTestApp, TestApp } from '../support/test-app';
  * check; allowed and refused origins; `*` with dev auth only; errors readable by a browser script.
  * The same in a real browser: cors-browser.e2e-spec.ts.
  */
-
-const AGENTS = {
-  'echo.yaml': `apiVersion: skagents/v2alpha1
-kind: Agent
-name: Echo
-version: 0.1
-spec:
-  agent:
-    name: default
-    model: local/echo
-`,
-  'assistant.yaml': `apiVersion: tealagents/v1alpha1
-name: Assistant
-version: 0.1
-spec:
-  agent:
-    name: default
-    model: local/echo
-`,
-};
 
 const APP = 'https://app.example.com';
 const LOCAL = 'http://localhost:5173';

@@ -1,0 +1,20 @@
+/** The two agents of the CORS tests (over HTTP and in a browser): one stateless, one stateful, on local/echo. */
+export const AGENTS = {
+  'echo.yaml': `apiVersion: skagents/v2alpha1
+kind: Agent
+name: Echo
+version: 0.1
+spec:
+  agent:
+    name: default
+    model: local/echo
+`,
+  'assistant.yaml': `apiVersion: tealagents/v1alpha1
+name: Assistant
+version: 0.1
+spec:
+  agent:
+    name: default
+    model: local/echo
+`,
+};
