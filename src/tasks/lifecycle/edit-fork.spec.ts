@@ -1,68 +1,17 @@
-import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
 import { appendForked, fork } from './fork';
 import { edit, supersededBy, withoutSuperseded } from './edit';
 import { leaseActive } from './lease';
-import { Change, TaskState, Transition } from './transition';
+import { apply, NOW, refusal, requestRecord, taskRecord, timing } from './lifecycle.fixtures';
 
-const NOW = 1_800_000_000_000;
-const timing = { leaseMs: 1000 };
-
-function task(over: Partial<TaskRecord> = {}): TaskRecord {
-  return {
-    taskId: 't',
-    sessionId: 's',
-    tenantId: 'ten',
-    ownerId: 'o',
-    agent: 'A:1',
-    status: 'Completed',
-    version: 3,
-    requestCount: 3,
-    lastEventSeq: 0,
-    metadata: {},
-    createdAt: 'c',
-    updatedAt: 'u',
-    ...over,
-  };
-}
-
-function req(seq: number, status: RequestRecord['status'] = 'Completed', over: Partial<RequestRecord> = {}): RequestRecord {
-  return {
-    requestId: `r${seq}`,
-    taskId: 't',
-    sessionId: 's',
-    tenantId: 'ten',
-    ownerId: 'o',
-    seq,
-    status,
-    messages: [{ id: `m${seq}`, role: 'user', items: [{ content_type: 'text', content: `q${seq}` }], created_at: 'c' }],
-    toolCalls: [],
-    tokenUsage: { completion_tokens: 0, prompt_tokens: 0, total_tokens: 0 },
-    createdAt: 'c',
-    updatedAt: 'u',
-    ...over,
-  };
-}
+const task = (over: Partial<TaskRecord> = {}) => taskRecord({ requestCount: 3, ...over });
+/** A request with its user message `q{seq}`. */
+const req = (seq: number, status: RequestRecord['status'] = 'Completed', over: Partial<RequestRecord> = {}) =>
+  requestRecord(seq, status, { messages: [{ id: `m${seq}`, role: 'user', items: [{ content_type: 'text', content: `q${seq}` }], created_at: 'c' }], ...over });
 
 const three = () => [req(0), req(1), req(2)];
 const newRequest = (over: Partial<RequestRecord> = {}) => req(-1, 'Running', { requestId: 'new', ...over });
-
-function apply<R>(t: Transition<R>, state: TaskState, now = NOW): Change<R> {
-  const out = t.apply(state, now);
-  if ('unchanged' in out) throw new Error('expected a change');
-  return out;
-}
-
-function refusal(fn: () => unknown): ErrorCode {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof DomainError) return err.code;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('edit', () => {
   const editOf = (requestId: string, over: Partial<RequestRecord> = {}) => edit({ requestId, request: newRequest(over), timing });

@@ -1,4 +1,3 @@
-import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { PendingApprovals, RequestRecord, TaskRecord } from '../../state/state.entities';
 import { admitFollowOn, admitNew, recoverLapsed } from './admit';
@@ -6,65 +5,13 @@ import { cancel, expirePause } from './cancel';
 import { decide, ResumeDecision } from './decide';
 import { finish, renew } from './finish';
 import { leaseActive, stamped } from './lease';
-import { Change, TaskState, Transition } from './transition';
+import { apply, NOW, refusal, requestRecord, taskRecord, timing } from './lifecycle.fixtures';
 
-const NOW = 1_800_000_000_000;
-const timing = { leaseMs: 1000 };
-
-function task(over: Partial<TaskRecord> = {}): TaskRecord {
-  return {
-    taskId: 't',
-    sessionId: 's',
-    tenantId: 'ten',
-    ownerId: 'o',
-    agent: 'A:1',
-    status: 'Completed',
-    version: 3,
-    requestCount: 1,
-    lastEventSeq: 0,
-    metadata: {},
-    createdAt: 'c',
-    updatedAt: 'u',
-    ...over,
-  };
-}
-
-function req(seq: number, status: RequestRecord['status'], over: Partial<RequestRecord> = {}): RequestRecord {
-  return {
-    requestId: `r${seq}`,
-    taskId: 't',
-    sessionId: 's',
-    tenantId: 'ten',
-    ownerId: 'o',
-    seq,
-    status,
-    messages: [],
-    toolCalls: [],
-    tokenUsage: { completion_tokens: 0, prompt_tokens: 0, total_tokens: 0 },
-    createdAt: 'c',
-    updatedAt: 'u',
-    ...over,
-  };
-}
+const task = taskRecord;
+const req = requestRecord;
 
 const held = (requestId: string, expiresAt = NOW + 500) => ({ lease: { requestId, expiresAt } });
 const lapsed = (requestId: string) => held(requestId, NOW - 1);
-
-function apply<R>(t: Transition<R>, state: TaskState, now = NOW): Change<R> {
-  const out = t.apply(state, now);
-  if ('unchanged' in out) throw new Error('expected a change');
-  return out;
-}
-
-function refusal(fn: () => unknown): ErrorCode {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof DomainError) return err.code;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 const newReq = req(99, 'Running', { requestId: 'new' });
 const followOn = (onBusy: 'reject' | 'enqueue' = 'reject', sessionId?: string) => admitFollowOn({ request: newReq, onBusy, sessionId, timing });
