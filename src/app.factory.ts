@@ -4,11 +4,16 @@ import type { DestinationStream, Logger } from 'pino';
 import { AgentDefinition } from './agents/config/agent-definition';
 import { ConfigError } from './agents/config/config-error';
 import { loadAgentConfigs } from './agents/config/load-agent-configs';
+import { AgentReload } from './agents/reload/agent-reload';
+import type { BuiltGeneration } from './agents/reload/config-reloader';
 import { AppModule } from './app.module';
 import { corsMiddleware } from './common/http/cors.middleware';
 import { verifyJsonDepth } from './common/http/json-depth';
 import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
+import { drainingMiddleware } from './common/shutdown/draining.middleware';
+import { ShutdownState } from './common/shutdown/shutdown-state';
+import { AuditLog } from './common/logging/audit-log';
 import { createLogger } from './common/logging/logger';
 import { PinoNestLogger } from './common/logging/pino-nest.logger';
 import { EnvConfig, loadEnvConfig } from './config/env.config';
@@ -30,6 +35,16 @@ export interface CreateAppOptions {
   llmFetch?: FetchLike;
   /** A ready state store (default: the one TA_STATE_STORE selects). */
   store?: StateStore;
+  /** Set by a config reload (src/agents/reload): the parts of the first app the new one shares. */
+  shared?: SharedParts;
+}
+
+interface SharedParts {
+  logger: Logger;
+  telemetry: Telemetry;
+  store: StateStore;
+  audit: AuditLog;
+  shutdown: ShutdownState;
 }
 
 export interface CreatedApp {
@@ -37,6 +52,8 @@ export interface CreatedApp {
   env: EnvConfig;
   agents: AgentDefinition[];
   logger: Logger;
+  /** SIGHUP and TA_CONFIG_WATCH; `start` it once the server listens (absent in an app a reload built). */
+  reload?: AgentReload;
 }
 
 const PACKAGE_VERSION = '0.1.0';
@@ -48,7 +65,7 @@ const PACKAGE_VERSION = '0.1.0';
  */
 export async function createApp(options: CreateAppOptions = {}): Promise<CreatedApp> {
   const env = options.env ?? loadEnvConfig();
-  const logger = createLogger(env.telemetry.logLevel, options.logDestination, activeTraceIds);
+  const logger = options.shared?.logger ?? createLogger(env.telemetry.logLevel, options.logDestination, activeTraceIds);
   const configPath = options.configPath ?? env.serviceConfigPath;
   if (!configPath) throw new ConfigError(['TA_SERVICE_CONFIG is not set: name an agent YAML file or a directory of them']);
   const agents = loadAgentConfigs(configPath, isKnownLocalModel);
@@ -66,21 +83,32 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     }
   }
   if (providerProblems.length) throw new ConfigError(providerProblems);
-  if (env.auth.mode === 'dev') {
+  if (env.auth.mode === 'dev' && !options.shared) {
     logger.warn('TA_AUTH_MODE=dev: requests are NOT authenticated; every caller is the development identity. Never use this in production.');
   }
 
-  const telemetry = new Telemetry({
+  const telemetry = options.shared?.telemetry ?? new Telemetry({
     serviceName: 'teal-agent-server',
     serviceVersion: PACKAGE_VERSION,
     otlpEndpoint: env.telemetry.otlpEndpoint,
+    prometheus: env.telemetry.prometheus,
   });
-  const store = options.store ?? (await createStateStore(env.state, { production: env.production, logger }));
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ env, agents, logger, telemetry, llm, store }), {
+  const store = options.shared?.store ?? options.store ?? (await createStateStore(env.state, { production: env.production, logger }));
+  let reload: AgentReload | undefined;
+  const reloaded = options.shared && { audit: options.shared.audit, shutdown: options.shared.shutdown };
+  const beforeClose = options.shared ? undefined : async () => reload?.close();
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ env, agents, logger, telemetry, llm, store, reloaded, beforeClose }), {
     bodyParser: false,
     logger: new PinoNestLogger(logger),
     abortOnError: false,
   });
+  if (!options.shared) {
+    const shared = { logger, telemetry, store, audit: app.get(AuditLog), shutdown: app.get(ShutdownState) };
+    const build = () => buildReloadedApp({ ...options, env, configPath, shared });
+    reload = new AgentReload(app, { configPath, agents, watch: env.configWatch, logger, build });
+    // First: a request goes whole to the app of the config that is current when it arrives.
+    app.use(reload.dispatch);
+  }
   app.disable('x-powered-by');
   // API responses are fresh by nature: Express would hash every body for an ETag nobody sends back.
   app.set('etag', false);
@@ -88,6 +116,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   app.use(httpTelemetryMiddleware(telemetry, logger));
   // Before routing, auth and the 415 check: preflights are answered here, and every answer (errors too) carries the CORS headers.
   app.use(corsMiddleware(env.cors, { devAuth: env.auth.mode === 'dev' }));
+  // After CORS, so a 503 while draining carries the CORS headers a browser needs to read it.
+  app.use(drainingMiddleware(app.get(ShutdownState)));
   app.use(jsonOnlyMiddleware);
   // `verify` runs on the raw body before parsing (the nesting limit). Nest passes it through; its
   // option type leaves it out only because its own rawBody option uses it, which is off here.
@@ -97,5 +127,17 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     verify: verifyJsonDepth,
   };
   app.useBodyParser('json', jsonOptions);
-  return { app, env, agents, logger };
+  return { app, env, agents, logger, reload };
+}
+
+/** The app of the config as it is now on disk, built exactly as at boot, ready to take requests. */
+async function buildReloadedApp(options: CreateAppOptions): Promise<BuiltGeneration> {
+  const { app, agents } = await createApp(options);
+  try {
+    await app.init();
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  return { app, agents };
 }

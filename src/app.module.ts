@@ -4,15 +4,17 @@ import type { Logger } from 'pino';
 import { ApiCommonModule } from './api/common/api-common.module';
 import { ServiceIndexModule } from './api/index/service-index.module';
 import { ConsoleModule } from './api/console/console.module';
+import { MetricsModule } from './api/metrics/metrics.module';
 import { StreamSocketModule } from './api/stateless/stream-socket.module';
 import { V1Module } from './api/v1/v1.module';
 import { V2Module } from './api/v2/v2.module';
 import { V3Module } from './api/v3/v3.module';
 import { AuthModule } from './auth/auth.module';
-import { LOGGER } from './app.tokens';
+import { LOGGER, TELEMETRY } from './app.tokens';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { CoreDependencies, CoreModule } from './core.module';
 import { TelemetryInterceptor } from './telemetry/telemetry.interceptor';
+import { Telemetry } from './telemetry/telemetry';
 
 /** Composition root: the versioned API modules over shared services, one filter, one interceptor. */
 @Module({})
@@ -35,9 +37,10 @@ export class AppModule {
         StreamSocketModule,
         ServiceIndexModule.register(deps.agents, deps.env),
         ConsoleModule.register(deps.env, deps.agents),
+        MetricsModule.register(deps.env.telemetry.prometheus),
       ],
       providers: [
-        { provide: APP_FILTER, useFactory: (logger: Logger) => new ProblemDetailsFilter(logger), inject: [LOGGER] },
+        { provide: APP_FILTER, useFactory: (logger: Logger, telemetry: Telemetry) => new ProblemDetailsFilter(logger, telemetry), inject: [LOGGER, TELEMETRY] },
         { provide: APP_INTERCEPTOR, useClass: TelemetryInterceptor },
       ],
     };

@@ -1,15 +1,16 @@
 import 'reflect-metadata';
 import { createApp } from './app.factory';
 import { reportBootFailure } from './boot-failure';
+import { drainAndClose } from './common/shutdown/graceful-shutdown';
 
 /** Serves the agents named by TA_SERVICE_CONFIG on TA_HOST:TA_PORT. Composition only. */
 export async function serve(options: { configPath?: string; port?: number } = {}): Promise<void> {
   const started = performance.now();
-  const { app, env, agents, logger } = await createApp({ configPath: options.configPath });
-  app.enableShutdownHooks();
+  const { app, env, agents, logger, reload } = await createApp({ configPath: options.configPath });
   await app.listen(options.port ?? env.http.port, env.http.host);
   // The bound port, not the requested one: `--port 0` picks a free port.
   const { port } = app.getHttpServer().address() as { port: number };
+  reload?.start(app.getHttpServer());
   logger.info(
     {
       port,
@@ -21,6 +22,21 @@ export async function serve(options: { configPath?: string; port?: number } = {}
     },
     'teal-agent-server listening',
   );
+  // Not Nest's shutdown hooks: they close at once and re-raise the signal (exit 143). A drained
+  // shutdown exits 0, one that had to cut work off (its outcome maybe not stored) 1; a second
+  // signal stops the process at once (the default action).
+  const stop = (signal: NodeJS.Signals) => {
+    process.off('SIGTERM', stop).off('SIGINT', stop);
+    logger.info({ signal }, 'shutdown requested');
+    drainAndClose(app, env.http.shutdownGraceMs, logger).then(
+      (clean) => process.exit(clean ? 0 : 1),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop).once('SIGINT', stop);
 }
 
 if (require.main === module) {

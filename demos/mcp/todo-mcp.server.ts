@@ -6,7 +6,8 @@
  * No tool takes a user argument, so the model cannot choose whose list it reads or writes; a call
  * without the header is refused.
  *
- * Run it:   node demos/mcp/todo-mcp.server.ts            (PORT=3001, HOST=127.0.0.1 by default)
+ * Run it:   npm run demo:todo-mcp   (node demos/mcp/todo-mcp.js: checks the Node version first;
+ *           PORT=3001, HOST=127.0.0.1 by default), or node demos/mcp/todo-mcp.server.ts on Node 24
  * Then serve demos/agents/todo-assistant.yaml (docs/tools.md has the walkthrough).
  *
  * Erasable TypeScript only, so Node runs it as is; tests import `startTodoMcpServer`.
@@ -166,7 +167,8 @@ export async function startTodoMcpServer(options: { port?: number; host?: string
   };
 }
 
-if (process.argv[1] && /todo-mcp\.server\.[jt]s$/.test(process.argv[1])) {
+/** The server as a program: PORT and HOST from the environment, one line when it listens. */
+export function runTodoMcpServer(): void {
   startTodoMcpServer({ port: Number(process.env.PORT ?? 3001), host: process.env.HOST ?? '127.0.0.1' }).then(
     (s) => process.stdout.write(`todo MCP server listening on ${s.url} (user id header: X-User-Id)\n`),
     (err: unknown) => {
@@ -175,3 +177,5 @@ if (process.argv[1] && /todo-mcp\.server\.[jt]s$/.test(process.argv[1])) {
     },
   );
 }
+
+if (process.argv[1] && /todo-mcp\.server\.[jt]s$/.test(process.argv[1])) runTodoMcpServer();

@@ -3,8 +3,13 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { AGENT_ROUTE } from '../agents/agent-route.metadata';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { AuditLog } from '../common/logging/audit-log';
+import { callerFields, LogFields } from '../common/logging/log-context';
 import type { AccessPolicyOverride } from './access-policy';
 import { Authenticator } from './authenticator';
+import { refusedTenantOf } from './entra/entra-errors';
 import { IS_PUBLIC } from './public.decorator';
 
 /**
@@ -18,6 +23,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly authenticator: Authenticator,
     private readonly reflector: Reflector,
+    private readonly audit: AuditLog,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
@@ -26,9 +32,28 @@ export class AuthGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const agent = this.reflector.getAllAndOverride<AgentDefinition | undefined>(AGENT_ROUTE, targets);
     const req = ctx.switchToHttp().getRequest<Request>();
-    req.principal = await this.authenticator.authenticate(req, agentAccessOverride(agent));
+    // Named before authenticating, so the authenticator's own lines carry the agent too.
+    if (agent) req.logContext?.set({ agent: agent.source });
+    try {
+      req.principal = await this.authenticator.authenticate(req, agentAccessOverride(agent));
+    } catch (err) {
+      // Guards run before the interceptor enters the request's async context: its ids are passed as they are.
+      auditRefusal(this.audit, { ...req.logContext?.fields, http_request_id: req.requestId, agent: agent?.source }, err);
+      throw err;
+    }
+    // Every later line of the request names its caller (the oid hashed once per request: here, unless the authenticator did).
+    if (req.logContext && !req.logContext.fields.oid_hash) req.logContext.set(callerFields(req.principal));
     return true;
   }
+}
+
+/**
+ * Audits a refused caller (401/403): its reason and, when the token was genuine, its tenant; never
+ * the token. An unreachable identity provider (503) is no refusal. `ids`: the request's log fields.
+ */
+export function auditRefusal(audit: AuditLog, ids: LogFields, err: unknown): void {
+  if (!(err instanceof DomainError) || (err.code !== ErrorCode.UNAUTHENTICATED && err.code !== ErrorCode.FORBIDDEN)) return;
+  audit.record('auth.failed', { ...ids, tid: refusedTenantOf(err), code: err.code, reason: err.message });
 }
 
 /** `spec.auth` of the agent whose route this is (validated at boot by auth.schema.ts). */

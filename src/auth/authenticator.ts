@@ -8,4 +8,10 @@ import type { Principal } from './principal';
  */
 export abstract class Authenticator {
   abstract authenticate(req: Request, override?: AccessPolicyOverride): Promise<Principal>;
+
+  /**
+   * Readiness of what authentication depends on (the identity provider's metadata and keys);
+   * undefined when it depends on nothing outside the process (dev mode).
+   */
+  readonly readiness?: () => Promise<void>;
 }

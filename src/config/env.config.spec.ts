@@ -18,10 +18,18 @@ const ENTRA = { TA_ENTRA_AUDIENCE: 'api://teal', TA_ENTRA_TENANT_ID: TENANT, TA_
 describe('loadEnvConfig', () => {
   it('applies the documented defaults', () => {
     const env = loadEnvConfig({ ...ENTRA });
-    expect(env.http).toEqual({ port: 8000, host: '0.0.0.0', maxBodyBytes: 10 * 1024 * 1024, sseKeepaliveMs: 15_000, streamLogMaxBytes: 1024 * 1024 });
+    expect(env.http).toEqual({
+      port: 8000,
+      host: '0.0.0.0',
+      maxBodyBytes: 10 * 1024 * 1024,
+      sseKeepaliveMs: 15_000,
+      shutdownGraceMs: 25_000,
+      streamLogMaxBytes: 1024 * 1024,
+      streamReplay: { maxBytes: 64 * 1024 * 1024, streamMaxBytes: 1024 * 1024, ttlSeconds: 300, maxPerCaller: 8, maxPerReplica: 256 },
+    });
     expect(env.llm).toEqual({ apiKey: undefined, baseUrl: undefined, azure: undefined, timeoutMs: 120_000, maxRetries: 2 });
     expect(env.state).toMatchObject({ store: 'memory', leaseMs: 30_000, taskTtlSeconds: undefined, redisUrl: undefined, dynamodb: undefined });
-    expect(env.telemetry).toEqual({ otlpEndpoint: undefined, logLevel: 'info' });
+    expect(env.telemetry).toEqual({ otlpEndpoint: undefined, prometheus: false, logLevel: 'info' });
     expect(env.auth).toMatchObject({
       mode: 'entra',
       audiences: ['api://teal'],
@@ -83,6 +91,7 @@ describe('loadEnvConfig', () => {
     [{ TA_LOG_LEVEL: 'loud' }, 'TA_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent (or warning, critical) (got "loud")'],
     [{ TA_BASE_URL: 'api.openai.com' }, 'TA_BASE_URL must be an http:// or https:// URL (got "api.openai.com")'],
     [{ TA_OTEL_ENDPOINT: 'collector:4318' }, 'TA_OTEL_ENDPOINT must be an http:// or https:// URL (got "collector:4318")'],
+    [{ TA_METRICS_PROMETHEUS: 'sure' }, 'TA_METRICS_PROMETHEUS must be true or false (also 1/0, yes/no, on/off) (got "sure")'],
     [{ TA_LLM_MAX_RETRIES: '11' }, 'TA_LLM_MAX_RETRIES must be an integer from 0 to 10 (got 11)'],
     [{ TA_MAX_BODY_BYTES: '10' }, 'TA_MAX_BODY_BYTES must be an integer >= 1024 (got 10)'],
     [{ TA_TASK_LEASE_MS: 'soon' }, 'TA_TASK_LEASE_MS must be an integer >= 100 (got "soon")'],
@@ -146,5 +155,22 @@ describe('loadEnvConfig', () => {
     })();
     expect(err?.message).toContain('TA_PORT');
     expect(err?.message).not.toContain('sk-secret');
+  });
+});
+
+describe('TA_AUDIT_LOG', () => {
+  it('names the audit file; unset or empty, there is none', () => {
+    expect(loadEnvConfig({ ...DEV, TA_AUDIT_LOG: '/var/log/ta/audit.jsonl' }).telemetry.auditLogPath).toBe('/var/log/ta/audit.jsonl');
+    expect(loadEnvConfig({ ...DEV }).telemetry.auditLogPath).toBeUndefined();
+    expect(loadEnvConfig({ ...DEV, TA_AUDIT_LOG: '' }).telemetry.auditLogPath).toBeUndefined();
+  });
+});
+
+describe('TA_RATE_LIMIT_*', () => {
+  it('are unset (no limit) by default and integers >= 1 when set', () => {
+    expect(loadEnvConfig({ ...DEV }).rateLimits).toEqual({});
+    const env = { ...DEV, TA_RATE_LIMIT_CALLER_RPM: '60', TA_RATE_LIMIT_AGENT_RPM: '600', TA_RATE_LIMIT_CALLER_CONCURRENCY: '4', TA_RATE_LIMIT_CALLER_TPM: '' };
+    expect(loadEnvConfig(env).rateLimits).toEqual({ callerRpm: 60, agentRpm: 600, callerConcurrency: 4 });
+    expect(() => loadEnvConfig({ ...DEV, TA_RATE_LIMIT_CALLER_TPM: '0' })).toThrow(/TA_RATE_LIMIT_CALLER_TPM/);
   });
 });

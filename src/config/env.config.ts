@@ -14,10 +14,28 @@ export class EnvConfigError extends Error {
   }
 }
 
+/** Bounds of the v3 streams' replay (src/tasks/task-event-log.ts, src/tasks/replay-admission.ts). */
+export interface StreamReplayLimits {
+  maxBytes: number;
+  streamMaxBytes: number;
+  ttlSeconds: number;
+  maxPerCaller: number;
+  maxPerReplica: number;
+}
+
+export interface RateLimitDefaults {
+  callerRpm?: number;
+  agentRpm?: number;
+  callerConcurrency?: number;
+  callerTpm?: number;
+}
+
 /** The validated environment, grouped for the modules that read it. */
 export interface EnvConfig {
   serviceConfigPath?: string;
-  http: { port: number; host: string; maxBodyBytes: number; sseKeepaliveMs: number; streamLogMaxBytes: number };
+  /** TA_CONFIG_WATCH: reload the agents when their files change. */
+  configWatch: boolean;
+  http: { port: number; host: string; maxBodyBytes: number; sseKeepaliveMs: number; shutdownGraceMs: number; streamLogMaxBytes: number; streamReplay: StreamReplayLimits };
   llm: {
     apiKey?: string;
     baseUrl?: string;
@@ -25,7 +43,7 @@ export interface EnvConfig {
     timeoutMs: number;
     maxRetries: number;
   };
-  telemetry: { otlpEndpoint?: string; logLevel: LogLevel };
+  telemetry: { otlpEndpoint?: string; prometheus: boolean; logLevel: LogLevel; auditLogPath?: string };
   state: {
     store: 'memory' | 'redis' | 'dynamodb';
     leaseMs: number;
@@ -48,6 +66,8 @@ export interface EnvConfig {
   tools: ToolsConfig;
   /** TA_CORS_ORIGINS (docs/api.md, CORS). */
   cors: CorsConfig;
+  /** TA_RATE_LIMIT_* (src/rate-limit): the defaults of every agent's `spec.limits`; unset: no limit. */
+  rateLimits: RateLimitDefaults;
   /** The web console (src/api/console, docs/console.md). */
   console: { enabled: boolean; clientId?: string; scopes: string[] };
   production: boolean;
@@ -65,13 +85,22 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
 
   return {
     serviceConfigPath: vars.TA_SERVICE_CONFIG,
+    configWatch: vars.TA_CONFIG_WATCH,
     http: {
       port: vars.TA_PORT,
       // Dev mode authenticates no one, so by default only this machine can reach it.
       host: vars.TA_HOST ?? (vars.TA_AUTH_MODE === 'dev' ? '127.0.0.1' : '0.0.0.0'),
       maxBodyBytes: vars.TA_MAX_BODY_BYTES,
       sseKeepaliveMs: vars.TA_SSE_KEEPALIVE_MS,
+      shutdownGraceMs: vars.TA_SHUTDOWN_GRACE_MS,
       streamLogMaxBytes: vars.TA_STREAM_LOG_MAX_BYTES,
+      streamReplay: {
+        maxBytes: vars.TA_STREAM_REPLAY_MAX_BYTES,
+        streamMaxBytes: vars.TA_STREAM_REPLAY_STREAM_MAX_BYTES,
+        ttlSeconds: vars.TA_STREAM_REPLAY_TTL_SECONDS,
+        maxPerCaller: vars.TA_STREAM_REPLAY_MAX_PER_CALLER,
+        maxPerReplica: vars.TA_STREAM_REPLAY_MAX_PER_REPLICA,
+      },
     },
     llm: {
       apiKey: vars.TA_API_KEY,
@@ -85,7 +114,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       timeoutMs: vars.TA_LLM_TIMEOUT_MS,
       maxRetries: vars.TA_LLM_MAX_RETRIES,
     },
-    telemetry: { otlpEndpoint: vars.TA_OTEL_ENDPOINT, logLevel: vars.TA_LOG_LEVEL as LogLevel },
+    telemetry: { otlpEndpoint: vars.TA_OTEL_ENDPOINT, prometheus: vars.TA_METRICS_PROMETHEUS, logLevel: vars.TA_LOG_LEVEL as LogLevel, auditLogPath: vars.TA_AUDIT_LOG || undefined },
     state: {
       store: vars.TA_STATE_STORE,
       leaseMs: vars.TA_TASK_LEASE_MS,
@@ -114,6 +143,12 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       idpTimeoutMs: vars.TA_ENTRA_IDP_TIMEOUT_MS,
     },
     cors: corsConfigOf(vars.TA_CORS_ORIGINS),
+    rateLimits: {
+      callerRpm: vars.TA_RATE_LIMIT_CALLER_RPM,
+      agentRpm: vars.TA_RATE_LIMIT_AGENT_RPM,
+      callerConcurrency: vars.TA_RATE_LIMIT_CALLER_CONCURRENCY,
+      callerTpm: vars.TA_RATE_LIMIT_CALLER_TPM,
+    },
     tools: {
       timeoutMs: vars.TA_TOOL_TIMEOUT_MS,
       maxRetries: vars.TA_TOOL_MAX_RETRIES,

@@ -12,6 +12,8 @@ import { EnvBool, EnvInt, EnvList, EnvOneOf, EnvRule, EnvUrl, toBool, toInt, toL
  */
 export class EnvVars {
   @IsOptional() @IsString() TA_SERVICE_CONFIG?: string;
+  /** Reload the agents when a file of TA_SERVICE_CONFIG changes (src/agents/reload); SIGHUP reloads either way. */
+  @IsOptional() @Transform(toBool) @EnvBool() TA_CONFIG_WATCH = false;
   @IsOptional() @Transform(toInt) @EnvInt(0, 65535) TA_PORT = 8000;
   /** Unset: 0.0.0.0, or 127.0.0.1 with TA_AUTH_MODE=dev (env.config.ts). */
   @IsOptional() @IsString() TA_HOST?: string;
@@ -31,17 +33,42 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(1024) TA_MAX_BODY_BYTES = 10 * 1024 * 1024;
   /** 0 turns the SSE keepalive comments off. */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_SSE_KEEPALIVE_MS = 15_000;
+  /** On SIGTERM/SIGINT, how long running requests get to finish before they are failed as `shutdown` (src/common/shutdown). */
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_SHUTDOWN_GRACE_MS = 25_000;
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_LOG_MAX_BYTES = 1_048_576;
+  /** The per-process replay log of v3 streams (src/tasks/task-event-log.ts): every stream's events together. */
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_REPLAY_MAX_BYTES = 64 * 1_048_576;
+  /** One stream's events in that log; past it the oldest are dropped (a reconnect from there gets the outcome). */
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_REPLAY_STREAM_MAX_BYTES = 1_048_576;
+  /** How long a finished stream stays replayable from that log. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_STREAM_REPLAY_TTL_SECONDS = 300;
+  /** Concurrent reconnected streams that follow the store (a request running elsewhere), per caller and per replica. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_STREAM_REPLAY_MAX_PER_CALLER = 8;
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_STREAM_REPLAY_MAX_PER_REPLICA = 256;
   /** Origins browsers may call from (src/common/http/cors-policy.ts); `*` only with TA_AUTH_MODE=dev. Unset: none. */
   @IsOptional() @Transform(toList) @EnvRule(isCorsOriginList, CORS_ORIGINS_EXPECTED) TA_CORS_ORIGINS?: string[];
+
+  // rate limits (src/rate-limit); unset: no limit. Per agent, overridden by its `spec.limits`.
+  /** Requests per minute of one caller (tenant, owner) to one agent. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_RATE_LIMIT_CALLER_RPM?: number;
+  /** Requests per minute to one agent, all callers together. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_RATE_LIMIT_AGENT_RPM?: number;
+  /** Requests of one caller to one agent running at once. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_RATE_LIMIT_CALLER_CONCURRENCY?: number;
+  /** Model tokens per minute of one caller to one agent. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_RATE_LIMIT_CALLER_TPM?: number;
 
   // telemetry and logs
   /** OTLP/HTTP collector base URL (traces go to `{endpoint}/v1/traces`). */
   @IsOptional() @EnvUrl() TA_OTEL_ENDPOINT?: string;
+  /** `true`: `GET /metrics` serves the metrics in the Prometheus text format (src/telemetry/metrics.controller.ts). */
+  @IsOptional() @Transform(toBool) @EnvBool() TA_METRICS_PROMETHEUS = false;
   @IsOptional()
   @Transform(({ value }) => toLogLevel(value) ?? value)
   @EnvOneOf(LOG_LEVELS, `one of ${LOG_LEVELS.join(', ')} (or warning, critical)`)
   TA_LOG_LEVEL = 'info';
+  /** A file the audit records are appended to as JSON lines too (src/common/logging/audit-log.ts). */
+  @IsOptional() @IsString() TA_AUDIT_LOG?: string;
 
   // state
   @IsOptional() @EnvOneOf(['memory', 'redis', 'dynamodb']) TA_STATE_STORE: 'memory' | 'redis' | 'dynamodb' = 'memory';

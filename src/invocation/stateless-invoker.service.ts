@@ -1,9 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import { TELEMETRY } from '../app.tokens';
+import { LogContext } from '../common/logging/log-context';
+import { ShutdownState } from '../common/shutdown/shutdown-state';
 import type { StatelessInput } from './stateless-input';
 import { addUsage, emptyUsage, LlmMessage, TokenUsage } from '../llm/llm-client.port';
+import { RateLimiter } from '../rate-limit/rate-limiter.service';
 import { Telemetry } from '../telemetry/telemetry';
 import { approvalPolicyOf } from '../tools/governance';
 import { AgentSpecConfig } from '../agents/config/agent.schema';
@@ -36,11 +39,18 @@ export class StatelessInvoker {
   constructor(
     private readonly runner: AgentRunner,
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
+    private readonly limiter: RateLimiter,
+    @Optional() private readonly shutdown?: ShutdownState,
   ) {}
 
-  async invoke(agent: AgentDefinition, input: StatelessInput, options: InvokeOptions = {}): Promise<InvokeResponse> {
+  async invoke(agent: AgentDefinition, input: StatelessInput, given: InvokeOptions = {}): Promise<InvokeResponse> {
+    // A call still running when the shutdown grace ends is aborted, and fails SHUTTING_DOWN (503).
+    const graceOver = this.shutdown?.graceOver;
+    const options = graceOver ? { ...given, signal: given.signal ? AbortSignal.any([given.signal, graceOver]) : graceOver } : given;
     const sessionId = input.session_id ?? randomUUID().replace(/-/g, '');
     const requestId = randomUUID().replace(/-/g, '');
+    // The lines (and the SERVER span) of this call name the API's request and session (v1/v2 have no task).
+    LogContext.active()?.set({ request_id: requestId, session_id: sessionId });
     const attributes = {
       'ta.agent.name': agent.name,
       'ta.agent.version': agent.version,
@@ -62,8 +72,12 @@ export class StatelessInvoker {
           'ta.usage.total_tokens': u.total_tokens,
         });
         outcome = 'ok';
+        // The tokens of the whole invocation (every task of a Sequential agent) go to the caller's window.
+        if (options.caller) await this.limiter.charge(agent, options.caller.principal, u);
         options.emit?.({ event: 'final-response', data: response });
         return response;
+      } catch (err) {
+        throw graceOver?.aborted && !given.signal?.aborted ? graceOver.reason : err;
       } finally {
         const metricAttrs = { 'ta.agent.name': agent.name, 'ta.agent.version': agent.version, outcome };
         this.telemetry.invocations.add(1, metricAttrs);

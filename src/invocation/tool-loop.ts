@@ -107,7 +107,8 @@ export async function runToolLoop(
   const toolExecutions: ToolExecution[] = [];
   const approvals = options.approvals ?? { policy: DEFAULT_APPROVAL_POLICY, canPause: false };
   try {
-    const tools: ReadonlyMap<string, Tool> = deps.toolset.isEmpty ? new Map() : await deps.toolset.resolve();
+    const unavailable: string[] = [];
+    const tools: ReadonlyMap<string, Tool> = deps.toolset.isEmpty ? new Map() : await deps.toolset.resolve(unavailable);
     const clientTools = (options.clientTools ?? []).filter((t) => !tools.has(t.name));
     const isClientCall = (c: LlmToolCall) => clientTools.some((t) => t.name === c.name);
     const specs = [...toolSpecs(tools), ...clientTools];
@@ -136,7 +137,11 @@ export async function runToolLoop(
       await runTurn(calls, new Map(rejected.map((c) => [c.id, { outcome: 'rejected', result: rejectedResult(c, reasons?.[c.id]) }])));
     }
     for (let round = 0; ; round++) {
-      const result = await modelTurn(deps.client, { ...request, messages, ...(specs.length ? { tools: specs } : {}) }, options);
+      const result = await modelTurn(
+        deps.client,
+        { ...request, messages, ...(specs.length ? { tools: specs } : {}), ...(unavailable.length ? { toolsUnavailable: unavailable } : {}) },
+        options,
+      );
       usage = addUsage(usage, result.usage);
       if (!result.toolCalls.length) return { ...result, usage, appended, toolExecutions };
       if (round >= maxRounds) {

@@ -46,6 +46,11 @@ export interface LlmRequest {
   maxTokens?: number;
   reasoningEffort?: string;
   tools?: LlmToolSpec[];
+  /**
+   * Tool sources of the agent that could not be listed for this request (`MCP server X
+   * unreachable`). Not sent to a provider; the offline models name them when asked for a tool.
+   */
+  toolsUnavailable?: string[];
   responseFormat?: LlmResponseFormat;
 }
 

@@ -45,6 +45,13 @@ export interface Page<T> {
  * Expiry: a task whose `expiresAt` has passed reads as missing (backends may also delete it).
  */
 export abstract class StateStore {
+  /**
+   * The largest request record (its JSON, in bytes) a new request may start with; undefined: no
+   * limit. Services refuse a larger one with 413 before the model runs. It bounds admission only:
+   * a commit stores a record of any size (an answer is stored whatever the model returned).
+   */
+  readonly maxRequestBytes?: number;
+
   /** The task header, or undefined when missing, expired or of another tenant. */
   abstract getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined>;
 
@@ -109,6 +116,23 @@ export abstract class StateStore {
   async readStreamEvents(_tenantId: string, _taskId: string, _seq: number, _after: number): Promise<StreamEvent[] | undefined> {
     return undefined;
   }
+
+  /**
+   * The store's clock (docs/api.md, "Leases and clocks"): its current time in epoch ms as this
+   * process best knows it, with no round trip of its own. Leases (`expiresAt` written and judged)
+   * and task expiry go by it, so replicas whose clocks disagree agree on when a lease lapses. The
+   * default is this process's clock (the in-memory store lives in it); a shared backend estimates
+   * its server's clock from the times its answers carry (src/state/store-clock.ts).
+   */
+  now(): number {
+    return Date.now();
+  }
+
+  /**
+   * How far two replicas' readings of `now()` may disagree (ms): every lease is written this much
+   * longer, so no replica judges a live lease lapsed early. 0 for a clock read exactly.
+   */
+  readonly clockSkewMs: number = 0;
 
   /** Applies one TaskWrite atomically; returns the task as stored (with its new version). */
   abstract commit(tenantId: string, write: TaskWrite): Promise<TaskRecord>;

@@ -153,9 +153,10 @@ export interface HistorySummaryRecord {
 /**
  * Why a request ended without completing: `superseded` (a newer queued follow-on replaced it),
  * `canceled` (by its owner), `abandoned` (its process died), `rejected` (every pending call was
- * rejected), `expired` (its pause outlived `approval_ttl_seconds`), `failed` (any other error).
+ * rejected), `expired` (its pause outlived `approval_ttl_seconds`), `shutdown` (still running when its
+ * replica's shutdown grace ended: TA_SHUTDOWN_GRACE_MS), `failed` (any other error).
  */
-export type RequestEndReason = 'superseded' | 'canceled' | 'abandoned' | 'rejected' | 'expired' | 'failed';
+export type RequestEndReason = 'superseded' | 'canceled' | 'abandoned' | 'rejected' | 'expired' | 'shutdown' | 'failed';
 
 /** Held by the request that is running; a dead process's lease simply expires. */
 export interface TaskLease {

@@ -36,10 +36,10 @@ export class HeldLease {
   }
 
   /** Stops renewing and writes the request's final record (see lifecycle `finish`). */
-  async finish(final: RequestRecord): Promise<Finished> {
+  async finish(final: RequestRecord, handOver = true): Promise<Finished> {
     this.stop();
     const persistent = { stopped: () => false };
-    return (await this.writer.update(this.access, finish(final, this.writer.timing), { persistent })).result;
+    return (await this.writer.update(this.access, finish(final, this.writer.timing, handOver), { persistent })).result;
   }
 
   stop(): void {

@@ -48,11 +48,11 @@ const CANCELED_MESSAGES: Record<string, string> = {
   expired: 'The approval expired before it was decided; nothing ran',
 };
 
-/** The error of a failed request, with its stored code (an unknown one is INTERNAL). */
+/** The error of a failed request, with its stored code (an unknown one is INTERNAL); its problem names the request. */
 export function failureOf(record: RequestRecord): DomainError {
   const stored = record.error?.code as ErrorCode | undefined;
   const code = stored && Object.values(ErrorCode).includes(stored) ? stored : ErrorCode.INTERNAL;
-  return new DomainError(code, record.error?.message ?? `Request ended ${record.status}`);
+  return new DomainError(code, record.error?.message ?? `Request ended ${record.status}`, { extensions: idsOf(record) });
 }
 
 /**

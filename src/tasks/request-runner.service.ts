@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { context } from '@opentelemetry/api';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { AgentDefinition } from '../agents/config/agent-definition';
@@ -6,11 +7,15 @@ import { LOGGER, TELEMETRY } from '../app.tokens';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { problemOf } from '../common/errors/problem-of';
+import { isShutdownError, ShutdownState } from '../common/shutdown/shutdown-state';
+import { callerFields, LogContext } from '../common/logging/log-context';
 import { AgentRunner } from '../invocation/agent-runner';
 import { modelInputOf, runFittingHistory } from '../invocation/history-run';
 import { AgentRunResult, partialRunOf } from '../invocation/tool-loop';
 import { addUsage, type LlmToolCall, type LlmToolSpec } from '../llm/llm-client.port';
+import { llmFailureLogFields } from '../llm/llm-failure-log';
 import { PendingApprovals, RequestRecord } from '../state/state.entities';
+import { RateLimiter } from '../rate-limit/rate-limiter.service';
 import { Telemetry } from '../telemetry/telemetry';
 import { approvalPolicyOf } from '../tools/governance';
 import type { ToolExecution } from '../tools/tool-executor';
@@ -58,7 +63,18 @@ export class RequestRunner {
     private readonly streamLog: StreamEventWriter,
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly limiter: RateLimiter,
+    @Optional() private readonly shutdown?: ShutdownState,
   ) {}
+
+  /**
+   * While the replica drains, a request that ends leaves the follow-on waiting behind it in the
+   * store with the lease free (another replica, or this one restarted, runs it) rather than
+   * starting it here.
+   */
+  private get handsOver(): boolean {
+    return !this.shutdown?.draining;
+  }
 
   run(agent: AgentDefinition, run: RunNow, options: RunOptions = {}): Promise<StateResponse> {
     const request = run.request;
@@ -71,9 +87,19 @@ export class RequestRunner {
     const lease = new HeldLease(this.writer, { tenantId: request.tenantId, taskId: request.taskId }, request.requestId, this.logger);
     lease.onCancelRequested = () => controller.abort(new Error('canceled by the user'));
     lease.onLost = (err) => controller.abort(err);
+    // The end of the shutdown grace aborts it too; the drain waits until its outcome is stored.
+    const graceOver = this.shutdown?.graceOver;
+    const overdue = () => controller.abort(graceOver?.reason);
+    if (graceOver?.aborted) overdue();
+    else graceOver?.addEventListener('abort', overdue, { once: true });
+    const release = this.shutdown?.enter('run');
     const done = this.execute(agent, run, lease, { ...options, signal: controller.signal });
     this.running.register(request.requestId, controller, done);
-    return done.finally(() => options.signal?.removeEventListener('abort', forward));
+    return done.finally(() => {
+      options.signal?.removeEventListener('abort', forward);
+      graceOver?.removeEventListener('abort', overdue);
+      release?.();
+    });
   }
 
   /**
@@ -87,19 +113,27 @@ export class RequestRunner {
     const emit: Emit = (event, data) => stored.add(this.events.append(log, event, data));
     void work(emit)
       .then((response) => emit('final-response', { ...response }))
-      .catch((err: unknown) => emit('error', { ...problemOf(err, instance, this.logger, { task_id: request.taskId }), ...idsOf(request) }))
+      .catch((err: unknown) => {
+        const problem = problemOf(err, instance, this.logger, { task_id: request.taskId });
+        // The global filter never sees a streamed request's error: count a store failure here.
+        if (problem.code === ErrorCode.STATE_STORE_UNAVAILABLE || problem.code === ErrorCode.STATE_CORRUPT) this.telemetry.recordStoreError(problem.code);
+        emit('error', { ...problem, ...idsOf(request) });
+      })
       .finally(() => this.events.close(log));
     return log;
   }
 
   /** Runs a request nobody waits on here (handed over, or taken over from a dead holder); its stream log is kept for waiters. */
   runInBackground(agent: AgentDefinition, run: RunNow): void {
-    this.streamed(agent, run.request, 0, agent.prefix, (emit) => this.run(agent, run, { emit }));
+    // Its lines name this request, not the HTTP request (or earlier run) that happened to hand it over.
+    const log = new LogContext({ agent: agent.source, ...idsOf(run.request), ...callerFields(run.request) });
+    context.with(log.in(context.active()), () => this.streamed(agent, run.request, 0, agent.prefix, (emit) => this.run(agent, run, { emit })));
   }
 
   private execute(agent: AgentDefinition, run: RunNow, lease: HeldLease, options: RunOptions): Promise<StateResponse> {
     const { request, earlier } = run;
     const ids = idsOf(request);
+    const oidHash = LogContext.active()?.fields.oid_hash;
     const span = {
       'ta.agent.name': agent.name,
       'ta.agent.version': agent.version,
@@ -107,6 +141,15 @@ export class RequestRunner {
       'gen_ai.request.model': agent.agent.model,
       'ta.task_id': ids.task_id,
       'ta.request_id': ids.request_id,
+      'ta.session_id': ids.session_id,
+      'ta.tid': request.tenantId,
+      ...(oidHash ? { 'ta.oid_hash': oidHash } : {}),
+    };
+    const started = performance.now();
+    const invoked = (outcome: string) => {
+      const attrs = { 'ta.agent.name': agent.name, 'ta.agent.version': agent.version, outcome };
+      this.telemetry.invocations.add(1, attrs);
+      this.telemetry.invocationDuration.record((performance.now() - started) / 1000, attrs);
     };
     return this.telemetry.inSpan(`invoke_agent ${agent.source}`, span, async (s) => {
       lease.start();
@@ -124,33 +167,51 @@ export class RequestRunner {
           clientTools: options.clientTools,
         });
         final = {
-          ...outcomeRecord(agent, request, { ...result, usage: addUsage(input.usage, result.usage) }, Date.now()),
+          ...outcomeRecord(agent, request, { ...result, usage: addUsage(input.usage, result.usage) }, this.writer.now()),
           modelInput: modelInputOf(agent.agent, window, input.summarized),
           ...(input.written ? { historySummary: input.written } : {}),
         };
         s.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.prompt_tokens, 'gen_ai.usage.output_tokens': result.usage.completion_tokens });
         this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
-      } catch (err) {
+        await this.limiter.charge(agent, { tenantId: request.tenantId, ownerId: request.ownerId }, addUsage(input.usage, result.usage));
+      } catch (caught) {
         lease.stop();
+        // A run aborted by the end of the shutdown grace fails as `shutdown`, not as a cancel.
+        const err = isShutdownError(options.signal?.reason) ? options.signal.reason : caught;
         if (err instanceof DomainError && err.code === ErrorCode.LEASE_LOST) throw err;
+        const llmFailure = llmFailureLogFields(err);
+        // As the stateless routes log it; the log context names the agent, task and request.
+        if (llmFailure) this.logger.warn(llmFailure, 'model provider call failed');
         await this.recordFailure(agent, request, lease, err);
         if (err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED) {
           options.emit?.('cancelled', { ...ids, reason: 'canceled' });
           return responseOf(agent, { ...request, status: 'Canceled', reason: 'canceled' });
         }
-        throw err;
+        // The problem answered names the Failed request, so a client can quote it (or read it back).
+        // A shutdown also names the reason the request is stored with.
+        throw err instanceof DomainError ? err.withExtensions(isShutdownError(err) ? { ...ids, reason: 'shutdown' } : ids) : err;
       }
-      const { next } = await lease.finish(final);
+      const { next } = await lease.finish(final, this.handsOver);
       if (next) this.runInBackground(agent, { request: next, earlier: [...earlier, final] });
       const response = responseOf(agent, final);
       if (response.status === 'Paused') options.emit?.('approval-required', { ...response.content });
       return response;
-    });
+    }).then(
+      (response) => {
+        invoked(response.status === 'Completed' ? 'ok' : response.status.toLowerCase());
+        return response;
+      },
+      (err: unknown) => {
+        invoked('error');
+        throw err;
+      },
+    );
   }
 
   /** Stores the request as Failed (or Canceled); the next follow-on works. A lost lease stores nothing. */
   private async recordFailure(agent: AgentDefinition, request: RequestRecord, lease: HeldLease, err: unknown): Promise<void> {
     const canceled = err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED;
+    const reason = canceled ? 'canceled' : isShutdownError(err) ? 'shutdown' : 'failed';
     const now = new Date().toISOString();
     // What its tools did stays on the request (trace and messages); a failed request is not replayed.
     const partial = partialRunOf(err);
@@ -158,9 +219,9 @@ export class RequestRunner {
       ? { messages: [...request.messages, ...storedToolRounds(partial, now)], toolCalls: [...request.toolCalls, ...partial.toolExecutions.map(toolCallTrace)] }
       : {};
     const error = err instanceof DomainError ? { code: err.code, message: err.message } : { code: ErrorCode.INTERNAL, message: 'Internal error' };
-    const record: RequestRecord = { ...request, ...done, status: canceled ? 'Canceled' : 'Failed', reason: canceled ? 'canceled' : 'failed', error, updatedAt: now };
+    const record: RequestRecord = { ...request, ...done, status: canceled ? 'Canceled' : 'Failed', reason, error, updatedAt: now };
     try {
-      const { next } = await lease.finish(record);
+      const { next } = await lease.finish(record, this.handsOver);
       if (next) this.runInBackground(agent, { request: next, earlier: [] });
     } catch (writeErr) {
       // The lease will lapse and the next follow-on closes this request as abandoned.

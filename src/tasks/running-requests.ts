@@ -1,4 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { TELEMETRY } from '../app.tokens';
+import type { Telemetry } from '../telemetry/telemetry';
 
 interface Entry {
   controller: AbortController;
@@ -15,9 +17,19 @@ interface Entry {
 export class RunningRequests {
   private readonly entries = new Map<string, Entry>();
 
+  constructor(@Optional() @Inject(TELEMETRY) telemetry?: Telemetry) {
+    // Read when metrics are collected (`ta.requests.running`): nothing is spent per request.
+    telemetry?.observeRunningRequests(() => this.entries.size);
+  }
+
   register(requestId: string, controller: AbortController, done: Promise<unknown>): void {
     this.entries.set(requestId, { controller, done });
     done.finally(() => this.entries.delete(requestId)).catch(() => undefined);
+  }
+
+  /** How many run here (a replaced config's app waits for none: src/agents/reload). */
+  get size(): number {
+    return this.entries.size;
   }
 
   has(requestId: string): boolean {

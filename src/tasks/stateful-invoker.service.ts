@@ -3,8 +3,10 @@ import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
+import { AuditLog } from '../common/logging/audit-log';
+import { LogContext } from '../common/logging/log-context';
 import { StateStore } from '../state/state-store';
-import { RequestRecord, TaskRecord } from '../state/state.entities';
+import { ApprovalDecision, RequestRecord, TaskRecord } from '../state/state.entities';
 import { VersionConflictError } from '../state/state.errors';
 import { admitFollowOn, admitNew, RunNow } from './lifecycle/admit';
 import { decide, Decided, ResumeDecision } from './lifecycle/decide';
@@ -14,6 +16,7 @@ import { RequestWatcher } from './request-watcher.service';
 import { StateResponse } from './state-response';
 import { TaskDeletion } from './task-deletion.service';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
+import { assertStorable } from './storable-request';
 import { newRequestRecord, newTaskRecord } from './task-records';
 import { TaskAccess, TaskWriter } from './task-writer';
 import type { UserMessage } from './user-message';
@@ -56,6 +59,7 @@ export class StatefulInvoker {
     private readonly watcher: RequestWatcher,
     private readonly events: TaskEventLog,
     private readonly deletion: TaskDeletion,
+    private readonly audit: AuditLog,
   ) {}
 
   /**
@@ -98,14 +102,14 @@ export class StatefulInvoker {
 
   private async create(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StartOptions): Promise<StartedRequest> {
     const task = newTaskRecord(agent.source, principal, msg);
-    const { result } = await this.writer.create(principal.tenantId, admitNew(task, newRequestRecord(task, principal, msg, 0, options.requestId), Date.now(), this.writer.timing));
+    const { result } = await this.writer.create(principal.tenantId, admitNew(task, assertStorable(this.store, newRequestRecord(task, principal, msg, 0, options.requestId)), this.writer.now(), this.writer.timing));
     return this.runnable(agent, result, { clientTools: options.clientTools });
   }
 
   private async followOn(agent: AgentDefinition, principal: Principal, msg: UserMessage, taskId: string, options: StartOptions): Promise<StartedRequest> {
     const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
     const admission = admitFollowOn({
-      request: newRequestRecord(placeholder, principal, msg, 0, options.requestId),
+      request: assertStorable(this.store, newRequestRecord(placeholder, principal, msg, 0, options.requestId)),
       sessionId: msg.session_id,
       onBusy: agent.concurrency.on_busy,
       timing: this.writer.timing,
@@ -134,6 +138,8 @@ export class StatefulInvoker {
     }
     const { request, decision } = decided;
     const ids = idsOf(request);
+    logRequestIds(request);
+    this.auditDecision(request, decision, ids);
     const announce = (emit?: Emit) => {
       if (decision.approved.length && decided.kind === 'resumed') emit?.('approved', { ...ids, tool_call_ids: decision.approved });
       if (decision.rejected.length) emit?.('rejected', { ...ids, tool_call_ids: decision.rejected });
@@ -170,11 +176,22 @@ export class StatefulInvoker {
     return next;
   }
 
+  /** One audit record per kind of verdict (a decision may approve some calls and reject others). */
+  private auditDecision(request: RequestRecord, decision: ApprovalDecision, ids: ReturnType<typeof idsOf>): void {
+    const names = toolCallNames(request);
+    const calls = (ids: string[]) => ids.map((id) => ({ id, name: names.get(id) ?? '' }));
+    if (decision.approved.length) this.audit.record('approval.approved', { ...ids, pause_id: decision.pauseId, tool_calls: calls(decision.approved) });
+    if (decision.rejected.length) {
+      this.audit.record('approval.rejected', { ...ids, pause_id: decision.pauseId, tool_calls: calls(decision.rejected), reason: decision.reason });
+    }
+  }
+
   runnable(
     agent: AgentDefinition,
     run: RunNow,
     extra: { resume?: RunOptions['resume']; announce?: (emit?: Emit) => void; startAt?: number; clientTools?: RunOptions['clientTools'] } = {},
   ): StartedRequest {
+    logRequestIds(run.request);
     const startAt = extra.startAt ?? 0;
     return {
       ids: idsOf(run.request),
@@ -195,6 +212,7 @@ export class StatefulInvoker {
 
   /** A queued request: watched until it runs (here or elsewhere) and ends; its stream sends `queued` first. */
   private waiting(agent: AgentDefinition, request: RequestRecord): StartedRequest {
+    logRequestIds(request);
     const watched = { tenantId: request.tenantId, taskId: request.taskId, requestId: request.requestId };
     return {
       ids: idsOf(request),
@@ -216,6 +234,19 @@ export class StatefulInvoker {
 /** The caller's own task of this agent, for operations on it: another owner's is 401 (the upstream contract). */
 export function owned(agent: AgentDefinition, principal: Principal, taskId: string): TaskAccess {
   return { tenantId: principal.tenantId, taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-owner' };
+}
+
+/** Names the admitted request in the log lines and the span of the HTTP request being served. */
+export function logRequestIds(request: Pick<RequestRecord, 'taskId' | 'sessionId' | 'requestId'>): void {
+  LogContext.active()?.set(idsOf(request));
+}
+
+/** The names of a request's tool calls, by id (its assistant turns hold them). */
+function toolCallNames(request: RequestRecord): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const m of request.messages) if (m.role === 'assistant') for (const c of m.tool_calls ?? []) names.set(c.id, c.name);
+  for (const c of request.pendingApprovals?.calls ?? []) names.set(c.id, c.name);
+  return names;
 }
 
 function isCode(err: unknown, code: ErrorCode): boolean {

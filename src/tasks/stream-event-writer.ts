@@ -59,7 +59,7 @@ export class StreamRecorder {
   add(e: LoggedEvent): LoggedEvent {
     if (this.failed || this.maxBytes <= 0) return e;
     const final = isFinalEvent(e.event);
-    const size = Buffer.byteLength(JSON.stringify(e.data)) + e.event.length;
+    const size = e.size ?? Buffer.byteLength(JSON.stringify(e.data)) + e.event.length;
     if (!final && (this.bytes + size > this.maxBytes || this.count >= MAX_STORED_EVENTS)) return e;
     this.bytes += size;
     this.count++;

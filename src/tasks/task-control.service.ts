@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
+import { AuditLog } from '../common/logging/audit-log';
+import { LogContext } from '../common/logging/log-context';
 import { cancel } from './lifecycle/cancel';
 import { leaseActive } from './lifecycle/lease';
 import { stateResponse } from './request-response';
@@ -15,6 +17,7 @@ export class TaskControlService {
   constructor(
     private readonly writer: TaskWriter,
     private readonly running: RunningRequests,
+    private readonly audit: AuditLog,
   ) {}
 
   /**
@@ -23,10 +26,18 @@ export class TaskControlService {
    * paused one (200; lifecycle `cancel`).
    */
   async cancel(agent: AgentDefinition, principal: Principal, taskId: string): Promise<{ status: number; body: StateResponse }> {
+    const answer = await this.cancelRequest(agent, principal, taskId);
+    const { task_id, session_id, request_id } = answer.body;
+    LogContext.active()?.set({ task_id, session_id, request_id });
+    this.audit.record('request.cancelled', { task_id, session_id, request_id, status: answer.status });
+    return answer;
+  }
+
+  private async cancelRequest(agent: AgentDefinition, principal: Principal, taskId: string): Promise<{ status: number; body: StateResponse }> {
     const access = owned(agent, principal, taskId);
     const task = await this.writer.read(access);
     const holder = task.lease?.requestId;
-    if (holder && leaseActive(task) && (await this.running.cancel(holder))) return { status: 200, body: canceled(task.taskId, task.sessionId, holder) };
+    if (holder && leaseActive(task, this.writer.now()) && (await this.running.cancel(holder))) return { status: 200, body: canceled(task.taskId, task.sessionId, holder) };
     const { result } = await this.writer.update(access, cancel(this.writer.timing));
     return { status: result.kind === 'paused' ? 200 : 202, body: canceled(task.taskId, task.sessionId, result.requestId) };
   }

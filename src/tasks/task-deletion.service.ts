@@ -4,6 +4,8 @@ import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
+import { AuditLog } from '../common/logging/audit-log';
+import { LogContext } from '../common/logging/log-context';
 import { StateStore } from '../state/state-store';
 import { TaskRecord } from '../state/state.entities';
 import { cancel } from './lifecycle/cancel';
@@ -49,6 +51,7 @@ export class TaskDeletion {
     private readonly writer: TaskWriter,
     private readonly running: RunningRequests,
     private readonly events: TaskEventLog,
+    private readonly audit: AuditLog,
   ) {}
 
   async deleteTask(agent: AgentDefinition, principal: Principal, taskId: string): Promise<void> {
@@ -56,14 +59,19 @@ export class TaskDeletion {
     if (!task || task.agent !== agent.source || task.ownerId !== principal.ownerId) {
       throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${taskId}`);
     }
+    const ids = { task_id: task.taskId, session_id: task.sessionId };
+    LogContext.active()?.set(ids);
     await this.delete(agent, principal, task);
+    this.audit.record('task.deleted', ids);
   }
 
   async deleteSession(agent: AgentDefinition, principal: Principal, sessionId: string): Promise<void> {
+    LogContext.active()?.set({ session_id: sessionId });
     for (let round = 0; ; round++) {
       const tasks = await this.sessionTasks(agent, principal, sessionId);
       if (!tasks.length) {
         if (round === 0) throw new DomainError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}`);
+        this.audit.record('session.deleted', { session_id: sessionId });
         return;
       }
       if (round === MAX_SESSION_ROUNDS) {
@@ -111,7 +119,7 @@ export class TaskDeletion {
     if (task.deletingAt === undefined) {
       const access = { tenantId, taskId: task.taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
       const holder = task.lease?.requestId;
-      if (holder && leaseActive(task) && !(await this.running.cancel(holder))) await this.cancelRemote(access, holder);
+      if (holder && leaseActive(task, this.writer.now()) && !(await this.running.cancel(holder))) await this.cancelRemote(access, holder);
       await this.writer.update(access, markDeleting());
     }
     this.events.forget(tenantId, task.taskId);
@@ -131,7 +139,7 @@ export class TaskDeletion {
     const deadline = Date.now() + REMOTE_CANCEL_WAIT_LEASES * this.writer.timing.leaseMs;
     while (Date.now() < deadline) {
       const task = await this.store.getTask(access.tenantId, access.taskId);
-      if (!task || task.lease?.requestId !== holder || !leaseActive(task)) return;
+      if (!task || task.lease?.requestId !== holder || !leaseActive(task, this.writer.now())) return;
       await sleep(REMOTE_CANCEL_POLL_MS);
     }
   }

@@ -4,11 +4,13 @@ import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
+import { AuditLog } from '../common/logging/audit-log';
 import { StateStore } from '../state/state-store';
 import { TaskRecord } from '../state/state.entities';
 import { edit } from './lifecycle/edit';
 import { appendForked, fork } from './lifecycle/fork';
 import { owned, StartedRequest, StatefulInvoker } from './stateful-invoker.service';
+import { assertStorable } from './storable-request';
 import { newRequestRecord } from './task-records';
 import { withEdits } from './task-edits-view';
 import { taskView } from './task-view';
@@ -30,6 +32,7 @@ export class TaskEdits {
     private readonly store: StateStore,
     private readonly writer: TaskWriter,
     private readonly invoker: StatefulInvoker,
+    private readonly audit: AuditLog,
   ) {}
 
   /** Replaces the user turn of `requestId` and runs from it under a new request id. Another owner's task is 401. */
@@ -39,9 +42,11 @@ export class TaskEdits {
       throw new DomainError(ErrorCode.VALIDATION_FAILED, message, { errors: [{ field: 'task_id', message }] });
     }
     const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
-    const transition = edit({ requestId, request: newRequestRecord(placeholder, principal, msg, 0), sessionId: msg.session_id, timing: this.writer.timing });
+    const transition = edit({ requestId, request: assertStorable(this.store, newRequestRecord(placeholder, principal, msg, 0)), sessionId: msg.session_id, timing: this.writer.timing });
     const { result } = await this.writer.update(owned(agent, principal, taskId), transition);
-    return this.invoker.runnable(agent, result);
+    const started = this.invoker.runnable(agent, result);
+    this.audit.record('request.edited', { ...started.ids, edited_request_id: requestId });
+    return started;
   }
 
   /**
@@ -56,7 +61,7 @@ export class TaskEdits {
     const forked = fork(
       { task: source, requests },
       { taskId: randomUUID(), requestId: body.request_id, sessionId: body.session_id, mint: randomUUID, timing: this.writer.timing },
-      Date.now(),
+      this.writer.now(),
     );
     const batches = chunks(forked.requests, FORK_BATCH);
     const first = batches.shift()!;
@@ -64,7 +69,7 @@ export class TaskEdits {
     for (const batch of batches) {
       task = (await this.writer.update({ tenantId: principal.tenantId, taskId: task.taskId }, appendForked(batch, this.writer.timing))).task;
     }
-    return withEdits(taskView(task, forked.requests, agent), forked.requests, false);
+    return withEdits(taskView(task, forked.requests, agent, this.writer.now()), forked.requests, false);
   }
 }
 

@@ -26,6 +26,6 @@ export class TaskQueryService {
     const access = { tenantId: principal.tenantId, taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
     const task = await this.writer.read(access);
     const requests = await this.store.listRequests(principal.tenantId, taskId);
-    return withEdits(taskView(task, requests, agent), requests, includeSuperseded);
+    return withEdits(taskView(task, requests, agent, this.writer.now()), requests, includeSuperseded);
   }
 }

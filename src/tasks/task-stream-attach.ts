@@ -6,6 +6,7 @@ import { ErrorCode } from '../common/errors/error-code';
 import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { RequestWatcher } from './request-watcher.service';
+import { ReplayAdmission } from './replay-admission';
 import { owned } from './stateful-invoker.service';
 import { StoredStreamFollower } from './stored-stream-follower';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
@@ -13,8 +14,11 @@ import { TaskWriter } from './task-writer';
 
 const EVENT_ID = /^(\d+)-(\d+)$/;
 
-/** What `GET /tasks/{id}/stream` sends: a log followed after `after`, or nothing (the client saw the end). */
-export type Attached = { kind: 'stream'; log: RequestEventLog; after: number } | { kind: 'ended' };
+/**
+ * What `GET /tasks/{id}/stream` sends: a log followed after `after` (then `release` when the stream
+ * ends: see ReplayAdmission), or nothing (the client saw the end).
+ */
+export type Attached = { kind: 'stream'; log: RequestEventLog; after: number; release: () => void } | { kind: 'ended' };
 
 /**
  * `GET /tasks/{task_id}/stream`: reattach to a task's stream. With an event id `{seq}-{n}` it is
@@ -26,6 +30,8 @@ export type Attached = { kind: 'stream'; log: RequestEventLog; after: number } |
  * it has one (as a live stream sends it, with ids after `n`). A client whose id is the final event
  * of a request that ended here gets `ended` (the route answers 204, which stops an `EventSource`
  * from reconnecting). Ownership is checked first, before a stream opens (as `GET /tasks/{id}`).
+ * A stream that follows the store (the request runs elsewhere) must be admitted first (429
+ * TOO_MANY_STREAMS past the bounds), and concurrent ones share one follower.
  */
 @Injectable()
 export class TaskStreamAttach {
@@ -35,6 +41,7 @@ export class TaskStreamAttach {
     private readonly events: TaskEventLog,
     private readonly watcher: RequestWatcher,
     private readonly follower: StoredStreamFollower,
+    private readonly admission: ReplayAdmission,
   ) {}
 
   async attach(agent: AgentDefinition, principal: Principal, taskId: string, lastEventId: string | undefined): Promise<Attached> {
@@ -43,17 +50,24 @@ export class TaskStreamAttach {
     const seq = position?.seq ?? (await this.currentSeq(task));
     const after = position?.n ?? -1;
     const local = this.events.get(principal.tenantId, task.taskId, seq);
-    if (local) {
+    if (local && (!local.remote || local.done)) {
       if (local.done && !local.events.some((e) => e.n > after)) return { kind: 'ended' };
-      return { kind: 'stream', log: local, after };
+      return { kind: 'stream', log: local, after, release: () => undefined };
     }
+    const release = this.admission.admit(principal);
+    try {
+      return { kind: 'stream', log: local ?? (await this.followStore(agent, task, seq, after)), after, release };
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** The log of a request run elsewhere: mirrored from the store's stream log, else its outcome once stored. */
+  private async followStore(agent: AgentDefinition, task: TaskRecord, seq: number, after: number): Promise<RequestEventLog> {
     const request = await this.requestAt(task, seq);
-    const watched = { tenantId: principal.tenantId, taskId: task.taskId, requestId: request.requestId };
-    const mirrored = await this.follower.open(agent, watched, seq);
-    if (mirrored) return { kind: 'stream', log: mirrored, after };
-    const log = this.events.open(principal.tenantId, task.taskId, seq, after + 1);
-    void this.watcher.watch(agent, watched, log).catch(() => undefined);
-    return { kind: 'stream', log, after };
+    const watched = { tenantId: task.tenantId, taskId: task.taskId, requestId: request.requestId };
+    return (await this.follower.open(agent, watched, seq)) ?? this.watcher.mirror(agent, watched, seq, after + 1);
   }
 
   /** The running request's seq, else the last request's. */

@@ -5,6 +5,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { StateStore } from '../state/state-store';
 import { RequestWatcher } from './request-watcher.service';
+import { ReplayAdmission } from './replay-admission';
 import { owned } from './stateful-invoker.service';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
 import { TaskWriter } from './task-writer';
@@ -16,7 +17,8 @@ const EVENT_ID = /^(\d+)-(\d+)$/;
  * `n`, from the event log. When this process ran or watched the request, its log holds the exact
  * events (then the rest live); otherwise a log is started here that the RequestWatcher fills with
  * the request's outcome from the store once it has one (as a live stream sends it, with ids after
- * `n`). Ownership is checked first, before a stream opens.
+ * `n`). Ownership is checked first, before a stream opens; a replay that waits on the store must be
+ * admitted (ReplayAdmission: 429 TOO_MANY_STREAMS past the bounds), `release` when its stream ends.
  */
 @Injectable()
 export class TaskStreamReplay {
@@ -25,9 +27,10 @@ export class TaskStreamReplay {
     private readonly writer: TaskWriter,
     private readonly events: TaskEventLog,
     private readonly watcher: RequestWatcher,
+    private readonly admission: ReplayAdmission,
   ) {}
 
-  async prepare(agent: AgentDefinition, principal: Principal, taskId: string | undefined, lastEventId: string): Promise<{ log: RequestEventLog; after: number }> {
+  async prepare(agent: AgentDefinition, principal: Principal, taskId: string | undefined, lastEventId: string): Promise<{ log: RequestEventLog; after: number; release: () => void }> {
     const m = EVENT_ID.exec(lastEventId.trim());
     if (!m) throw invalid('Last-Event-ID', 'Last-Event-ID must be an event id of this API ({request seq}-{n})');
     if (!taskId) throw invalid('task_id', 'task_id is required to resume a stream with Last-Event-ID');
@@ -35,12 +38,18 @@ export class TaskStreamReplay {
     const after = Number(m[2]);
     const task = await this.writer.read(owned(agent, principal, taskId));
     const local = this.events.get(principal.tenantId, task.taskId, seq);
-    if (local) return { log: local, after };
-    const request = (await this.store.listRequests(principal.tenantId, task.taskId)).find((r) => r.seq === seq);
-    if (!request) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Task ${task.taskId} has no request ${seq}`);
-    const log = this.events.open(principal.tenantId, task.taskId, seq, after + 1);
-    void this.watcher.watch(agent, { tenantId: principal.tenantId, taskId: task.taskId, requestId: request.requestId }, log).catch(() => undefined);
-    return { log, after };
+    if (local && (!local.remote || local.done)) return { log: local, after, release: () => undefined };
+    const release = this.admission.admit(principal);
+    try {
+      if (local) return { log: local, after, release };
+      const request = (await this.store.listRequests(principal.tenantId, task.taskId)).find((r) => r.seq === seq);
+      if (!request) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Task ${task.taskId} has no request ${seq}`);
+      const log = this.watcher.mirror(agent, { tenantId: principal.tenantId, taskId: task.taskId, requestId: request.requestId }, seq, after + 1);
+      return { log, after, release };
+    } catch (err) {
+      release();
+      throw err;
+    }
   }
 }
 

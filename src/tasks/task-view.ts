@@ -1,9 +1,10 @@
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { RequestRecord, StoredMessage, TaskRecord } from '../state/state.entities';
+import { leaseActive } from './lifecycle/lease';
 import { pendingApprovalsView } from './request-response';
 
 /** The public JSON of a task (`GET /tasks/{task_id}`), snake_case like the rest of the API. */
-export function taskView(task: TaskRecord, requests: RequestRecord[], agent: Pick<AgentDefinition, 'prefix'>) {
+export function taskView(task: TaskRecord, requests: RequestRecord[], agent: Pick<AgentDefinition, 'prefix'>, now: number) {
   return {
     task_id: task.taskId,
     session_id: task.sessionId,
@@ -14,7 +15,7 @@ export function taskView(task: TaskRecord, requests: RequestRecord[], agent: Pic
     expires_at: task.expiresAt ?? null,
     version: task.version,
     metadata: task.metadata,
-    running_request_id: task.lease && task.lease.expiresAt > Date.now() ? task.lease.requestId : null,
+    running_request_id: task.lease && leaseActive(task, now) ? task.lease.requestId : null,
     requests: requests.map(requestView),
     /** The tool calls of the paused request waiting for a decision (empty unless the task is Paused). */
     pending_approvals: pendingApprovalsView(agent, requests),

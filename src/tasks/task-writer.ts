@@ -1,14 +1,15 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { ENV_CONFIG, LOGGER } from '../app.tokens';
+import { ENV_CONFIG, LOGGER, TELEMETRY } from '../app.tokens';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import type { EnvConfig } from '../config/env.config';
 import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { StateStoreUnavailableError, VersionConflictError } from '../state/state.errors';
+import type { Telemetry } from '../telemetry/telemetry';
 import { expirePause, pauseDue } from './lifecycle/cancel';
 import { TaskTiming } from './lifecycle/lease';
 import { Change, Transition } from './lifecycle/transition';
@@ -71,15 +72,24 @@ export class TaskWriter {
     private readonly store: StateStore,
     @Inject(ENV_CONFIG) env: EnvConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Optional() @Inject(TELEMETRY) private readonly telemetry?: Telemetry,
   ) {
-    this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds };
+    this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds, clockSkewMs: store.clockSkewMs };
     this.persistentMs = Math.max(30_000, 5 * env.state.leaseMs);
+  }
+
+  /**
+   * The store's clock: what every transition, lease and expiry is judged by (never this process's
+   * own clock, which another replica's may disagree with; docs/api.md, "Leases and clocks").
+   */
+  now(): number {
+    return this.store.now();
   }
 
   /** The task, checked against `access`, with a due pause expired first. */
   async read(access: TaskAccess): Promise<TaskRecord> {
     const task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
-    if (!pauseDue(task, Date.now())) return task;
+    if (!pauseDue(task, this.now())) return task;
     return (await this.update(access, expirePause(this.timing))).task;
   }
 
@@ -105,7 +115,7 @@ export class TaskWriter {
       let requests: RequestRecord[];
       try {
         task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
-        if (pauseDue(task, Date.now()) && !transition.settles) {
+        if (pauseDue(task, this.now()) && !transition.settles) {
           task = (await this.apply(access, expirePause(this.timing), options)).task;
         }
         requests = await this.readRequests(task, transition);
@@ -114,11 +124,13 @@ export class TaskWriter {
         await sleep(backoff(unavailable++));
         continue;
       }
-      const change = transition.apply({ task, requests }, Date.now());
+      const change = transition.apply({ task, requests }, this.now());
       if ('unchanged' in change) return { task, result: change.unchanged };
       const next = { ...change.task, writeId: randomUUID() };
       try {
-        return { task: await this.commit(access.tenantId, next, task.version, change.requests, options), result: change.result };
+        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options);
+        this.countPause(task, stored);
+        return { task: stored, result: change.result };
       } catch (err) {
         if (err instanceof VersionConflictError && Date.now() < conflictDeadline) {
           // Another writer went first: read again and re-decide. The running request's own writes
@@ -157,6 +169,7 @@ export class TaskWriter {
         if (err.unsent && !answerLost && !options.persistent) throw err;
         if (!answerLost) this.logger.warn({ task_id: task.taskId, err: err.message }, 'state store did not answer a write; retrying the same write');
         answerLost = true;
+        this.telemetry?.recordStoreError(err.code);
         await sleep(backoff(attempt));
       }
     }
@@ -181,7 +194,21 @@ export class TaskWriter {
   }
 
   private keepTrying(err: unknown, options: WriteOptions, deadline: number): boolean {
-    return !!options.persistent && err instanceof StateStoreUnavailableError && Date.now() < deadline && !options.persistent.stopped?.();
+    const keep = !!options.persistent && err instanceof StateStoreUnavailableError && Date.now() < deadline && !options.persistent.stopped?.();
+    // A failure waited out here never reaches a caller (the filter counts those): count it now.
+    if (keep) this.telemetry?.recordStoreError((err as StateStoreUnavailableError).code);
+    return keep;
+  }
+
+  /**
+   * `ta.approvals.pending`: every write goes through here, so a pause is counted when a write
+   * makes the task Paused and uncounted when one takes it out (decided, canceled, expired, edited).
+   */
+  private countPause(before: TaskRecord, after: TaskRecord): void {
+    // A task marked for deletion waits for nothing any more, whatever its status says.
+    const was = before.status === 'Paused' && !before.deletingAt;
+    const is = after.status === 'Paused' && !after.deletingAt;
+    if (was !== is) this.telemetry?.approvalsPending.add(is ? 1 : -1);
   }
 }
 

@@ -2,7 +2,8 @@ import { Attributes, Context, context, Span, SpanStatusCode, trace } from '@open
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../agents/config/agent-definition';
-import { REQUEST_ID_KEY, Telemetry } from './telemetry';
+import { LogContext } from '../common/logging/log-context';
+import { Telemetry } from './telemetry';
 
 const BY_REQUEST = new WeakMap<Request, HttpRequestTelemetry>();
 
@@ -14,8 +15,10 @@ const BY_REQUEST = new WeakMap<Request, HttpRequestTelemetry>();
  * Everything is finished when the response closes, so a streamed (SSE) response is measured whole.
  */
 export class HttpRequestTelemetry {
-  /** The context that handlers run in: the SERVER span and the request id (for log lines). */
+  /** The context that handlers run in: the SERVER span and the request's log context. */
   readonly context: Context;
+  /** The ids its log lines carry, filled in as they become known (src/common/logging/log-context.ts). */
+  readonly log: LogContext;
   private route?: string;
   private agent?: AgentDefinition;
   private readonly started = performance.now();
@@ -28,7 +31,9 @@ export class HttpRequestTelemetry {
     readonly span: Span,
     parent: Context,
   ) {
-    this.context = trace.setSpan(parent, span).setValue(REQUEST_ID_KEY, req.requestId);
+    this.log = new LogContext({ http_request_id: req.requestId }, span);
+    req.logContext = this.log;
+    this.context = this.log.in(trace.setSpan(parent, span));
     res.once('close', () => this.finish());
   }
 
@@ -63,12 +68,13 @@ export class HttpRequestTelemetry {
     this.agent = agent;
     this.span.updateName(`${this.req.method} ${route}`);
     this.span.setAttributes({ 'http.route': route, ...this.agentAttributes(true) });
+    if (agent) this.log.set({ agent: agent.source });
   }
 
   /** Fields that tie a log line to this request. */
-  logFields(): { trace_id: string; span_id: string; request_id?: string } {
+  logFields(): { trace_id: string; span_id: string; http_request_id?: string } {
     const { traceId, spanId } = this.span.spanContext();
-    return { trace_id: traceId, span_id: spanId, request_id: this.req.requestId };
+    return { trace_id: traceId, span_id: spanId, http_request_id: this.req.requestId };
   }
 
   private agentAttributes(withModel: boolean): Attributes {
@@ -131,11 +137,11 @@ function accessLoggerOf(logger: Logger): Logger {
   return access;
 }
 
-/** Probes are polled every few seconds by orchestrators: successful ones log at debug only. */
+/** Probes and scrapes are polled every few seconds: successful ones log at debug only. */
 function levelFor(status: number, route: string | undefined): 'error' | 'warn' | 'info' | 'debug' {
   if (status >= 500) return 'error';
   if (status >= 400) return 'warn';
-  return route && /\/health(\/live|\/ready)?$/.test(route) ? 'debug' : 'info';
+  return route && (/\/health(\/live|\/ready)?$/.test(route) || route === '/metrics') ? 'debug' : 'info';
 }
 
 /** The agent's span and metric attributes (the model only where it is not a metric label). */

@@ -1,5 +1,6 @@
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { activeTraceIds, REQUEST_ID_KEY, Telemetry } from './telemetry';
+import { callerFields, LogContext, oidHash } from '../common/logging/log-context';
+import { activeTraceIds, Telemetry } from './telemetry';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const PARENT_ID = 'b7ad6b7169203331';
@@ -55,14 +56,64 @@ describe('activeTraceIds (the log mixin)', () => {
     expect(activeTraceIds()).toEqual({});
   });
 
-  it("carries the active span's ids and the request id, also across awaits", async () => {
+  it("carries the active span's ids and the log context's ids, also across awaits and ids added later", async () => {
     const span = telemetry.startServerSpan('GET /x', ROOT_CONTEXT, {});
-    const ctx = trace.setSpan(ROOT_CONTEXT, span).setValue(REQUEST_ID_KEY, 'req-7');
+    const log = new LogContext({ http_request_id: 'req-7', agent: 'A:1' }, span);
+    const ctx = log.in(trace.setSpan(ROOT_CONTEXT, span));
     const seen = await context.with(ctx, async () => {
       await new Promise((r) => setTimeout(r, 1));
+      log.set({ task_id: 't-1', request_id: 'r-1', session_id: 's-1', ...callerFields({ tenantId: 'tid-1', ownerId: 'oid-1' }) });
       return activeTraceIds();
     });
-    expect(seen).toEqual({ trace_id: span.spanContext().traceId, span_id: span.spanContext().spanId, request_id: 'req-7' });
+    expect(seen).toEqual({
+      trace_id: span.spanContext().traceId,
+      span_id: span.spanContext().spanId,
+      http_request_id: 'req-7',
+      agent: 'A:1',
+      task_id: 't-1',
+      request_id: 'r-1',
+      session_id: 's-1',
+      tid: 'tid-1',
+      oid_hash: oidHash('oid-1'),
+    });
+    expect(oidHash('oid-1')).toMatch(/^[0-9a-f]{16}$/);
+    expect((span as unknown as { attributes: Record<string, unknown> }).attributes).toMatchObject({
+      'ta.task_id': 't-1',
+      'ta.request_id': 'r-1',
+      'ta.session_id': 's-1',
+      'ta.tid': 'tid-1',
+      'ta.oid_hash': oidHash('oid-1'),
+    });
     span.end();
+  });
+});
+
+describe('Telemetry with the Prometheus reader (TA_METRICS_PROMETHEUS)', () => {
+  it('serves what was recorded in the Prometheus text format, including the rate-limit counter the limiter will call', async () => {
+    const telemetry = new Telemetry({ serviceName: 'test', serviceVersion: '0', prometheus: true });
+    try {
+      const before = await telemetry.prometheusText();
+      expect(before).toMatch(/^ta_rate_limited_total\{ta_limit="requests_per_caller",[^}]*\} 0$/m);
+      telemetry.recordRateLimited('requests_per_caller');
+      telemetry.recordRateLimited('requests_per_caller');
+      telemetry.recordStoreError('STATE_STORE_UNAVAILABLE');
+      let running = 2;
+      telemetry.observeRunningRequests(() => running);
+      const text = await telemetry.prometheusText();
+      expect(text).toMatch(/^# TYPE ta_rate_limited_total counter$/m);
+      expect(text).toMatch(/^ta_rate_limited_total\{ta_limit="requests_per_caller",[^}]*\} 2$/m);
+      expect(text).toMatch(/^ta_state_store_errors_total\{error_type="STATE_STORE_UNAVAILABLE",[^}]*\} 1$/m);
+      expect(text).toMatch(/^ta_requests_running\{[^}]*\} 2$/m);
+      running = 0;
+      expect(await telemetry.prometheusText()).toMatch(/^ta_requests_running\{[^}]*\} 0$/m); // read at scrape time
+    } finally {
+      await telemetry.shutdown();
+    }
+  });
+
+  it('has no Prometheus output unless enabled', async () => {
+    const telemetry = new Telemetry({ serviceName: 'test', serviceVersion: '0' });
+    await expect(telemetry.prometheusText()).rejects.toThrow(/TA_METRICS_PROMETHEUS/);
+    await telemetry.shutdown();
   });
 });

@@ -3,9 +3,10 @@ import {
   context,
   Context,
   Counter,
-  createContextKey,
+  diag,
   Histogram,
   Meter,
+  ObservableResult,
   propagation,
   ROOT_CONTEXT,
   Span,
@@ -13,12 +14,15 @@ import {
   SpanStatusCode,
   trace,
   Tracer,
+  UpDownCounter,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
+import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { LogContext, LogFields } from '../common/logging/log-context';
 import { TokenUsage } from '../llm/llm-client.port';
 
 export interface TelemetryOptions {
@@ -27,10 +31,22 @@ export interface TelemetryOptions {
   /** OTLP/HTTP base URL (`TA_OTEL_ENDPOINT`): traces go to `/v1/traces`, metrics to `/v1/metrics`. */
   otlpEndpoint?: string;
   metricExportIntervalMs?: number;
+  /** `TA_METRICS_PROMETHEUS`: keep a Prometheus reader, scraped through `GET /metrics` (no server of its own). */
+  prometheus?: boolean;
 }
 
-/** The request's correlation id (`X-Request-Id`), carried in the OTel context for log lines. */
-export const REQUEST_ID_KEY = createContextKey('teal-agent-server.request_id');
+/** What a refused request hit (`recordRateLimited`). */
+export const RATE_LIMIT_KINDS = ['requests_per_caller', 'requests_per_agent', 'concurrent_per_caller', 'tokens_per_caller'] as const;
+export type RateLimitKind = (typeof RATE_LIMIT_KINDS)[number];
+
+/**
+ * Bucket bounds in seconds: the SDK's defaults (0 to 10 000) suit milliseconds, so every request
+ * would land in the first bucket. From the HTTP semantic conventions, extended to the minutes a
+ * model run with tools can take.
+ */
+const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 120, 300];
+/** The GenAI semantic conventions' bounds for `gen_ai.client.token.usage`. */
+const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304];
 
 let contextManagerInstalled = false;
 
@@ -58,6 +74,15 @@ export class Telemetry {
   readonly invocations: Counter;
   readonly invocationDuration: Histogram;
   readonly tokenUsage: Histogram;
+  readonly tokens: Counter;
+  readonly toolCalls: Counter;
+  readonly toolDuration: Histogram;
+  readonly approvalsPending: UpDownCounter;
+  readonly storeErrors: Counter;
+  readonly rateLimited: Counter;
+  /** Set when `prometheus` is on: the reader `GET /metrics` serves. */
+  private readonly prometheus?: { reader: PrometheusExporter; serializer: PrometheusSerializer };
+  private readonly runningRequests: (() => number)[] = [];
 
   constructor(options: TelemetryOptions) {
     ensureContextManager();
@@ -71,28 +96,77 @@ export class Telemetry {
       resource,
       spanProcessors: otlp ? [new BatchSpanProcessor({ exporter: otlp.traces, scheduledDelayMillis: 1000 })] : [],
     });
-    this.meterProvider = new MeterProvider({
-      resource,
-      readers: otlp
-        ? [new PeriodicExportingMetricReader({ exporter: otlp.metrics, exportIntervalMillis: options.metricExportIntervalMs ?? 10_000 })]
-        : [],
-    });
+    const readers: MetricReader[] = [];
+    if (otlp) readers.push(new PeriodicExportingMetricReader({ exporter: otlp.metrics, exportIntervalMillis: options.metricExportIntervalMs ?? 10_000 }));
+    if (options.prometheus) {
+      const { PrometheusExporter, PrometheusSerializer } = require('@opentelemetry/exporter-prometheus') as typeof import('@opentelemetry/exporter-prometheus');
+      // Served by our own route (auth-free, beside the API), never by a server of its own.
+      this.prometheus = { reader: new PrometheusExporter({ preventServerStart: true }), serializer: new PrometheusSerializer() };
+      readers.push(this.prometheus.reader);
+    }
+    this.meterProvider = new MeterProvider({ resource, readers });
     this.tracer = this.tracerProvider.getTracer('teal-agent-server', options.serviceVersion);
     this.meter = this.meterProvider.getMeter('teal-agent-server', options.serviceVersion);
     this.httpRequests = this.meter.createCounter('ta.http.server.requests', { description: 'HTTP requests served' });
     this.httpDuration = this.meter.createHistogram('http.server.request.duration', {
       description: 'Duration of HTTP requests',
       unit: 's',
+      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
     });
     this.invocations = this.meter.createCounter('ta.agent.invocations', { description: 'Agent invocations' });
     this.invocationDuration = this.meter.createHistogram('ta.agent.invocation.duration', {
       description: 'Duration of agent invocations',
       unit: 's',
+      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
     });
     this.tokenUsage = this.meter.createHistogram('gen_ai.client.token.usage', {
       description: 'Tokens used per model call',
       unit: '{token}',
+      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
     });
+    this.tokens = this.meter.createCounter('ta.llm.tokens', { description: 'Tokens used by model calls, by gen_ai.token.type (input, output)', unit: '{token}' });
+    this.toolCalls = this.meter.createCounter('ta.tool.calls', { description: 'Tool calls executed, by tool and outcome' });
+    this.toolDuration = this.meter.createHistogram('ta.tool.duration', {
+      description: 'Duration of tool calls (retries included)',
+      unit: 's',
+      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+    });
+    this.approvalsPending = this.meter.createUpDownCounter('ta.approvals.pending', {
+      description: 'Tasks paused for an approval decision (paused minus decided, canceled or expired, as seen by this process)',
+    });
+    this.storeErrors = this.meter.createCounter('ta.state_store.errors', { description: 'State store failures, by error code' });
+    this.rateLimited = this.meter.createCounter('ta.rate_limited', { description: 'Requests refused by a rate limit (429), by limit' });
+    this.meter
+      .createObservableGauge('ta.requests.running', { description: 'Agent requests running in this process' })
+      .addCallback((result: ObservableResult) => result.observe(this.runningRequests.reduce((n, read) => n + read(), 0)));
+    // These read 0 until something happens: the series exist from the start, so alerts and
+    // dashboards see 0 rather than nothing.
+    this.approvalsPending.add(0);
+    for (const code of ['STATE_STORE_UNAVAILABLE', 'STATE_CORRUPT']) this.storeErrors.add(0, storeErrorAttributes(code));
+    for (const limit of RATE_LIMIT_KINDS) this.rateLimited.add(0, { 'ta.limit': limit });
+  }
+
+  /** Every metric now, in the Prometheus text exposition format (only with `prometheus` on). */
+  async prometheusText(): Promise<string> {
+    if (!this.prometheus) throw new Error('the Prometheus reader is not enabled (TA_METRICS_PROMETHEUS)');
+    const { resourceMetrics, errors } = await this.prometheus.reader.collect();
+    if (errors.length) diag.error('metrics collection errors', ...errors);
+    return this.prometheus.serializer.serialize(resourceMetrics);
+  }
+
+  /** Reports the count of running requests when metrics are collected (nothing is spent per request). */
+  observeRunningRequests(read: () => number): void {
+    this.runningRequests.push(read);
+  }
+
+  /** A request refused by a rate limit: for the limiter to call where it answers 429 (`ta_rate_limited_total`). */
+  recordRateLimited(limit: RateLimitKind, attributes: Attributes = {}): void {
+    this.rateLimited.add(1, { ...attributes, 'ta.limit': limit });
+  }
+
+  /** A state store failure (STATE_STORE_UNAVAILABLE or STATE_CORRUPT). */
+  recordStoreError(code: string): void {
+    this.storeErrors.add(1, storeErrorAttributes(code));
   }
 
   /** The parent context carried by a request's `traceparent`/`tracestate` headers (W3C). */
@@ -123,10 +197,23 @@ export class Telemetry {
   }
 
   recordTokens(usage: TokenUsage, attributes: Attributes): void {
-    if (usage.prompt_tokens) this.tokenUsage.record(usage.prompt_tokens, { ...attributes, 'gen_ai.token.type': 'input' });
-    if (usage.completion_tokens) {
-      this.tokenUsage.record(usage.completion_tokens, { ...attributes, 'gen_ai.token.type': 'output' });
+    if (usage.prompt_tokens) {
+      const input = { ...attributes, 'gen_ai.token.type': 'input' };
+      this.tokenUsage.record(usage.prompt_tokens, input);
+      this.tokens.add(usage.prompt_tokens, input);
     }
+    if (usage.completion_tokens) {
+      const output = { ...attributes, 'gen_ai.token.type': 'output' };
+      this.tokenUsage.record(usage.completion_tokens, output);
+      this.tokens.add(usage.completion_tokens, output);
+    }
+  }
+
+  /** One finished tool call: its count and duration (the attribute object is shared by both). */
+  recordToolCall(tool: string, outcome: string, seconds: number): void {
+    const attributes = { 'gen_ai.tool.name': tool, 'ta.tool.outcome': outcome };
+    this.toolCalls.add(1, attributes);
+    this.toolDuration.record(seconds, attributes);
   }
 
   async flush(): Promise<void> {
@@ -138,21 +225,32 @@ export class Telemetry {
   }
 }
 
+const STORE_ERROR_ATTRIBUTES = new Map<string, Attributes>();
+
+/** The few error codes a store failure has: one attribute object each, made once. */
+function storeErrorAttributes(code: string): Attributes {
+  let a = STORE_ERROR_ATTRIBUTES.get(code);
+  if (!a) STORE_ERROR_ATTRIBUTES.set(code, (a = { 'error.type': code }));
+  return a;
+}
+
 /**
- * The pino mixin: trace/span ids of the active span and the id of the request being served, so any
- * line logged while handling a request can be joined to its trace and to the caller's request id.
+ * The pino mixin: the ids of the active log context (http_request_id, agent, tid, oid_hash and, once
+ * known, session_id, task_id, request_id: src/common/logging/log-context.ts) and the trace/span ids
+ * of the active span, so any line logged while handling a request can be joined to its trace, to
+ * the other lines of its task and to the caller's request id. One context lookup and one small
+ * object copy per line.
  */
-export function activeTraceIds(): { trace_id?: string; span_id?: string; request_id?: string } {
+export function activeTraceIds(): LogFields & { trace_id?: string; span_id?: string } {
   const active = context.active();
-  const requestId = active.getValue(REQUEST_ID_KEY) as string | undefined;
+  const log = LogContext.active();
+  const out: LogFields & { trace_id?: string; span_id?: string } = log ? { ...log.fields } : {};
   const span = trace.getSpan(active);
-  const out: { trace_id?: string; span_id?: string; request_id?: string } = {};
   if (span) {
     const ids = span.spanContext();
     out.trace_id = ids.traceId;
     out.span_id = ids.spanId;
   }
-  if (requestId) out.request_id = requestId;
   return out;
 }
 

@@ -4,7 +4,8 @@ import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { agentAttributes } from './http-request-telemetry';
-import { REQUEST_ID_KEY, Telemetry } from './telemetry';
+import { LogContext } from '../common/logging/log-context';
+import { Telemetry } from './telemetry';
 
 /** Close codes of a socket that ended as expected: done, shutting down, or closed without a code. */
 const ORDINARY_CLOSE = new Set([1000, 1001, 1005]);
@@ -20,6 +21,8 @@ export class UpgradeRequestTelemetry {
   /** The context the socket's work runs in: the SERVER span and the request id (for log lines). */
   readonly context: Context;
   readonly span: Span;
+  /** The ids its log lines carry (src/common/logging/log-context.ts). */
+  readonly log: LogContext;
   private readonly started = performance.now();
   private finished = false;
 
@@ -41,7 +44,8 @@ export class UpgradeRequestTelemetry {
       ...(route ? { 'http.route': route } : {}),
       ...this.agentAttributes(true),
     });
-    this.context = trace.setSpan(parent, this.span).setValue(REQUEST_ID_KEY, requestId);
+    this.log = new LogContext({ http_request_id: requestId, agent: agent?.source }, this.span);
+    this.context = this.log.in(trace.setSpan(parent, this.span));
   }
 
   /** `traceresponse` (W3C Trace Context Level 2 draft), as every HTTP response carries. */
@@ -79,7 +83,7 @@ export class UpgradeRequestTelemetry {
         {
           trace_id: traceId,
           span_id: spanId,
-          request_id: this.requestId,
+          http_request_id: this.requestId,
           method: this.req.method,
           path: this.path(),
           route: this.route,

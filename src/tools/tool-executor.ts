@@ -33,6 +33,11 @@ type CallContext = Omit<ToolContext, 'signal' | 'bearerToken'> & { signal?: Abor
 /** Runs `fn` in a child span of the current one (Telemetry.inSpan). */
 export type SpanRunner = <T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>) => Promise<T>;
 
+/** Where finished calls are counted (Telemetry.recordToolCall). */
+export interface ToolMetrics {
+  recordToolCall(tool: string, outcome: ToolOutcome, seconds: number): void;
+}
+
 /**
  * Runs the tool calls of one model turn: all at once, results in the order of the calls. Nothing
  * here throws for a tool's sake: an unknown tool, arguments that do not parse or do not match the
@@ -47,6 +52,7 @@ export class ToolExecutor {
     private readonly config: Pick<ToolsConfig, 'timeoutMs' | 'maxRetries' | 'retryBaseMs'>,
     private readonly logger?: Logger,
     private readonly inSpan?: SpanRunner,
+    private readonly metrics?: ToolMetrics,
   ) {}
 
   executeAll(tools: ReadonlyMap<string, Tool>, calls: LlmToolCall[], ctx: CallContext, hooks: ExecuteHooks = {}): Promise<ToolExecution[]> {
@@ -65,12 +71,15 @@ export class ToolExecutor {
           return r;
         })
       : await this.run(tool, call, ctx);
+    const elapsedMs = performance.now() - t0;
+    // A name the model made up is not a label value: it would grow the metric without bound.
+    this.metrics?.recordToolCall(tool ? tool.name : 'unknown', outcome, elapsedMs / 1000);
     const execution: ToolExecution = {
       id: call.id,
       name: call.name,
       arguments: call.arguments,
       started_at: startedAt.toISOString(),
-      duration_ms: Math.round(performance.now() - t0),
+      duration_ms: Math.round(elapsedMs),
       outcome,
       result,
       attempts,

@@ -19,6 +19,15 @@ import type { ToolsConfig } from './tools.config';
 
 const REMOTE_CATALOG_NEXT_TO_CONFIG = 'remote-plugin-catalog.yaml';
 
+/** An MCP server an agent marks `required: true`: part of readiness. */
+export interface RequiredMcpServer {
+  /** The agent's `name:version`. */
+  agent: string;
+  server: string;
+  /** Resolves when the server answers a ping; rejects naming it when not. */
+  ping(): Promise<void>;
+}
+
 /**
  * The toolset of every agent, built at boot: plugins are loaded and checked, remote plugins'
  * OpenAPI documents read, MCP servers registered (they connect on first use). Any problem (a
@@ -29,6 +38,8 @@ export class ToolRegistry {
   private constructor(
     private readonly toolsets: Map<AgentSpecConfig, Toolset>,
     readonly mcp: McpClientManager,
+    /** The MCP servers readiness waits for (`mcp_servers[].required: true`). */
+    readonly requiredMcpServers: readonly RequiredMcpServer[] = [],
   ) {}
 
   toolsetFor(spec: AgentSpecConfig): Toolset {
@@ -49,6 +60,7 @@ export class ToolRegistry {
     if (catalog) problems.push(...catalog.problems);
     const mcp = new McpClientManager(undefined, logger);
     const toolsets = new Map<AgentSpecConfig, Toolset>();
+    const required: RequiredMcpServer[] = [];
     const openApiTools = new Map<string, Tool[] | null>();
 
     for (const agent of agents) {
@@ -114,6 +126,7 @@ export class ToolRegistry {
             logger?.warn({ file: agent.file, mcp_server: server.name }, 'user_id_header and tenant_id_header apply to the http transport only; ignored for stdio');
           }
           sources.push(mcp.source(server));
+          if (server.required) required.push({ agent: agent.source, server: server.name, ping: () => mcp.ping(server) });
         });
 
         toolsets.set(spec, fixed.length || sources.length ? new Toolset(fixed, sources, policyOf, logger) : Toolset.EMPTY);
@@ -123,7 +136,7 @@ export class ToolRegistry {
       void mcp.close();
       throw new ConfigError(problems);
     }
-    return new ToolRegistry(toolsets, mcp);
+    return new ToolRegistry(toolsets, mcp, required);
   }
 }
 

@@ -7,6 +7,8 @@ import type { Tool } from './tool.port';
 /** Tools known only at run time (an MCP server's list). */
 export interface ToolSource {
   readonly name: string;
+  /** What the model's answer may say when the source cannot be listed (`MCP server X unreachable`). */
+  readonly unreachable?: string;
   list(): Promise<Tool[]>;
 }
 
@@ -33,8 +35,11 @@ export class Toolset {
     return this.fixed.length === 0 && this.sources.length === 0;
   }
 
-  /** Every tool of the agent now, by the name the model uses. */
-  async resolve(): Promise<ReadonlyMap<string, Tool>> {
+  /**
+   * Every tool of the agent now, by the name the model uses. Each source that cannot be listed
+   * adds its `unreachable` note to `unavailable`, when given.
+   */
+  async resolve(unavailable?: string[]): Promise<ReadonlyMap<string, Tool>> {
     const byName = new Map<string, Tool>();
     const add = (t: Tool) => {
       if (byName.has(t.name)) {
@@ -48,6 +53,7 @@ export class Toolset {
       this.sources.map((s) =>
         s.list().catch((err: unknown) => {
           this.logger?.warn({ source: s.name, err: errorMessage(err) }, 'tool source unavailable; its tools are left out of this request');
+          unavailable?.push(s.unreachable ?? `${s.name} unreachable`);
           return [] as Tool[];
         }),
       ),

@@ -1,5 +1,5 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { HEADER_SK, requestIndexPk, requestSk, taskPk, tenantPkPrefix } from '../../src/state/backends/dynamodb/dynamodb-keys';
@@ -129,5 +129,57 @@ describe('DynamoDbStateStore', () => {
     // No expiry any more: no item keeps a ttl.
     await store.commit(tenant, { task: { ...task, expiresAt: undefined }, expectedVersion: 3 });
     expect(await ttls()).toEqual({ header: undefined, others: [undefined, undefined, undefined, undefined, undefined] });
+  });
+
+  it("stores a record larger than an item as parts of the task's incarnation and ttl; a smaller rewrite leaves none behind", async () => {
+    const tenant = uniqueName('tenant');
+    const task = makeTask(tenant, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    const request = makeRequest(task, 0, { output: 'é'.repeat(600_000) });
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
+    /** Every item of the task's partition (a page holds 1 MB: parts take several). */
+    const items = async () => {
+      const all: Record<string, unknown>[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await doc.send(
+          new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': taskPk(tenant, task.taskId) }, ExclusiveStartKey: start }),
+        );
+        all.push(...page.Items!);
+        start = page.LastEvaluatedKey;
+      } while (start);
+      return all;
+    };
+
+    const [header, item, ...parts] = await items();
+    expect(item).toMatchObject({ sk: requestSk(0), parts: 4, inc: header.inc, ttl: header.childTtl });
+    expect(item.data).toBeUndefined();
+    expect(parts.map((p) => [p.sk, p.inc, p.ttl])).toEqual([0, 1, 2, 3].map((i) => [`RPART#000000#${item.gen}#0000${i}`, header.inc, header.childTtl]));
+    for (const p of parts) expect((p.part as Uint8Array).length).toBeLessThanOrEqual(350_000);
+
+    await store.commit(tenant, { task, expectedVersion: 1, requests: [{ ...request, output: 'short' }] });
+    expect((await items()).map((i) => i.sk)).toEqual([HEADER_SK, requestSk(0)]);
+    expect(await store.getRequest(tenant, request.requestId)).toEqual({ ...request, output: 'short' });
+  });
+
+  it('never reads a split record with a part missing, and deletion removes parts no request names', async () => {
+    const tenant = uniqueName('tenant');
+    const task = makeTask(tenant);
+    const request = makeRequest(task, 0, { output: 'x'.repeat(800_000) });
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
+    const pk = taskPk(tenant, task.taskId);
+    const { Item: item } = await doc.send(new GetCommand({ TableName: table, Key: { pk, sk: requestSk(0) } }));
+    // A part lost (no writer does this: it stands for damage), and a part a crashed writer left.
+    await doc.send(new DeleteCommand({ TableName: table, Key: { pk, sk: `RPART#000000#${item!.gen}#00001` } }));
+    await doc.send(new PutCommand({ TableName: table, Item: { pk, sk: 'RPART#000000#0123456789abcdef#00000', part: Buffer.from('{"x":'), inc: item!.inc } }));
+
+    await expect(store.getRequest(tenant, request.requestId)).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(store.listRequests(tenant, task.taskId)).rejects.toBeInstanceOf(StateCorruptError);
+
+    await store.commit(tenant, { task: { ...task, deletingAt: new Date().toISOString() }, expectedVersion: 1 });
+    let done = false;
+    for (let i = 0; i < 10 && !done; i++) done = await store.deleteTaskBatch(tenant, task.taskId, 10);
+    expect(done).toBe(true);
+    const left = await doc.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }));
+    expect(left.Items).toEqual([]);
   });
 });

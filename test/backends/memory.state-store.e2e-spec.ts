@@ -3,5 +3,6 @@ import { describeStateStoreConformance } from '../conformance/state-store.confor
 
 // One instance: the in-memory store cannot share data across instances (its "processes" are one).
 const store = new MemoryStateStore();
+afterAll(() => store.close());
 
-describeStateStoreConformance('memory', { createStore: async () => store });
+describeStateStoreConformance('memory', { createStore: async () => store, countStored: async (tenantId) => store.storedCount(tenantId) });

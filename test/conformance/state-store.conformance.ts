@@ -4,6 +4,7 @@ import { concurrentCommitCases } from './cases/concurrent-commit.case';
 import { createConflictCases } from './cases/create-conflict.case';
 import { deletionCases } from './cases/deletion.case';
 import { expiryCases } from './cases/expiry.case';
+import { largeRequestCases } from './cases/large-request.case';
 import { leaseCases } from './cases/lease.case';
 import { missingCases } from './cases/missing.case';
 import { requestIndependenceCases } from './cases/request-independence.case';
@@ -59,6 +60,7 @@ const CASES: ConformanceCases[] = [
   leaseCases,
   deletionCases,
   streamEventsCases,
+  largeRequestCases,
 ];
 
 /** Runs every behaviour of the StateStore contract (src/state/state-store.ts) against one backend. */

@@ -159,8 +159,8 @@ describe('HTTP errors of the real app: application/problem+json with a stable co
     expect(res.body.error_id).toBeUndefined();
     const id = res.headers.get('x-request-id');
     const deadline = Date.now() + 5000;
-    while (!t.logs().some((l) => l.request_id === id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    expect(t.logs().filter((l) => l.request_id === id)).toEqual([expect.objectContaining({ level: 'warn', status: 422, msg: 'request completed' })]);
+    while (!t.logs().some((l) => l.http_request_id === id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(t.logs().filter((l) => l.http_request_id === id)).toEqual([expect.objectContaining({ level: 'warn', status: 422, msg: 'request completed' })]);
   });
 });
 
@@ -235,7 +235,7 @@ describe('HTTP errors: an unexpected error is a 500 whose error_id is also in th
     const traceId = res.headers.get('traceresponse')!.split('-')[1];
     expect(logged[0]).toMatchObject({
       level: 'error',
-      request_id: 'req-500-log',
+      http_request_id: 'req-500-log',
       trace_id: traceId,
       path: '/boom',
       err: { type: 'TypeError', message: expect.stringContaining('secretInternalDetail'), stack: expect.any(String) },

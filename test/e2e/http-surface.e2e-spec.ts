@@ -118,6 +118,17 @@ describe('HTTP surface: several agents in one process', () => {
       expect(res.body).toMatchObject({ ready: true, timestamp: expect.stringMatching(ISO), checks: { config: { status: 'up' } } });
       for (const check of Object.values(res.body.checks)) expect(check).toEqual({ status: 'up' });
     });
+
+    // The process-level probes (API.md: "At the root: ... GET /health/live, GET /health/ready"):
+    // what a container HEALTHCHECK and Kubernetes probes call without knowing any agent's name.
+    it('GET /health/live and /health/ready at the root answer without naming an agent', async () => {
+      const live = await request(`${t.url}/health/live`);
+      expect(live.status).toBe(200);
+      expect(live.body).toEqual({ alive: true, timestamp: expect.stringMatching(ISO) });
+      const ready = await request(`${t.url}/health/ready`);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ ready: true });
+    });
   });
 
   describe('openapi.json (what the orchestrators read)', () => {

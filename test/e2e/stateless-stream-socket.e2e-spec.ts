@@ -194,7 +194,7 @@ describe('WebSocket /stream (dev auth)', () => {
     expect(out.code).toBe(1000);
     expect(out.headers.traceresponse).toMatch(new RegExp(`^00-${CALLER_TRACE_ID}-[0-9a-f]{16}-01$`));
 
-    const line = () => t.logs().find((l) => l.msg === 'request completed' && l.request_id === 'ws-traced');
+    const line = () => t.logs().find((l) => l.msg === 'request completed' && l.http_request_id === 'ws-traced');
     for (let i = 0; i < 200 && !line(); i++) await new Promise((r) => setTimeout(r, 10));
     expect(line()).toMatchObject({ route: '/ChatBot/1.0/stream', status: 101, close_code: 1000, agent: 'ChatBot:1.0', trace_id: CALLER_TRACE_ID });
 

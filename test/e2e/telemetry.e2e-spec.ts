@@ -16,7 +16,7 @@ const HELLO = { chat_history: [{ role: 'user', content: 'hello telemetry' }] };
 
 /** The `request completed` line of one request (written when its response closed, after its span ended). */
 function requestLine(t: TestApp, requestId: string): Record<string, unknown> | undefined {
-  return t.logs().find((l) => l.msg === 'request completed' && l.request_id === requestId);
+  return t.logs().find((l) => l.msg === 'request completed' && l.http_request_id === requestId);
 }
 
 async function waitForRequestLines(t: TestApp, requestIds: string[]): Promise<void> {
@@ -181,7 +181,7 @@ describe('telemetry exported to a real OTLP/HTTP receiver', () => {
     expect(lastPoint(receiver, 'ta.agent.invocation.duration', { outcome: 'ok' })?.count).toBe(2);
   });
 
-  it('writes JSON log lines, one per request, carrying trace_id, span_id and request_id', () => {
+  it('writes JSON log lines, one per request, carrying trace_id, span_id and http_request_id (the X-Request-Id)', () => {
     const raw = t.rawLogs().split('\n');
     expect(raw.length).toBeGreaterThan(0);
     for (const line of raw) expect(() => JSON.parse(line)).not.toThrow();
@@ -197,7 +197,7 @@ describe('telemetry exported to a real OTLP/HTTP receiver', () => {
     });
     for (const r of Object.values(res)) {
       const id = r.headers.get('x-request-id')!;
-      expect(t.logs().filter((l) => l.msg === 'request completed' && l.request_id === id)).toHaveLength(1);
+      expect(t.logs().filter((l) => l.msg === 'request completed' && l.http_request_id === id)).toHaveLength(1);
       expect(requestLine(t, id)!.trace_id).toBe(server(id).traceId);
     }
     expect(requestLine(t, res.notFound.headers.get('x-request-id')!)).toMatchObject({ level: 'warn', status: 404 });
@@ -246,7 +246,7 @@ describe('probe logging', () => {
       const live = await request(`${t.url}/EchoAgent/0.1/health/live`);
       const docs = await request(`${t.url}/EchoAgent/0.1/openapi.json`);
       await waitForRequestLines(t, [docs.headers.get('x-request-id')!]);
-      expect(t.logs().some((l) => l.request_id === live.headers.get('x-request-id'))).toBe(false);
+      expect(t.logs().some((l) => l.http_request_id === live.headers.get('x-request-id'))).toBe(false);
     } finally {
       await t.close();
     }

@@ -197,5 +197,6 @@ describe('v3 when the process running a request dies', () => {
     expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Failed', 'Completed']);
     expect(task.body.requests[1].error.code).toBe('ABANDONED');
     expect(task.body.requests[2].seq).toBe(2);
-  });
+    // A process to start, a lease (plus the store clock's skew allowance) to lapse: more than Jest's 5 s on a busy machine.
+  }, 20_000);
 });

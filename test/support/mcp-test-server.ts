@@ -31,6 +31,8 @@ export interface McpTestServer {
   /** Stops (dropping every connection and session) and starts again on the same port. */
   restart: () => Promise<void>;
   stop: () => Promise<void>;
+  /** Listens again on the same port after `stop` (a server that comes back). */
+  start: () => Promise<void>;
 }
 
 /**
@@ -188,6 +190,7 @@ export async function startMcpTestServer(options: { userIdHeader?: string; tenan
       await listen();
     },
     stop: close,
+    start: listen,
   };
 }
 

@@ -2,6 +2,7 @@ import type { DataType, OutputType } from '../custom-types/data-type';
 import { AgentSpecConfig, SequentialTaskConfig } from './agent.schema';
 import { AgentFileConfig, ApiVersion, BaseInputType } from './agent-file.schema';
 import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
+import { LimitsConfig } from './limits.schema';
 
 /** Which versioned API module serves an agent. */
 export type ApiModuleKind = 'v1' | 'v2' | 'v3';
@@ -34,6 +35,8 @@ export interface AgentDefinition {
   /** The config has `spec.governance`: our approval policy applies; otherwise upstream's (src/tools/governance.ts). */
   governed: boolean;
   concurrency: ConcurrencyConfig;
+  /** `spec.limits` (empty when the config has none: the TA_RATE_LIMIT_* defaults apply). */
+  limits?: LimitsConfig;
   /** The file it came from (absolute), for messages and for finding plugins beside it. */
   file: string;
   config: AgentFileConfig;

@@ -13,6 +13,7 @@ import {
   Rule,
 } from './field-validators';
 import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
+import { LimitsConfig } from './limits.schema';
 
 export const API_VERSIONS = ['skagents/v1', 'skagents/v2alpha1', 'tealagents/v1alpha1'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -76,6 +77,7 @@ export class SpecConfig {
   @Optional() @IsMapping() @ValidateNested() @Type(() => GovernanceConfig) governance?: GovernanceConfig;
   @Optional() @IsMapping() @ValidateNested() @Type(() => ConcurrencyConfig) concurrency?: ConcurrencyConfig;
   @Optional() @IsMapping() @ValidateNested() @Type(() => AgentAuthConfig) auth?: AgentAuthConfig;
+  @Optional() @IsMapping() @ValidateNested() @Type(() => LimitsConfig) limits?: LimitsConfig;
 }
 
 /**

@@ -270,6 +270,14 @@ describe('loadAgentConfigs: problems', () => {
     ]);
   });
 
+  it('takes mcp_servers[].required (ours: the server is part of readiness) as a boolean only', () => {
+    const [a] = load({ 'a.yaml': v3({ agent: '    mcp_servers:\n      - {name: fs, command: npx, required: true}\n      - {name: gh, command: npx}' }) });
+    expect(a!.agent.mcp_servers!.map((m) => m.required)).toEqual([true, undefined]);
+    expect(problems({ 'a.yaml': v3({ agent: '    mcp_servers:\n      - {name: fs, command: npx, required: "yes"}' }) })).toEqual([
+      expect.stringMatching(/^a\.yaml:9: spec\.agent\.mcp_servers\.0\.required: must be /),
+    ]);
+  });
+
   it('still checks Sequential references and templates when other fields are wrong', () => {
     const seq = [
       'apiVersion: skagents/v1',

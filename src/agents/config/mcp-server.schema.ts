@@ -121,4 +121,10 @@ export class McpServerConfig {
 
   /** Ours: send the caller's bearer token to this server (never by default). */
   @Optional() @IsBool() forward_token?: boolean;
+
+  /**
+   * Ours: the server is part of readiness (`GET /health/ready`, at the root and the agent's): while
+   * it does not answer a ping, the process reports not ready (503).
+   */
+  @Optional() @IsBool() required?: boolean;
 }

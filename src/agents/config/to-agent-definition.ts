@@ -1,6 +1,7 @@
 import { AgentDefinition, moduleFor } from './agent-definition';
 import { AgentFileConfig } from './agent-file.schema';
 import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
+import { LimitsConfig } from './limits.schema';
 
 /** A valid config (every check passed) as the AgentDefinition the rest of the code reads. */
 export function toAgentDefinition(file: string, config: AgentFileConfig): AgentDefinition {
@@ -32,6 +33,7 @@ export function toAgentDefinition(file: string, config: AgentFileConfig): AgentD
     governance: spec.governance ?? new GovernanceConfig(),
     governed: spec.governance !== undefined,
     concurrency: spec.concurrency ?? new ConcurrencyConfig(),
+    limits: spec.limits ?? new LimitsConfig(),
     file,
     config,
   };

@@ -5,6 +5,7 @@ import { ENV_CONFIG } from '../../app.tokens';
 import { CurrentPrincipal } from '../../auth/current-principal.decorator';
 import type { Principal } from '../../auth/principal';
 import type { EnvConfig } from '../../config/env.config';
+import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { AgUiRuns } from './ag-ui-runs.service';
 import { AgUiStream } from './ag-ui-stream';
@@ -25,6 +26,7 @@ export function createAgUiController(agent: AgentDefinition): Type<unknown> {
     ) {}
 
     @Post('ag-ui')
+    @RateLimited()
     async run(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
       const input = parseRunInput(body);
       const stream = new AgUiStream(res, req.header('accept'), this.env.http.sseKeepaliveMs);

@@ -32,10 +32,10 @@ export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
   const errors = {
     '401': problem('Missing or invalid bearer token'),
     '403': problem('Token lacks the required scope or role'),
-    '413': problem('Body over the limit'),
+    '413': problem('Body over the limit, or a message larger than the state store admits'),
     '415': problem('Body is not JSON'),
     '422': problem('A field failed validation'),
-    '429': problem('Model provider rate limit'),
+    '429': problem('Rate limit of the agent (RATE_LIMITED, with Retry-After and RateLimit headers) or of the model provider'),
     '502': problem('Model provider failed'),
     '504': problem('Model provider timed out'),
     ...(stateful

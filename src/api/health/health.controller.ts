@@ -25,7 +25,7 @@ export function createHealthController(agent: AgentDefinition): Type<unknown> {
 
     @Get('ready')
     async ready(@Res({ passthrough: true }) res: Response) {
-      const report = await this.health.ready();
+      const report = await this.health.ready(agent.source);
       if (!report.ready) res.status(503);
       return report;
     }

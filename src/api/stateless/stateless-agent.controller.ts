@@ -11,6 +11,7 @@ import { InvokeResponse } from '../../invocation/invoke-response';
 import type { StatelessInput } from '../../invocation/stateless-input';
 import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
 import { llmFailureLogFields } from '../../llm/llm-failure-log';
+import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { parseStatelessInput } from '../common/parse-stateless-input';
 import { abortOnDisconnect } from './abort-on-disconnect';
@@ -31,6 +32,7 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
 
     @Post()
     @HttpCode(200)
+    @RateLimited()
     async invoke(
       @Body() body: unknown,
       @CurrentPrincipal() principal: Principal,
@@ -46,6 +48,7 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
     }
 
     @Post('sse')
+    @RateLimited()
     async sse(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
       const input = parseInput(agent, body); // a bad body is a JSON 422, before the stream opens
       const stream = new SseStream(res, this.env.http.sseKeepaliveMs);

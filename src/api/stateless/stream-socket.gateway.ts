@@ -10,15 +10,18 @@ import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AgentDefinition } from '../../agents/config/agent-definition';
 import { AGENTS, ENV_CONFIG, LOGGER, TELEMETRY } from '../../app.tokens';
-import { agentAccessOverride } from '../../auth/auth.guard';
+import { agentAccessOverride, auditRefusal } from '../../auth/auth.guard';
 import { Authenticator } from '../../auth/authenticator';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { problemOf } from '../../common/errors/problem-of';
 import { toDomainError } from '../../common/errors/to-domain-error';
 import { requestIdFor } from '../../common/http/request-id.middleware';
+import { AuditLog } from '../../common/logging/audit-log';
+import { callerFields } from '../../common/logging/log-context';
 import type { EnvConfig } from '../../config/env.config';
 import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
+import { RateLimiter } from '../../rate-limit/rate-limiter.service';
 import type { ToolCaller } from '../../invocation/tool-loop';
 import { Telemetry } from '../../telemetry/telemetry';
 import { UpgradeRequestTelemetry } from '../../telemetry/upgrade-request-telemetry';
@@ -57,6 +60,8 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     private readonly adapterHost: HttpAdapterHost,
     private readonly authenticator: Authenticator,
     private readonly invoker: StatelessInvoker,
+    private readonly audit: AuditLog,
+    private readonly limiter: RateLimiter,
   ) {
     for (const agent of agents) if (agent.module !== 'v3') this.routes.set(`${agent.prefix}/stream`, agent);
     // No per-message compression: a small compressed message must not inflate past the limit's intent.
@@ -99,9 +104,22 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
 
     let caller: ToolCaller;
     try {
-      caller = await context.with(t.context, () => this.authenticate(req, requestId, agent));
+      caller = await context.with(t.context, () => this.authenticate(req, requestId, agent, t));
+    } catch (err) {
+      auditRefusal(this.audit, t.log.fields, err);
+      return this.refuse(t, socket, req, err, headers);
+    }
+
+    // One socket is one invocation: it counts against the agent's rate limits (429 before the upgrade).
+    let admission: Awaited<ReturnType<RateLimiter['admit']>>;
+    try {
+      admission = await this.limiter.admit(agent, caller.principal);
     } catch (err) {
       return this.refuse(t, socket, req, err, headers);
+    }
+    if (admission) {
+      Object.assign(headers, admission.headers);
+      socket.once('close', admission.release);
     }
 
     let accepted = false;
@@ -129,16 +147,19 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
    * The Authenticator reads an Express request, and an upgrade never went through Express: give it
    * Express's request prototype (what Express's own `init` does to every request) and the request id.
    */
-  private async authenticate(req: IncomingMessage, requestId: string, agent: AgentDefinition): Promise<ToolCaller> {
+  private async authenticate(req: IncomingMessage, requestId: string, agent: AgentDefinition, t: UpgradeRequestTelemetry): Promise<ToolCaller> {
     Object.setPrototypeOf(req, this.adapterHost.httpAdapter.getInstance<Express>().request);
     const expressReq = req as Request;
     expressReq.requestId = requestId;
+    expressReq.logContext = t.log;
     const principal = await this.authenticator.authenticate(expressReq, agentAccessOverride(agent));
+    // The socket's lines name its caller, as every HTTP request's do (src/auth/auth.guard.ts).
+    if (!t.log.fields.oid_hash) t.log.set(callerFields(principal));
     return { principal, bearerToken: expressReq.bearerToken };
   }
 
   private refuse(t: UpgradeRequestTelemetry, socket: Duplex, req: IncomingMessage, err: unknown, headers: Record<string, string>): void {
-    const problem = context.with(t.context, () => problemOf(err, (req.url ?? '/').split('?')[0]!, this.logger, { request_id: headers['X-Request-Id'] }));
+    const problem = context.with(t.context, () => problemOf(err, (req.url ?? '/').split('?')[0]!, this.logger, { http_request_id: headers['X-Request-Id'] }));
     const domain = toDomainError(err);
     const all: Record<string, string> = { ...headers, ...domain?.headers };
     if (domain?.retryAfter !== undefined) all['Retry-After'] = String(Math.max(0, Math.ceil(domain.retryAfter)));

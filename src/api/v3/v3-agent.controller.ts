@@ -6,6 +6,7 @@ import { CurrentPrincipal } from '../../auth/current-principal.decorator';
 import type { Principal } from '../../auth/principal';
 import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
+import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { StateResponse } from '../../tasks/state-response';
 import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
 import { SessionListing } from '../../tasks/session-list.service';
@@ -52,6 +53,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      */
     @Post()
     @HttpCode(200)
+    @RateLimited()
     async invoke(
       @Body() body: unknown,
       @CurrentPrincipal() principal: Principal,
@@ -71,12 +73,13 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      * missed of that request, then the rest live. A client that disconnects does not cancel.
      */
     @Post('sse')
+    @RateLimited({ reconnectsFree: true })
     async sse(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
       const msg = validateBody(UserMessageDto, body);
       const lastEventId = res.req.header('last-event-id');
       if (lastEventId) {
         const replay = await this.replay.prepare(agent, principal, msg.task_id, lastEventId);
-        return sendEventStream(res, this.events, replay.log, replay.after, this.env.http.sseKeepaliveMs);
+        return sendEventStream(res, this.events, replay.log, replay.after, this.env.http.sseKeepaliveMs).finally(replay.release);
       }
       const started = await this.invoker.start(agent, principal, msg);
       const { log, after } = started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
@@ -102,6 +105,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      */
     @Post('tealagents/v1alpha1/resume/:request_id')
     @HttpCode(200)
+    @RateLimited()
     async resume(
       @Param('request_id') requestId: string,
       @Body() body: unknown,
@@ -116,6 +120,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
 
     /** The same, streamed: `approved` and/or `rejected` (the decided call ids), then the rest of the run. */
     @Post('tealagents/v1alpha1/resume/:request_id/sse')
+    @RateLimited()
     async resumeSse(
       @Param('request_id') requestId: string,
       @Body() body: unknown,
@@ -148,12 +153,13 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
         res.status(204).end();
         return;
       }
-      return sendEventStream(res, this.events, attached.log, attached.after, this.env.http.sseKeepaliveMs);
+      return sendEventStream(res, this.events, attached.log, attached.after, this.env.http.sseKeepaliveMs).finally(attached.release);
     }
 
     /** Edit and rerun (src/tasks/task-edits.service.ts): answers as `POST ""` does, under the new request id. */
     @Post('tasks/:task_id/requests/:request_id/edit')
     @HttpCode(200)
+    @RateLimited()
     async edit(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request) {
       const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), validateBody(UserMessageDto, body));
       return started.run({ bearerToken: req.bearerToken });
@@ -161,6 +167,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
 
     /** The same, streamed as `POST /sse` is. */
     @Post('tasks/:task_id/requests/:request_id/edit/sse')
+    @RateLimited()
     async editSse(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response) {
       const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), validateBody(UserMessageDto, body));
       const { log, after } = started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });

@@ -6,6 +6,7 @@ import { SessionListing } from '../../tasks/session-list.service';
 import { TaskControlService } from '../../tasks/task-control.service';
 import { TaskDeletion } from '../../tasks/task-deletion.service';
 import { TaskEdits } from '../../tasks/task-edits.service';
+import { ReplayAdmission } from '../../tasks/replay-admission';
 import { TaskEventLog } from '../../tasks/task-event-log';
 import { StreamEventWriter } from '../../tasks/stream-event-writer';
 import { StoredStreamFollower } from '../../tasks/stored-stream-follower';
@@ -40,6 +41,7 @@ export class V3Module {
         TaskStreamAttach,
         StreamEventWriter,
         StoredStreamFollower,
+        ReplayAdmission,
         ...agUiParts(agents).providers,
       ],
       controllers: [...agents.filter((a) => a.module === 'v3').map(createV3AgentController), ...agUiParts(agents).controllers],

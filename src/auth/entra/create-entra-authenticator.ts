@@ -33,5 +33,11 @@ export function createEntraAuthenticator(auth: EnvConfig['auth'], logger: Logger
     },
     'Entra ID bearer authentication enabled',
   );
-  return new EntraAuthenticator(strategy, options.access, logger);
+  // Readiness names the cause: the 503 text a caller gets says nothing about why.
+  const readiness = () =>
+    keys.ready().catch((err: unknown) => {
+      const cause = (err as { cause?: unknown }).cause ?? err;
+      throw new Error(`metadata or signing keys not fetched from ${options.metadataUrl}: ${(cause as Error)?.message ?? String(cause)}`);
+    });
+  return new EntraAuthenticator(strategy, options.access, logger, readiness);
 }

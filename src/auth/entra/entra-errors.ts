@@ -50,3 +50,19 @@ export function identityProviderUnavailable(cause: unknown): DomainError {
 function headerSafe(text: string): string {
   return text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
 }
+
+const REFUSED_TENANTS = new WeakMap<object, string>();
+
+/**
+ * Notes the tenant of a token refused after its signature was verified (so the `tid` is Entra's
+ * word, not the caller's), for the audit record of the refusal. Returns `err`.
+ */
+export function withRefusedTenant(err: unknown, tenantId: string): unknown {
+  if (err instanceof DomainError && !REFUSED_TENANTS.has(err)) REFUSED_TENANTS.set(err, tenantId);
+  return err;
+}
+
+/** The verified tenant of a refused token, when it got that far. */
+export function refusedTenantOf(err: unknown): string | undefined {
+  return err instanceof DomainError ? REFUSED_TENANTS.get(err) : undefined;
+}

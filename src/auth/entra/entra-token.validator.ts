@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
-import { invalidToken } from './entra-errors';
+import { invalidToken, withRefusedTenant } from './entra-errors';
 import { expectedIssuers, GUID } from './entra-issuers';
 import type { EntraOptions } from './entra.options';
 import type { SigningKeySource } from './jwks-cache';
@@ -61,24 +61,29 @@ export class EntraTokenValidator {
     }
 
     const tid = guidClaim(payload, 'tid');
-    const oid = guidClaim(payload, 'oid');
-    if (!expectedIssuers(this.options.authority, tid).includes(String(payload.iss))) {
-      throw invalidToken("the issuer (iss) is not Entra ID for the token's tenant (tid)");
-    }
-    if (!this.allowedTenants.has(tid)) throw invalidToken('the tenant (tid) is not allowed to call this API');
+    // Signed by Entra ID for this tenant: a refusal from here on is recorded with the tenant (audit).
+    try {
+      const oid = guidClaim(payload, 'oid');
+      if (!expectedIssuers(this.options.authority, tid).includes(String(payload.iss))) {
+        throw invalidToken("the issuer (iss) is not Entra ID for the token's tenant (tid)");
+      }
+      if (!this.allowedTenants.has(tid)) throw invalidToken('the tenant (tid) is not allowed to call this API');
 
-    const scp = payload.scp;
-    const kind = tokenKind(payload, oid);
-    const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is string => typeof r === 'string') : [];
-    return {
-      tenantId: tid,
-      objectId: oid,
-      tokenVersion: payload.ver === '1.0' ? '1.0' : '2.0',
-      kind,
-      scopes: typeof scp === 'string' ? scp.split(' ').filter(Boolean) : [],
-      roles,
-      clientAppId: stringClaim(payload.azp) ?? stringClaim(payload.appid),
-    };
+      const scp = payload.scp;
+      const kind = tokenKind(payload, oid);
+      const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is string => typeof r === 'string') : [];
+      return {
+        tenantId: tid,
+        objectId: oid,
+        tokenVersion: payload.ver === '1.0' ? '1.0' : '2.0',
+        kind,
+        scopes: typeof scp === 'string' ? scp.split(' ').filter(Boolean) : [],
+        roles,
+        clientAppId: stringClaim(payload.azp) ?? stringClaim(payload.appid),
+      };
+    } catch (err) {
+      throw withRefusedTenant(err, tid);
+    }
   }
 }
 

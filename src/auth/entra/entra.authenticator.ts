@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
+import { callerFields } from '../../common/logging/log-context';
 import { AccessPolicy, AccessPolicyOverride, applyOverride } from '../access-policy';
 import { Authenticator } from '../authenticator';
 import type { Principal } from '../principal';
@@ -13,13 +14,15 @@ import { ENTRA_STRATEGY, EntraAuthResult, EntraStrategy, EntraStrategyOptions } 
  *
  * On success the caller is `(tid, oid)` and the validated token is attached to the request as a
  * non-enumerable `bearerToken`, so that serialising or logging the request cannot include it.
- * Log lines name the reason and the request id, never the token.
+ * Log lines name the reason and the request id, never the token (and the caller's oid only hashed).
  */
 export class EntraAuthenticator extends Authenticator {
   constructor(
     private readonly strategy: EntraStrategy,
     private readonly defaultPolicy: AccessPolicy,
     private readonly logger: Logger,
+    /** Whether the identity provider's keys are in hand (JwksCache.ready), for readiness. */
+    override readonly readiness?: () => Promise<void>,
   ) {
     super();
   }
@@ -34,8 +37,10 @@ export class EntraAuthenticator extends Authenticator {
     }
     Object.defineProperty(req, 'bearerToken', { value: result.token, enumerable: false, configurable: true });
     const { identity } = result;
+    // The request's lines name the caller from here on (the guard then leaves them as they are).
+    req.logContext?.set(callerFields({ tenantId: identity.tenantId, ownerId: identity.objectId }));
     this.logger.debug(
-      { request_id: req.requestId, tid: identity.tenantId, oid: identity.objectId, kind: identity.kind, ver: identity.tokenVersion },
+      { ...req.logContext?.fields, http_request_id: req.requestId, kind: identity.kind, ver: identity.tokenVersion },
       'bearer token accepted',
     );
     return { tenantId: identity.tenantId, ownerId: identity.objectId };
@@ -56,7 +61,7 @@ export class EntraAuthenticator extends Authenticator {
 
   private logRefusal(req: Request, err: unknown): void {
     if (!(err instanceof DomainError)) return;
-    const fields = { request_id: req.requestId, code: err.code, reason: err.message };
+    const fields = { http_request_id: req.requestId, code: err.code, reason: err.message };
     if (err.code === ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE) {
       this.logger.warn({ ...fields, cause: String((err.cause as Error | undefined)?.message ?? err.cause) }, 'identity provider unreachable');
     } else {

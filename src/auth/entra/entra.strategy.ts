@@ -5,6 +5,7 @@ import { Strategy as CustomStrategy } from 'passport-custom';
 import type { AccessPolicy } from '../access-policy';
 import { checkAccess } from './access-check';
 import { readBearerToken } from './bearer-token';
+import { withRefusedTenant } from './entra-errors';
 import { EntraIdentity, EntraTokenValidator } from './entra-token.validator';
 
 export const ENTRA_STRATEGY = 'entra-bearer';
@@ -37,7 +38,11 @@ export class EntraStrategy extends PassportStrategy(CustomStrategy, ENTRA_STRATE
   async validate(req: Request, options: EntraStrategyOptions): Promise<EntraAuthResult> {
     const token = readBearerToken(req);
     const identity = await this.validator.validate(token);
-    checkAccess(identity, options.policy);
+    try {
+      checkAccess(identity, options.policy);
+    } catch (err) {
+      throw withRefusedTenant(err, identity.tenantId);
+    }
     return { identity, token };
   }
 

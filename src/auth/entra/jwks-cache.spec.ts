@@ -145,4 +145,37 @@ describe('JwksCache', () => {
     const cache = new JwksCache(async () => ({ error: 'nope' }), { cooldownMs: 0, maxAgeMs: 1 });
     expect(await code(cache.getKey('a'))).toBe(ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE);
   });
+
+  describe('ready() (readiness probes)', () => {
+    it('fetches the key set when none is in hand, then answers without fetching', async () => {
+      const { state, cache } = fixture([a]);
+      await expect(cache.ready()).resolves.toBeUndefined();
+      await cache.ready();
+      expect(state.fetches).toBe(1);
+      expect(await code(cache.getKey('a'))).toBe('resolved'); // the probe warmed the cache for tokens
+      expect(state.fetches).toBe(1);
+    });
+
+    it('fails while no key set could be fetched, retrying only after the cooldown', async () => {
+      const { state, cache } = fixture([a]);
+      state.fail = true;
+      expect(await code(cache.ready())).toBe(ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE);
+      state.fail = false;
+      state.now += 29_000;
+      expect(await code(cache.ready())).toBe(ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE);
+      expect(state.fetches).toBe(1);
+      state.now += 1_000;
+      expect(await code(cache.ready())).toBe('resolved');
+      expect(state.fetches).toBe(2);
+    });
+
+    it('stays up when a refresh fails: the keys in hand still validate tokens', async () => {
+      const { state, cache } = fixture([a]);
+      await cache.ready();
+      state.fail = true;
+      state.now += 86_400_000;
+      await cache.getKey('a');
+      expect(await code(cache.ready())).toBe('resolved');
+    });
+  });
 });

@@ -65,6 +65,17 @@ export class JwksCache implements SigningKeySource {
     throw invalidToken("the signing key (kid) is not one of the identity provider's keys");
   }
 
+  /**
+   * Readiness: up once a key set is in hand (a failed refresh keeps it usable). Before that, a
+   * fetch is tried only when the cooldown allows, so frequent probes cannot hammer the provider;
+   * within it, the last failure is the answer.
+   */
+  async ready(): Promise<void> {
+    if (this.fetchedAt !== undefined) return;
+    if (!this.mayFetch()) throw identityProviderUnavailable(this.lastError ?? new Error('no key set fetched yet'));
+    await this.refresh();
+  }
+
   /** Fetches the key set now (shared with a fetch already under way). */
   refresh(): Promise<void> {
     this.inflight ??= this.load()

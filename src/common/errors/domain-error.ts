@@ -13,6 +13,8 @@ export interface DomainErrorOptions {
   /** Extra response headers (e.g. `WWW-Authenticate`). */
   headers?: Record<string, string>;
   cause?: unknown;
+  /** Members added to the problem body (RFC 7807 extension members), e.g. the ids of the Failed request. */
+  extensions?: Record<string, string>;
 }
 
 /**
@@ -23,6 +25,7 @@ export class DomainError extends Error {
   readonly errors?: FieldError[];
   readonly retryAfter?: number;
   readonly headers?: Record<string, string>;
+  readonly extensions?: Record<string, string>;
 
   constructor(
     readonly code: ErrorCode,
@@ -34,5 +37,19 @@ export class DomainError extends Error {
     this.errors = options.errors;
     this.retryAfter = options.retryAfter;
     this.headers = options.headers;
+    this.extensions = options.extensions;
+  }
+
+  /** The same error with `extensions` added to its problem body. */
+  withExtensions(extensions: Record<string, string>): DomainError {
+    const copy = new DomainError(this.code, this.message, {
+      errors: this.errors,
+      retryAfter: this.retryAfter,
+      headers: this.headers,
+      cause: this.cause,
+      extensions: { ...this.extensions, ...extensions },
+    });
+    copy.stack = this.stack;
+    return copy;
   }
 }

@@ -25,6 +25,10 @@ export enum ErrorCode {
   SESSION_NOT_FOUND = 'SESSION_NOT_FOUND',
   REQUEST_NOT_FOUND = 'REQUEST_NOT_FOUND',
   TASK_BUSY = 'TASK_BUSY',
+  /** Too many reconnected streams following the store at once (per caller or per replica): retry later. */
+  TOO_MANY_STREAMS = 'TOO_MANY_STREAMS',
+  /** A rate limit of `spec.limits` / `TA_RATE_LIMIT_*` (src/rate-limit): retry after `Retry-After`. */
+  RATE_LIMITED = 'RATE_LIMITED',
   TASK_NOT_PAUSED = 'TASK_NOT_PAUSED',
   /** The task waits for an approval decision: decide or cancel first (edit). */
   TASK_PAUSED = 'TASK_PAUSED',
@@ -39,6 +43,8 @@ export enum ErrorCode {
   LEASE_LOST = 'LEASE_LOST',
   VERSION_CONFLICT = 'VERSION_CONFLICT',
   STATE_STORE_UNAVAILABLE = 'STATE_STORE_UNAVAILABLE',
+  /** The replica is shutting down: a request arriving while it drains, or one still running at the end of its grace. */
+  SHUTTING_DOWN = 'SHUTTING_DOWN',
   STATE_CORRUPT = 'STATE_CORRUPT',
   // model provider
   LLM_RATE_LIMITED = 'LLM_RATE_LIMITED',

@@ -1,7 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import type { Telemetry } from '../../telemetry/telemetry';
 import { SseStream } from '../sse/sse-stream';
+import { ErrorCode } from './error-code';
 import { PROBLEM_CONTENT_TYPE, ProblemDetails } from './problem-details';
 import { problemOf } from './problem-of';
 import { toDomainError } from './to-domain-error';
@@ -15,13 +17,17 @@ import { toDomainError } from './to-domain-error';
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly telemetry?: Telemetry,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
     const req = ctx.getRequest<Request>();
     const res = ctx.getResponse<Response>();
     const problem = this.toProblem(exception, req);
+    if (problem.code === ErrorCode.STATE_STORE_UNAVAILABLE || problem.code === ErrorCode.STATE_CORRUPT) this.telemetry?.recordStoreError(problem.code);
 
     const stream = SseStream.of(res);
     if (stream?.isOpen && res.headersSent) {
@@ -41,7 +47,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   }
 
   private toProblem(exception: unknown, req: Request): ProblemDetails {
-    return problemOf(exception, req.originalUrl ?? req.url, this.logger, { request_id: req.requestId });
+    return problemOf(exception, req.originalUrl ?? req.url, this.logger, { http_request_id: req.requestId });
   }
 
 }

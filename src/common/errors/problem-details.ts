@@ -14,6 +14,8 @@ export interface ProblemDetails {
   code: ErrorCode;
   errors?: FieldError[];
   error_id?: string;
+  /** A v3 run that failed: the ids of its Failed request (task_id, session_id, request_id). */
+  [extension: string]: unknown;
 }
 
 export function problemTypeFor(code: ErrorCode): string {
@@ -24,10 +26,10 @@ export function buildProblem(
   code: ErrorCode,
   detail: string,
   instance: string,
-  extra: { errors?: FieldError[]; errorId?: string } = {},
+  extra: { errors?: FieldError[]; errorId?: string; extensions?: Record<string, string> } = {},
 ): ProblemDetails {
   const { status, title } = statusOf(code);
-  const body: ProblemDetails = { type: problemTypeFor(code), title, status, detail, instance, code };
+  const body: ProblemDetails = { type: problemTypeFor(code), title, status, detail, instance, code, ...extra.extensions };
   if (extra.errors?.length) body.errors = extra.errors;
   if (extra.errorId) body.error_id = extra.errorId;
   return body;

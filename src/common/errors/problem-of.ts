@@ -16,9 +16,9 @@ export function problemOf(exception: unknown, instance: string, logger: Logger, 
     if (domain.code === ErrorCode.INTERNAL || domain.code === ErrorCode.STATE_CORRUPT) {
       const errorId = randomUUID();
       logger.error({ err: domain.cause ?? domain, error_id: errorId, code: domain.code, path: instance, ...context }, domain.message);
-      return buildProblem(domain.code, domain.message, instance, { errorId });
+      return buildProblem(domain.code, domain.message, instance, { errorId, extensions: domain.extensions });
     }
-    return buildProblem(domain.code, domain.message, instance, { errors: domain.errors });
+    return buildProblem(domain.code, domain.message, instance, { errors: domain.errors, extensions: domain.extensions });
   }
   const errorId = randomUUID();
   logger.error({ err: exception, error_id: errorId, path: instance, ...context }, 'unhandled error');

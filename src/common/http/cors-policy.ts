@@ -25,7 +25,7 @@ export const CORS_ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'L
 export const CORS_DEV_HEADERS = ['X-Dev-User'];
 
 /** Response headers a browser script may read besides the safelisted ones. */
-export const CORS_EXPOSE_HEADERS = ['Retry-After', 'X-Request-Id', 'WWW-Authenticate', 'traceresponse', 'Location'];
+export const CORS_EXPOSE_HEADERS = ['Retry-After', 'X-Request-Id', 'WWW-Authenticate', 'traceresponse', 'Location', 'RateLimit-Policy', 'RateLimit'];
 
 /** Seconds a browser may cache a preflight answer (Chromium caps it at 7200, Firefox at 86400). */
 export const CORS_MAX_AGE_SECONDS = 600;

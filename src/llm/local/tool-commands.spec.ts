@@ -38,4 +38,13 @@ describe('toolCommandReply (the offline models in the tool loop)', () => {
     });
     expect(toolCommandReply(req([{ role: 'user', content: 'hello /tool x' }]))).toBeUndefined();
   });
+
+  it('says which tool sources did not answer, rather than just "none"', () => {
+    const request: LlmRequest = { model: 'local/echo', messages: [{ role: 'user', content: '/tool test-echo {}' }], toolsUnavailable: ['MCP server test unreachable'] };
+    expect(toolCommandReply(request)).toEqual({ kind: 'text', text: 'Unknown tool test-echo. The tools of this agent: none; MCP server test unreachable.' });
+    expect(toolCommandReply({ ...req([{ role: 'user', content: '/tool test-echo {}' }]), toolsUnavailable: ['MCP server a unreachable', 'MCP server b unreachable'] })).toEqual({
+      kind: 'text',
+      text: 'Unknown tool test-echo. The tools of this agent: Calculator-add, todo-list_tasks; MCP server a unreachable; MCP server b unreachable.',
+    });
+  });
 });

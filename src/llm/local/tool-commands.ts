@@ -33,7 +33,9 @@ export function toolCommandReply(request: LlmRequest): ToolCommandReply | undefi
     const [, name, args] = TOOL_LINE.exec(line)!;
     if (!known.has(name!)) {
       const list = known.size ? [...known].join(', ') : 'none';
-      return { kind: 'text', text: `Unknown tool ${name}. The tools of this agent: ${list}.` };
+      // A server that did not answer is why a tool can be missing: say so rather than just "none".
+      const down = request.toolsUnavailable?.length ? `; ${request.toolsUnavailable.join('; ')}` : '';
+      return { kind: 'text', text: `Unknown tool ${name}. The tools of this agent: ${list}${down}.` };
     }
     calls.push({ id: `call_${messages.length}_${i + 1}`, name: name!, arguments: args?.trim() || '{}' });
   }

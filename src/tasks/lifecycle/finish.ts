@@ -29,11 +29,12 @@ export interface Finished {
 /**
  * The running request ends: its final record (Completed, Failed, Canceled or Paused) and the
  * task's status in one write, releasing the lease — or, when a follow-on waits and the request did
- * not pause, handing the lease straight to it. A paused request keeps the waiting follow-on
+ * not pause, handing the lease straight to it (unless `handOver` is false: a replica that shuts
+ * down leaves it waiting, with the lease free, for the next replica that looks to run it). A paused request keeps the waiting follow-on
  * waiting (it runs once the pause is decided and the request ends). Refused (LEASE_LOST) when the
  * lease is no longer this request's: its result cannot be stored over the request that took over.
  */
-export function finish(final: RequestRecord, timing: TaskTiming): Transition<Finished> {
+export function finish(final: RequestRecord, timing: TaskTiming, handOver = true): Transition<Finished> {
   return {
     reads: (task) => [task.queued],
     apply(state, now) {
@@ -47,7 +48,7 @@ export function finish(final: RequestRecord, timing: TaskTiming): Transition<Fin
         if (expires) next.pauseExpiresAt = Date.parse(expires);
         return { task: next, requests: [final], result: {} };
       }
-      if (waiting) {
+      if (waiting && handOver) {
         const handed: RequestRecord = { ...waiting, status: 'Running', updatedAt: new Date(now).toISOString() };
         const next = withLease({ ...task, status: 'Running' }, handed.requestId, now, timing);
         delete next.queued;
@@ -55,7 +56,7 @@ export function finish(final: RequestRecord, timing: TaskTiming): Transition<Fin
         return { task: next, requests: [final, handed], result: { next: handed } };
       }
       const next = withoutLease({ ...task, status }, now, timing);
-      delete next.queued;
+      if (!waiting) delete next.queued;
       delete next.pauseExpiresAt;
       return { task: next, requests: [final], result: {} };
     },

@@ -4,16 +4,24 @@ import { TaskRecord } from '../../state/state.entities';
 export interface TaskTiming {
   leaseMs: number;
   ttlSeconds?: number;
+  /**
+   * How far replicas' readings of the store's clock may disagree (`StateStore.clockSkewMs`): a
+   * lease is written this much longer, so no replica judges it lapsed before its holder would.
+   */
+  clockSkewMs?: number;
 }
 
-/** A lease is active until it expires; a crashed process's lease simply lapses. */
-export function leaseActive(task: Pick<TaskRecord, 'lease'>, now = Date.now()): boolean {
+/**
+ * A lease is active until it expires; a crashed process's lease simply lapses. `now` is the
+ * store's clock (`StateStore.now()`), never this process's own: see docs/api.md, "Leases and clocks".
+ */
+export function leaseActive(task: Pick<TaskRecord, 'lease'>, now: number): boolean {
   return task.lease !== undefined && task.lease.expiresAt > now;
 }
 
 /** The task with `requestId` holding its lease from `now` (stamped: see `stamped`). */
 export function withLease(task: TaskRecord, requestId: string, now: number, timing: TaskTiming): TaskRecord {
-  const next: TaskRecord = { ...task, lease: { requestId, expiresAt: now + timing.leaseMs } };
+  const next: TaskRecord = { ...task, lease: { requestId, expiresAt: now + timing.leaseMs + (timing.clockSkewMs ?? 0) } };
   // A cancel asked of an earlier holder does not carry over to the new one.
   if (task.cancelRequested !== requestId) delete next.cancelRequested;
   return stamped(next, now, timing);

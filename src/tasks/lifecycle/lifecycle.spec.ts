@@ -23,6 +23,14 @@ describe('lease', () => {
     expect(leaseActive(task(), NOW)).toBe(false);
   });
 
+  it("is written the store clock's skew allowance longer, so a replica whose estimate runs that much ahead still sees it held", () => {
+    const skewed = { leaseMs: 1000, clockSkewMs: 250 };
+    const c = admitNew(task({ status: 'Running', requestCount: 0 }), req(0, 'Running'), NOW, skewed);
+    expect(c.task.lease).toEqual({ requestId: 'r0', expiresAt: NOW + 1250 });
+    expect(leaseActive(c.task, NOW + 1000 + 249)).toBe(true);
+    expect(leaseActive(c.task, NOW + 1250)).toBe(false);
+  });
+
   it('never lets a held task expire before its lease (plus one lease of slack), whatever the TTL', () => {
     const t = stamped(task(held('r1', NOW + 1000)), NOW, { leaseMs: 1000, ttlSeconds: 1 });
     expect(Date.parse(t.expiresAt!)).toBe(NOW + 2000);
@@ -114,6 +122,19 @@ describe('renew and finish', () => {
     expect(handed.result.next).toMatchObject({ requestId: 'r1', status: 'Running' });
     expect(handed.task).toMatchObject({ status: 'Running', lease: { requestId: 'r1' } });
     expect(handed.task.queued).toBeUndefined();
+  });
+
+  it('finish on a draining replica releases the lease and leaves the waiting request for the next replica', () => {
+    const failed = req(0, 'Failed', { reason: 'shutdown' });
+    const state = { task: task({ status: 'Running', queued: 'r1', ...held('r0') }), requests: [req(1, 'Queued')] };
+    const c = apply(finish(failed, timing, false), state);
+    expect(c.result.next).toBeUndefined();
+    expect(c.requests).toEqual([failed]);
+    expect(c.task).toMatchObject({ status: 'Failed', queued: 'r1' });
+    expect(c.task.lease).toBeUndefined();
+    // Whichever replica looks next runs it at once: the lease is free, not lapsing.
+    const next = apply(recoverLapsed(timing), { task: c.task, requests: [failed, req(1, 'Queued')] }, NOW + 1);
+    expect(next.result).toMatchObject({ kind: 'run', run: { request: { requestId: 'r1', status: 'Running' } } });
   });
 
   it('a pause keeps the waiting request waiting and records when the pause expires', () => {

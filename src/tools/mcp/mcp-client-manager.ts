@@ -14,6 +14,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
  */
 export class McpClientManager {
   private readonly connections: McpConnection[] = [];
+  private readonly byConfig = new Map<McpServerConfig, McpConnection>();
 
   constructor(
     /** Connecting and listing, when a server sets no `timeout` (upstream's default: 30 s). */
@@ -23,18 +24,34 @@ export class McpClientManager {
 
   /** The tools of one server, as a source for a toolset. */
   source(config: McpServerConfig): ToolSource {
-    // upstream's `timeout` is the connection timeout, in seconds (calls have `request_timeout`).
-    const connection = new McpConnection(config, config.timeout ? config.timeout * 1000 : this.connectTimeoutMs, this.logger);
-    this.connections.push(connection);
+    const connection = this.connectionFor(config);
     let mapped: { from: McpToolInfo[]; tools: Tool[] } | undefined;
     return {
       name: `mcp:${config.name}`,
+      unreachable: `MCP server ${config.name} unreachable`,
       list: async (): Promise<Tool[]> => {
         const infos = await connection.listTools();
         if (mapped?.from !== infos) mapped = { from: infos, tools: infos.map((info) => new McpTool(connection, info)) };
         return mapped.tools;
       },
     };
+  }
+
+  /** Whether the server answers now (readiness of a `required: true` server): see McpConnection.ping. */
+  ping(config: McpServerConfig): Promise<void> {
+    return this.connectionFor(config).ping();
+  }
+
+  /** One connection per configured server (per agent), made on first mention. */
+  private connectionFor(config: McpServerConfig): McpConnection {
+    let connection = this.byConfig.get(config);
+    if (!connection) {
+      // upstream's `timeout` is the connection timeout, in seconds (calls have `request_timeout`).
+      connection = new McpConnection(config, config.timeout ? config.timeout * 1000 : this.connectTimeoutMs, this.logger);
+      this.connections.push(connection);
+      this.byConfig.set(config, connection);
+    }
+    return connection;
   }
 
   /** For tests and diagnostics: the connection of a server by name. */

@@ -93,6 +93,25 @@ export class McpConnection {
     }
   }
 
+  /**
+   * Readiness (`required: true`): connects if need be, then pings. A server that does not answer is
+   * dropped, so the next use connects afresh; the error names the server.
+   */
+  async ping(): Promise<void> {
+    let client: Client;
+    try {
+      client = await withoutCallHeaders(() => this.connected());
+    } catch (err) {
+      throw new Error(`MCP server ${this.name} unreachable: ${errorMessage(err)}`, { cause: err });
+    }
+    try {
+      await withoutCallHeaders(() => client.ping({ timeout: Math.min(this.connectTimeoutMs, 5_000) }));
+    } catch (err) {
+      await this.drop(client, `no answer to a readiness ping (${errorMessage(err)})`);
+      throw new Error(`MCP server ${this.name} unreachable: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const client = this.client ?? (await this.connecting?.catch(() => undefined));

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { expiresAtMs } from '../ttl-horizon.util';
+import { RequestLayout, requestItemBody } from './dynamodb-parts';
 import { ChildTtlPlan } from './dynamodb-ttl';
 import { HEADER_SK, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
 
@@ -26,7 +26,9 @@ export function isLive(header: HeaderSnapshot | undefined, now: number): header 
 /**
  * The transaction of one commit. The header Put is conditioned on exactly the header state the
  * commit read (its version, or its absence), so the commit applies only on top of that state, and
- * a cancelled transaction writes nothing.
+ * a cancelled transaction writes nothing. `layout` is the task's incarnation (a new one for a
+ * create) and how each request is stored (dynamodb-parts.ts: split ones have their parts written
+ * before, and the request item here is what makes them visible).
  */
 export function buildCommit(
   table: string,
@@ -35,13 +37,14 @@ export function buildCommit(
   current: HeaderSnapshot | undefined,
   ttl: ChildTtlPlan,
   now: number,
+  layout: { inc: string; requests: RequestLayout[] },
 ): { input: TransactWriteCommandInput; json: string; ownerSession?: Record<string, unknown> } {
   const { taskId } = write.task;
   const live = isLive(current, now);
   const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
   const json = JSON.stringify(stored);
   const exp = expiresAtMs(stored.expiresAt);
-  const inc = live ? current.inc : randomUUID();
+  const { inc } = layout;
   const session = live
     ? { pk: current.sessionPk, sk: current.sessionSk }
     : { pk: sessionPk(tenantId, stored.ownerId, stored.sessionId), sk: sessionSk(stored.createdAt, taskId) };
@@ -67,8 +70,8 @@ export function buildCommit(
     },
   };
   const put = (Item: Record<string, unknown>) => ({ Put: { TableName: table, Item: { ...Item, inc, ...childTtl } } });
-  const requests = (write.requests ?? []).flatMap((r) => [
-    put({ pk, sk: requestSk(r.seq), data: JSON.stringify({ ...r, tenantId }), requestId: r.requestId }),
+  const requests = layout.requests.flatMap((r) => [
+    put({ pk, sk: requestSk(r.seq), ...requestItemBody(r), requestId: r.requestId }),
     put({ pk: requestIndexPk(tenantId, r.requestId), sk: REQUEST_INDEX_SK, taskId, seq: r.seq }),
   ]);
   const sessionEntry = live ? [] : [put({ ...session, taskId })];

@@ -6,7 +6,10 @@
  *   task header    T#<tenant>#TASK#<taskId>          HEADER                  version, inc, data (TaskRecord JSON),
  *                                                                            expiresAtMs?, childTtl?, ttl?,
  *                                                                            sessionPk, sessionSk
- *   request        T#<tenant>#TASK#<taskId>          REQ#<seq, 6 digits>     data (RequestRecord JSON), requestId, inc, ttl?
+ *   request        T#<tenant>#TASK#<taskId>          REQ#<seq, 6 digits>     data (RequestRecord JSON) or parts + gen,
+ *                                                                            requestId, inc, ttl?
+ *   request part   T#<tenant>#TASK#<taskId>          RPART#<seq>#<gen>#<i>   part (bytes of the JSON), inc, ttl?
+ *                                                                            (dynamodb-parts.ts)
  *   stream log     T#<tenant>#TASK#<taskId>          EVT#<seq>#<first n>     data (events JSON), lastN, inc, ttl? (dynamodb-stream.ts)
  *   request index  T#<tenant>#REQ#<requestId>        REQUEST                 taskId, seq, inc, ttl?
  *   session index  T#<tenant>#O#<owner>#S#<session>  <createdAt>#<taskId>    taskId, inc, ttl?
@@ -37,6 +40,20 @@ export function taskPk(tenantId: string, taskId: string): string {
 export function requestSk(seq: number): string {
   return `REQ#${String(seq).padStart(6, '0')}`;
 }
+
+/**
+ * The sort key of part `i` of generation `gen` of request `seq`. Parts sort after every `REQ#`
+ * item (below REQUESTS_END), so reading a task's requests, or deleting them, never pages through
+ * them: they are read or deleted by the keys their request item names.
+ */
+export function requestPartSk(seq: number, gen: string, i: number): string {
+  return `${PART_PREFIX}${String(seq).padStart(6, '0')}#${gen}#${String(i).padStart(5, '0')}`;
+}
+
+export const PART_PREFIX = 'RPART#';
+
+/** Above every request's sort key (`REQ#...`) and below every part's: a Query bound. */
+export const REQUESTS_END = 'REQ$';
 
 export function requestIndexPk(tenantId: string, requestId: string): string {
   return `T#${enc(tenantId)}#REQ#${enc(requestId)}`;

@@ -1,16 +1,20 @@
 import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateCorruptError, VersionConflictError } from '../../state.errors';
 import { isExpired } from '../../state-store.util';
+import { StoreClock } from '../../store-clock';
+import { DYNAMODB_CLOCK_SKEW_MS, sampleDateHeaders } from './dynamodb-clock';
 import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs } from '../ttl-horizon.util';
 import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT } from './dynamodb-commit';
 import { toStateError } from './dynamodb-errors';
+import { allPartKeys, DEFAULT_MAX_REQUEST_BYTES, deleteKeys, layoutRequests, namedPartKeys, partItems, partKeysOf, putItems, readRequestItem, withParts } from './dynamodb-parts';
 import { appendStreamItems, deleteStreamItems, readStreamItems } from './dynamodb-stream';
-import { HEADER_SK, itemName, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, taskPk } from './dynamodb-keys';
+import { HEADER_SK, itemName, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, REQUESTS_END, sessionPk, taskPk } from './dynamodb-keys';
 import { extendChildTtl, planChildTtl } from './dynamodb-ttl';
 
 // The key schema is documented in dynamodb-keys.ts, the commit transaction in dynamodb-commit.ts.
@@ -25,6 +29,8 @@ export interface DynamoDbStateStoreOptions {
   /** Per-attempt bound, in ms, on connecting and on each request (default 1000 and 3000). */
   connectTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** The largest request record admitted (StateStore.maxRequestBytes; default 64 MiB, dynamodb-parts.ts). */
+  maxRequestBytes?: number;
 }
 
 type Item = Record<string, unknown>;
@@ -43,10 +49,15 @@ export class DynamoDbStateStore extends StateStore {
   private readonly client: DynamoDBClient;
   private readonly doc: DynamoDBDocumentClient;
   private readonly table: string;
+  override readonly maxRequestBytes: number;
+  /** DynamoDB's clock, from the `Date` header of its answers (dynamodb-clock.ts). */
+  private readonly clock = new StoreClock({ resolutionMs: 1000 });
+  override readonly clockSkewMs = DYNAMODB_CLOCK_SKEW_MS;
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
     this.table = options.table;
+    this.maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
     this.client = new DynamoDBClient({
       region: options.region,
       endpoint: options.endpoint,
@@ -59,7 +70,12 @@ export class DynamoDbStateStore extends StateStore {
         throwOnRequestTimeout: true,
       },
     });
+    sampleDateHeaders(this.client, this.clock);
     this.doc = DynamoDBDocumentClient.from(this.client);
+  }
+
+  override now(): number {
+    return this.clock.now();
   }
 
   /** The underlying client (for creating the table at boot). */
@@ -74,14 +90,16 @@ export class DynamoDbStateStore extends StateStore {
   async getTaskForDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
     return this.run(async () => {
       const item = await this.get({ pk: taskPk(tenantId, taskId), sk: HEADER_SK });
-      return item && liveTask(item, true);
+      return item && liveTask(item, this.now(), true);
     });
   }
 
   /**
    * A step removes up to `batchSize` (at most 50) requests with their index entries in one
-   * transaction; the step that finds none left removes the header (conditioned on the marked
-   * version) with its session entry, then the owner's entry for the session if that left it empty.
+   * transaction, and the parts they name just before (dynamodb-parts.ts); once no request is left,
+   * a step removes the parts no request names, if any; the step that finds neither removes the
+   * header (conditioned on the marked version) with its session entry, then the owner's entry for
+   * the session if that left it empty.
    */
   async deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean> {
     return this.run(async () => {
@@ -95,7 +113,7 @@ export class DynamoDbStateStore extends StateStore {
           TableName: this.table,
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :req)',
           ExpressionAttributeValues: { ':pk': pk, ':req': 'REQ#' },
-          ProjectionExpression: 'sk, requestId',
+          ProjectionExpression: 'pk, sk, requestId, gen, parts',
           ConsistentRead: true,
           Limit: Math.max(1, Math.min(MAX_DELETE_BATCH, Math.floor(batchSize))),
         }),
@@ -103,11 +121,20 @@ export class DynamoDbStateStore extends StateStore {
       const del = (key: { pk: string; sk: string }) => ({ Delete: { TableName: this.table, Key: key } });
       const requests = found.Items ?? [];
       if (requests.length) {
+        // The parts they name first: a step cut short after this leaves items naming missing parts,
+        // of a task no reader sees, and the next step deletes them again (a no-op) and the items.
+        await deleteKeys(this.doc, this.table, requests.flatMap(partKeysOf));
         const items = requests.flatMap((i) => [
           del({ pk, sk: String(i.sk) }),
           ...(typeof i.requestId === 'string' ? [del({ pk: requestIndexPk(tenantId, i.requestId), sk: REQUEST_INDEX_SK })] : []),
         ]);
         await this.deleteTransaction(items);
+        return false;
+      }
+      // Parts no request names (of writers that crashed or lost, dynamodb-parts.ts): rare, all at once.
+      const leftovers = await allPartKeys(this.doc, this.table, pk);
+      if (leftovers.length) {
+        await deleteKeys(this.doc, this.table, leftovers);
         return false;
       }
       const session = { pk: String(header.sessionPk), sk: String(header.sessionSk) };
@@ -197,16 +224,17 @@ export class DynamoDbStateStore extends StateStore {
   async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
     return this.run(async () => {
       const pk = taskPk(tenantId, taskId);
-      // The header sorts before every REQ# item (and after the EVT# stream items, not read here),
-      // so one Query reads the task and its requests.
+      // The header sorts before every REQ# item (and after the EVT# stream items, not read here), and
+      // request parts after them (RPART#, read by key when a request names them), so one Query reads
+      // the task and its requests.
       const items: Item[] = [];
       let start: Item | undefined;
       do {
         const page = await this.doc.send(
           new QueryCommand({
             TableName: this.table,
-            KeyConditionExpression: 'pk = :pk AND sk >= :header',
-            ExpressionAttributeValues: { ':pk': pk, ':header': HEADER_SK },
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :header AND :end',
+            ExpressionAttributeValues: { ':pk': pk, ':header': HEADER_SK, ':end': REQUESTS_END },
             ConsistentRead: true,
             ExclusiveStartKey: start,
           }),
@@ -215,9 +243,15 @@ export class DynamoDbStateStore extends StateStore {
         start = page.LastEvaluatedKey;
       } while (start);
       const header = items.find((i) => i.sk === HEADER_SK);
-      if (!header || !liveTask(header)) return [];
-      return items
-        .filter((i) => i.sk !== HEADER_SK && i.inc === header.inc)
+      if (!header || !liveTask(header, this.now())) return [];
+      const mine = items.filter((i) => i.sk !== HEADER_SK && i.inc === header.inc);
+      // A split request is put together from the parts it names (dynamodb-parts.ts); one whose parts
+      // a concurrent rewrite replaced since this query read it is read again on its own.
+      const whole = await Promise.all(
+        mine.map(async (i) => (await withParts(this.doc, this.table, i)) ?? (await readRequestItem(this.doc, this.table, pk, Number(String(i.sk).slice('REQ#'.length))))),
+      );
+      return whole
+        .filter((i): i is Item => i !== undefined && i.inc === header.inc)
         .map((i) => parseItem<RequestRecord>(i))
         .sort((a, b) => a.seq - b.seq);
     });
@@ -230,7 +264,7 @@ export class DynamoDbStateStore extends StateStore {
       const taskId = String(ref.taskId);
       const [header, item] = await Promise.all([
         this.readHeader(tenantId, taskId),
-        this.get({ pk: taskPk(tenantId, taskId), sk: requestSk(Number(ref.seq)) }),
+        readRequestItem(this.doc, this.table, taskPk(tenantId, taskId), Number(ref.seq)),
       ]);
       // All three must belong to the task's current incarnation (see `inc` in dynamodb-keys.ts).
       if (!header?.task || !item || header.inc !== ref.inc || item.inc !== ref.inc) return undefined;
@@ -268,10 +302,17 @@ export class DynamoDbStateStore extends StateStore {
       throw new RangeError(`A commit may write at most ${MAX_REQUESTS_PER_COMMIT} requests`);
     }
     return this.run(async () => {
-      const now = Date.now();
+      const now = this.now();
+      const pk = taskPk(tenantId, taskId);
+      const requests = write.requests ?? [];
       // Read the header first: a stale expectedVersion fails here without writing, and the snapshot
-      // gives the incarnation and TTL horizon the transaction is then conditioned on.
-      const current = (await this.readHeader(tenantId, taskId))?.snapshot;
+      // gives the incarnation and TTL horizon the transaction is then conditioned on. Alongside, the
+      // parts the written requests name now: garbage once this commit replaced them (dynamodb-parts.ts).
+      const [header, stale] = await Promise.all([
+        this.readHeader(tenantId, taskId),
+        Promise.all(requests.map((r) => namedPartKeys(this.doc, this.table, pk, r.seq))),
+      ]);
+      const current = header?.snapshot;
       const live = isLive(current, now);
       const actual = live ? current.version : 0;
       if (actual !== write.expectedVersion) throw new VersionConflictError(taskId, write.expectedVersion, actual);
@@ -281,9 +322,22 @@ export class DynamoDbStateStore extends StateStore {
         const session = { pk: current.sessionPk, sk: current.sessionSk };
         await extendChildTtl(this.doc, this.table, { tenantId, taskId, session }, ttl.extendTo);
       }
-      const { input, json, ownerSession } = buildCommit(this.table, tenantId, write, current, ttl, now);
+      const inc = live ? current.inc : randomUUID();
+      const records = requests.map((r) => ({ seq: r.seq, requestId: r.requestId, json: JSON.stringify({ ...r, tenantId }) }));
+      const layouts = layoutRequests(records, Buffer.byteLength(JSON.stringify(write.task)));
+      // Parts first: invisible until the transaction's request item names them.
+      const parts = partItems(pk, layouts, { inc, ...(ttl.childTtl === undefined ? {} : { ttl: ttl.childTtl }) });
+      await putItems(this.doc, this.table, parts);
+      const { input, json, ownerSession } = buildCommit(this.table, tenantId, write, current, ttl, now, { inc, requests: layouts });
       if (ownerSession) await this.doc.send(new PutCommand({ TableName: this.table, Item: ownerSession }));
-      await this.transact(input, taskId, write.expectedVersion);
+      try {
+        await this.transact(input, taskId, write.expectedVersion);
+      } catch (err) {
+        // Cancelled: its parts are nobody's. Any other failure may yet have applied (a lost answer): keep them.
+        if (err instanceof VersionConflictError) await this.dropGarbage(parts as { pk: string; sk: string }[]);
+        throw err;
+      }
+      await this.dropGarbage(stale.flat());
       return JSON.parse(json) as TaskRecord;
     });
   }
@@ -303,6 +357,11 @@ export class DynamoDbStateStore extends StateStore {
 
   async close(): Promise<void> {
     this.client.destroy();
+  }
+
+  /** Best effort: what a failure leaves carries the task's ttl and goes with its deletion. */
+  private async dropGarbage(keys: { pk: string; sk: string }[]): Promise<void> {
+    if (keys.length) await deleteKeys(this.doc, this.table, keys.map(({ pk, sk }) => ({ pk, sk }))).catch(() => undefined);
   }
 
   private async transact(input: ConstructorParameters<typeof TransactWriteCommand>[0], taskId: string, expected: number) {
@@ -339,7 +398,7 @@ export class DynamoDbStateStore extends StateStore {
       sessionPk: String(item.sessionPk),
       sessionSk: String(item.sessionSk),
     };
-    return { task: liveTask(item, includeDeleting), inc: item.inc, snapshot };
+    return { task: liveTask(item, this.now(), includeDeleting), inc: item.inc, snapshot };
   }
 
   private async get(key: { pk: string; sk: string }): Promise<Item | undefined> {
@@ -357,9 +416,9 @@ export class DynamoDbStateStore extends StateStore {
 }
 
 /** The header's task; undefined when expired, or marked for deletion (unless `deleting`). */
-function liveTask(item: Item, deleting = false): TaskRecord | undefined {
+function liveTask(item: Item, now: number, deleting = false): TaskRecord | undefined {
   const task = parseItem<TaskRecord>(item);
-  return isExpired(task) || (!deleting && task.deletingAt !== undefined) ? undefined : task;
+  return isExpired(task, now) || (!deleting && task.deletingAt !== undefined) ? undefined : task;
 }
 
 /** The record in `data`; anything else is corrupt, reported with the item's key and left as it is. */

@@ -11,17 +11,44 @@ interface TenantData {
   sessions: Map<string, string[]>;
 }
 
+export interface MemoryStateStoreOptions {
+  /** How often the sweep of expired tasks runs, in ms (default 1000); 0: never on its own (tests call sweep()). */
+  sweepIntervalMs?: number;
+  /** Records (task headers and requests) one sweep examines or removes at most (default 2000). */
+  sweepSliceSize?: number;
+}
+
+/** Documented in docs/configuration.md (TA_TASK_TTL_SECONDS). */
+const SWEEP_INTERVAL_MS = 1000;
+const SWEEP_SLICE_SIZE = 2000;
+
 /**
  * The reference backend (the default): plain maps per tenant. A commit checks and writes in one
  * synchronous step, so it is atomic with respect to every other call in the process. Records are
  * copied once on the way in and deep-frozen, so no caller can change stored state by mutating an
  * object, and reads hand out the frozen records without copying (a follow-on on a long task reads
  * every request: copying them all on each read made it O(history) in allocations).
+ *
+ * Expired tasks are removed with everything of theirs (requests, request-id index entries, session
+ * and owner-session entries, stream log): at once when a read or a commit meets one, and otherwise
+ * by a sweep that walks the tasks in bounded slices on an unref'd timer, so memory comes back
+ * without a request and no tick holds the event loop for long.
  */
 export class MemoryStateStore extends StateStore {
   private readonly tenants = new Map<string, TenantData>();
   /** `${tenantId}\u0000${taskId}` → the stream log of the task's latest streamed request. */
   private readonly streams = new Map<string, { seq: number; events: StreamEvent[] }>();
+  private readonly sweepIntervalMs: number;
+  private readonly sweepSliceSize: number;
+  private sweepTimer?: NodeJS.Timeout;
+  /** Where the sweep goes on from (see walk()). */
+  private sweepCursor?: Iterator<[string, TenantData, TaskRecord]>;
+
+  constructor(options: MemoryStateStoreOptions = {}) {
+    super();
+    this.sweepIntervalMs = options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
+    this.sweepSliceSize = Math.max(1, options.sweepSliceSize ?? SWEEP_SLICE_SIZE);
+  }
 
   private tenant(tenantId: string): TenantData {
     let t = this.tenants.get(tenantId);
@@ -33,13 +60,22 @@ export class MemoryStateStore extends StateStore {
   }
 
   async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
-    const task = this.tenants.get(tenantId)?.tasks.get(taskId);
-    return task && !isHidden(task) ? task : undefined;
+    const task = this.liveTask(tenantId, taskId);
+    return task && task.deletingAt === undefined ? task : undefined;
   }
 
   async getTaskForDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
-    const task = this.tenants.get(tenantId)?.tasks.get(taskId);
-    return task && !isExpired(task) ? task : undefined;
+    return this.liveTask(tenantId, taskId);
+  }
+
+  /** The stored task unless it has expired; an expired one is removed on the spot. */
+  private liveTask(tenantId: string, taskId: string): TaskRecord | undefined {
+    const t = this.tenants.get(tenantId);
+    const task = t?.tasks.get(taskId);
+    if (!t || !task) return undefined;
+    if (!isExpired(task)) return task;
+    this.purge(tenantId, t, task);
+    return undefined;
   }
 
   async deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean> {
@@ -54,13 +90,7 @@ export class MemoryStateStore extends StateStore {
       if (r && t.requestIndex.get(r.requestId)?.taskId === taskId) t.requestIndex.delete(r.requestId);
     }
     if (requests.length) return false;
-    t.requests.delete(taskId);
-    t.tasks.delete(taskId);
-    this.streams.delete(`${tenantId}\u0000${taskId}`);
-    const key = `${task.ownerId}\u0000${task.sessionId}`;
-    const left = (t.sessions.get(key) ?? []).filter((id) => id !== taskId);
-    if (left.length) t.sessions.set(key, left);
-    else t.sessions.delete(key);
+    this.dropTask(tenantId, t, task);
     return true;
   }
 
@@ -95,8 +125,9 @@ export class MemoryStateStore extends StateStore {
     // A re-created task id may now be in another owner's or session's list: only its own counts.
     const mine = (x: TaskRecord | undefined): x is TaskRecord =>
       !!x && !(page.includeDeleting ? isExpired(x) : isHidden(x)) && x.ownerId === ownerId && x.sessionId === sessionId;
-    const tasks = ids.map((id) => t!.tasks.get(id)).filter(mine);
-    return pageOf(tasks, page);
+    const stored = ids.map((id) => t!.tasks.get(id));
+    for (const x of stored) if (x && isExpired(x)) this.purge(tenantId, t!, x);
+    return pageOf(stored.filter(mine), page);
   }
 
   async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
@@ -109,7 +140,9 @@ export class MemoryStateStore extends StateStore {
 
     const stored: TaskRecord = frozenCopy({ ...write.task, tenantId, version: write.expectedVersion + 1 });
     if (!live) {
-      // A create (or re-create over an expired task): start from a clean slate.
+      // A create (or re-create over an expired task, removed first): start from a clean slate.
+      if (current) this.purge(tenantId, t, current);
+      this.startSweep();
       t.requests.set(taskId, []);
       this.streams.delete(`${tenantId}\u0000${taskId}`);
       const key = `${stored.ownerId}\u0000${stored.sessionId}`;
@@ -143,7 +176,85 @@ export class MemoryStateStore extends StateStore {
 
   async ping(): Promise<void> {}
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  /**
+   * One slice of the sweep: goes on from where the last slice stopped, examines at most
+   * `sweepSliceSize` records (a task header counts one, each request of a removed task one more)
+   * and removes the expired tasks among them. A slice that reaches the end of the tasks stops
+   * there; the next starts a new pass. Returns how many tasks it removed.
+   */
+  sweep(now = this.now()): number {
+    let budget = this.sweepSliceSize;
+    let removed = 0;
+    this.sweepCursor ??= this.walk();
+    while (budget > 0) {
+      const next = this.sweepCursor.next();
+      if (next.done) {
+        this.sweepCursor = undefined;
+        break;
+      }
+      const [tenantId, t, task] = next.value;
+      budget -= 1;
+      if (!isExpired(task, now)) continue;
+      budget -= this.purge(tenantId, t, task);
+      removed++;
+    }
+    return removed;
+  }
+
+  /**
+   * How many records the store holds for a tenant: tasks, requests, request-id index entries,
+   * session lists and stream logs. For tests, to show that removed means gone.
+   */
+  storedCount(tenantId: string): number {
+    const t = this.tenants.get(tenantId);
+    const prefix = `${tenantId}\u0000`;
+    const streams = [...this.streams.keys()].filter((k) => k.startsWith(prefix)).length;
+    if (!t) return streams;
+    const requests = [...t.requests.values()].reduce((n, list) => n + list.filter(Boolean).length, 0);
+    return t.tasks.size + requests + t.requestIndex.size + t.sessions.size + streams;
+  }
+
+  /** Every stored task, tenant by tenant, in one pass; a tenant left with no task is dropped as the pass leaves it. */
+  private *walk(): Generator<[string, TenantData, TaskRecord]> {
+    // Map iterators stay valid across deletions and see entries added meanwhile, so the pass can
+    // pause between slices while requests change the maps.
+    for (const [tenantId, t] of this.tenants) {
+      for (const task of t.tasks.values()) yield [tenantId, t, task];
+      if (!t.tasks.size) this.tenants.delete(tenantId);
+    }
+  }
+
+  /** On the first task: a timer that does not keep the process alive (close() stops it). */
+  private startSweep(): void {
+    if (this.sweepTimer || this.sweepIntervalMs <= 0) return;
+    this.sweepTimer = setInterval(() => this.sweep(), this.sweepIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  /** Removes a task (expired) with all of it at once; returns how many requests went with it. */
+  private purge(tenantId: string, t: TenantData, task: TaskRecord): number {
+    const requests = t.requests.get(task.taskId) ?? [];
+    for (const r of requests) if (r && t.requestIndex.get(r.requestId)?.taskId === task.taskId) t.requestIndex.delete(r.requestId);
+    this.dropTask(tenantId, t, task);
+    return requests.length;
+  }
+
+  /** The header, its requests list, stream log and session entry (the owner's session goes with its last task). */
+  private dropTask(tenantId: string, t: TenantData, task: TaskRecord): void {
+    const { taskId } = task;
+    t.requests.delete(taskId);
+    t.tasks.delete(taskId);
+    this.streams.delete(`${tenantId}\u0000${taskId}`);
+    const key = `${task.ownerId}\u0000${task.sessionId}`;
+    const left = (t.sessions.get(key) ?? []).filter((id) => id !== taskId);
+    if (left.length) t.sessions.set(key, left);
+    else t.sessions.delete(key);
+  }
 }
 
 /**

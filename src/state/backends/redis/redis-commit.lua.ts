@@ -1,8 +1,9 @@
 /**
  * The commit: one Lua script, so the version check and every write happen atomically on the server
  * (no WATCH/MULTI round trips, and two processes cannot interleave). It returns
- * `{'ok'}`, `{'conflict', actualVersion}` or `{'corrupt', key}`, and in the last two cases has
- * written nothing.
+ * `{'ok', seconds, microseconds}` (the server's `TIME`, which keeps the caller's estimate of the
+ * store's clock fresh at no extra round trip; see store-clock.ts), `{'conflict', actualVersion}` or
+ * `{'corrupt', key}`, and in the last two cases has written nothing.
  *
  * KEYS: 1 task header, 2 requests hash, 3 request-ids set, 4 session zset, 5.. one request-index key
  *       per request written (same order as the ARGV groups).
@@ -83,5 +84,6 @@ else
   local t = redis.call('PEXPIRETIME', KEYS[4])
   if (t == -1 and sessionIsNew) or (t >= 0 and t < tonumber(horizon)) then redis.call('PEXPIREAT', KEYS[4], horizon) end
 end
-return { 'ok' }
+local time = redis.call('TIME')
+return { 'ok', time[1], time[2] }
 `;

@@ -2,6 +2,7 @@ import Redis from 'ioredis';
 import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateCorruptError, StateStoreUnavailableError, VersionConflictError } from '../../state.errors';
+import { StoreClock } from '../../store-clock';
 import { isExpired } from '../../state-store.util';
 import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
@@ -25,7 +26,13 @@ export interface RedisStateStoreOptions {
   timeoutMs?: number;
 }
 
-type CommitReply = ['ok'] | ['conflict', number] | ['corrupt', string];
+type CommitReply = ['ok', string, string] | ['conflict', number] | ['corrupt', string];
+
+/**
+ * How far two replicas' estimates of the Redis clock may disagree: `TIME` is exact to the
+ * microsecond, so each estimate is off by at most half a round trip (docs/api.md, "Leases and clocks").
+ */
+export const REDIS_CLOCK_SKEW_MS = 250;
 type WithCommit = Redis & {
   taCommit(numKeys: number, ...args: (string | number)[]): Promise<CommitReply>;
   taDeleteBatch(numKeys: number, ...args: (string | number)[]): Promise<'gone' | 'changed' | 'more' | 'done'>;
@@ -47,6 +54,11 @@ export class RedisStateStore extends StateStore {
   private readonly prefix: string;
   private readonly timeoutMs: number;
   private readyWait?: Promise<void>;
+  /** Scripts of other parts (runScript), by text → the command defined for them. */
+  private readonly scripts = new Map<string, string>();
+  /** The Redis server's clock (`TIME`): sampled on every connect and by every commit. */
+  private readonly clock = new StoreClock({ resolutionMs: 0.001 });
+  override readonly clockSkewMs = REDIS_CLOCK_SKEW_MS;
 
   constructor(options: RedisStateStoreOptions) {
     super();
@@ -65,9 +77,33 @@ export class RedisStateStore extends StateStore {
     }) as WithCommit;
     // Without a listener ioredis prints every connection error to stderr; failures surface per call.
     this.redis.on('error', () => undefined);
+    // Sent ahead of whatever waits for the connection, so the first decision already has the clock.
+    this.redis.on('ready', () => void this.sampleClock());
     this.redis.defineCommand('taCommit', { lua: COMMIT_LUA });
     this.redis.defineCommand('taDeleteBatch', { lua: DELETE_BATCH_LUA });
     this.redis.defineCommand('taStreamAppend', { lua: STREAM_APPEND_LUA });
+  }
+
+  /** The prefix of this store's keys: other state on the same connection (rate limits) uses it too. */
+  get keyPrefix(): string {
+    return this.prefix;
+  }
+
+  /**
+   * Runs a Lua script of another part (the rate limiter, src/rate-limit) on this connection: one
+   * EVALSHA (EVAL once when Redis does not know it yet), bounded and mapped to
+   * StateStoreUnavailableError like every call of the store.
+   */
+  async runScript(lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
+    let name = this.scripts.get(lua);
+    if (!name) {
+      name = `taScript${this.scripts.size}`;
+      this.redis.defineCommand(name, { lua });
+      this.scripts.set(lua, name);
+    }
+    const command = name;
+    const redis = this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>;
+    return this.run(keys[0] ?? command, () => redis[command](keys.length, ...keys, ...args));
   }
 
   private keys(tenantId: string): RedisKeys {
@@ -76,12 +112,12 @@ export class RedisStateStore extends StateStore {
 
   async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
     const key = this.keys(tenantId).task(taskId);
-    return this.run(key, async () => liveTask(key, await this.redis.hget(key, 'data')));
+    return this.run(key, async () => liveTask(key, await this.redis.hget(key, 'data'), this.now()));
   }
 
   async getTaskForDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
     const key = this.keys(tenantId).task(taskId);
-    return this.run(key, async () => liveTask(key, await this.redis.hget(key, 'data'), true));
+    return this.run(key, async () => liveTask(key, await this.redis.hget(key, 'data'), this.now(), true));
   }
 
   async deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean> {
@@ -111,7 +147,7 @@ export class RedisStateStore extends StateStore {
     const key = k.task(taskId);
     return this.run(key, async () => {
       const [data, entries] = resultsOf(await this.redis.multi().hget(key, 'data').lrange(k.stream(taskId), 0, -1).exec(), key);
-      if (!liveTask(key, data as string | null)) return [];
+      if (!liveTask(key, data as string | null, this.now())) return [];
       return (entries as string[])
         .map((json) => parseRecord<{ s: number; n: number; e: string; d: Record<string, unknown> }>(k.stream(taskId), json))
         .filter((x) => x.s === seq && x.n > after)
@@ -140,7 +176,7 @@ export class RedisStateStore extends StateStore {
     return this.run(key, async () => {
       // One MULTI: the header and its requests are read as one snapshot.
       const [data, fields] = resultsOf(await this.redis.multi().hget(key, 'data').hgetall(k.requests(taskId)).exec(), key);
-      if (!liveTask(key, data as string | null)) return [];
+      if (!liveTask(key, data as string | null, this.now())) return [];
       return Object.entries(fields as Record<string, string>)
         .map(([seq, json]) => parseRecord<RequestRecord>(`${k.requests(taskId)}#${seq}`, json))
         .sort((a, b) => a.seq - b.seq);
@@ -156,7 +192,7 @@ export class RedisStateStore extends StateStore {
       const { taskId, seq } = parseRecord<{ taskId: string; seq: number }>(indexKey, ref);
       const key = k.task(taskId);
       const [data, json] = resultsOf(await this.redis.multi().hget(key, 'data').hget(k.requests(taskId), String(seq)).exec(), key);
-      if (!liveTask(key, data as string | null) || json === null) return undefined;
+      if (!liveTask(key, data as string | null, this.now()) || json === null) return undefined;
       const record = parseRecord<RequestRecord>(`${k.requests(taskId)}#${seq}`, json as string);
       // The seq may since have been replaced by another request (a re-created task).
       return record.requestId === requestId ? record : undefined;
@@ -180,7 +216,7 @@ export class RedisStateStore extends StateStore {
         for (const id of ids) pipeline.hget(k.task(id), 'data');
         const headers = ids.length ? resultsOf(await pipeline.exec(), sessionKey) : [];
         const entries = ids.map((id, i) => {
-          const task = liveTask(k.task(id), headers[i] as string | null, page.includeDeleting);
+          const task = liveTask(k.task(id), headers[i] as string | null, this.now(), page.includeDeleting);
           // A re-created task id may now belong to another session: it is not this one's.
           const mine = task && task.ownerId === ownerId && task.sessionId === sessionId ? task : undefined;
           return { position: flat[i * 2 + 1], item: mine };
@@ -190,12 +226,16 @@ export class RedisStateStore extends StateStore {
     );
   }
 
+  override now(): number {
+    return this.clock.now();
+  }
+
   async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
     const k = this.keys(tenantId);
     const { taskId } = write.task;
     const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
     const json = JSON.stringify(stored);
-    const now = Date.now();
+    const now = this.now();
     const exp = expiresAtMs(stored.expiresAt);
     const requests = (write.requests ?? []).map((r) => ({ ...r, tenantId }));
     const keys = [
@@ -217,7 +257,9 @@ export class RedisStateStore extends StateStore {
       stored.sessionId,
       ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
     ];
+    const sentAt = Date.now();
     const reply = await this.run(keys[0], () => this.redis.taCommit(keys.length, ...keys, ...args));
+    if (reply[0] === 'ok') this.clock.observe(redisTimeMs(reply[1], reply[2]), sentAt, Date.now());
     if (reply[0] === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply[1]));
     if (reply[0] === 'corrupt') throw new StateCorruptError(String(reply[1]));
     return JSON.parse(json) as TaskRecord;
@@ -234,6 +276,16 @@ export class RedisStateStore extends StateStore {
     const i = reply.indexOf('maxmemory-policy');
     const value = i >= 0 ? reply[i + 1] : undefined;
     return typeof value === 'string' ? value : undefined;
+  }
+
+  private async sampleClock(): Promise<void> {
+    const sentAt = Date.now();
+    try {
+      const [seconds, micros] = await this.redis.time();
+      this.clock.observe(redisTimeMs(seconds, micros), sentAt, Date.now());
+    } catch {
+      // The next commit samples it again; until then the last estimate stands.
+    }
   }
 
   async ping(): Promise<void> {
@@ -278,11 +330,16 @@ export class RedisStateStore extends StateStore {
   }
 }
 
+/** Redis `TIME` (seconds, microseconds) as epoch milliseconds. */
+function redisTimeMs(seconds: string | number, micros: string | number): number {
+  return Number(seconds) * 1000 + Number(micros) / 1000;
+}
+
 /** Parses a stored header; undefined when absent or expired, or marked for deletion (unless `deleting`). */
-function liveTask(key: string, data: string | null, deleting = false): TaskRecord | undefined {
+function liveTask(key: string, data: string | null, now: number, deleting = false): TaskRecord | undefined {
   if (data === null) return undefined;
   const task = parseRecord<TaskRecord>(key, data);
-  return isExpired(task) || (!deleting && task.deletingAt !== undefined) ? undefined : task;
+  return isExpired(task, now) || (!deleting && task.deletingAt !== undefined) ? undefined : task;
 }
 
 /** JSON that is not an object is corrupt: the error names the key and nothing is changed. */

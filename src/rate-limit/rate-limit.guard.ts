@@ -1,0 +1,44 @@
+import { applyDecorators, CanActivate, ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import { AGENT_ROUTE } from '../agents/agent-route.metadata';
+import type { AgentDefinition } from '../agents/config/agent-definition';
+import { RateLimiter } from './rate-limiter.service';
+
+/**
+ * Admits a request to an agent route under the agent's rate limits (RateLimiter), after the
+ * AuthGuard named the caller. Sets the RateLimit headers; a concurrency slot is held until the
+ * response closes (finished, failed or the client left), which covers SSE streams to their end.
+ */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly reflector: Reflector,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const agent = this.reflector.get<AgentDefinition | undefined>(AGENT_ROUTE, context.getClass());
+    if (!agent || !this.limiter.limitsOf(agent)) return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    const res = context.switchToHttp().getResponse<Response>();
+    if (!req.principal) return true; // public routes are never agent invocations
+    // A v3 stream reconnect (`Last-Event-ID`) replays a running request: it invokes nothing.
+    if (req.header('last-event-id') && this.reflector.get<boolean | undefined>(RECONNECTS_FREE, context.getHandler())) return true;
+    const admission = await this.limiter.admit(agent, req.principal);
+    if (!admission) return true;
+    for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
+    if (res.writableFinished || res.destroyed) admission.release();
+    else res.once('close', admission.release);
+    return true;
+  }
+}
+
+const RECONNECTS_FREE = 'ta:rate-limit:reconnects-free';
+
+/**
+ * Marks an agent route that invokes the model: it counts against the agent's rate limits.
+ * `reconnectsFree`: a request with `Last-Event-ID` (a stream reconnect) is not counted.
+ */
+export const RateLimited = (options: { reconnectsFree?: boolean } = {}) =>
+  options.reconnectsFree ? applyDecorators(SetMetadata(RECONNECTS_FREE, true), UseGuards(RateLimitGuard)) : applyDecorators(UseGuards(RateLimitGuard));

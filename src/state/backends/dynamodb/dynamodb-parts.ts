@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { StateCorruptError } from '../../state.errors';
+import { itemName, PART_PREFIX, requestPartSk, requestSk } from './dynamodb-keys';
+
+/**
+ * Request records larger than a DynamoDB item (400 KB) or than what one commit transaction carries
+ * (4 MB in all): the record's JSON is split into part items, written by plain puts BEFORE the commit
+ * transaction, whose request item then names them (`gen`, `parts`). Until that commit applies, no
+ * reader looks at them; so a record of any size is stored, an answer included, whatever it adds.
+ *
+ * - `gen` is random per write: a reader takes exactly the parts of the generation its request item
+ *   names, never those of an earlier (larger) version or of a writer that lost.
+ * - After its commit applied, a writer deletes the parts the request's item named just before
+ *   (read alongside the header): the commit replaced that item, and no later commit can name them
+ *   (a later writer reads the new version first, then writes parts of its own). A writer whose
+ *   commit was cancelled deletes its own parts; one whose commit may or may not have applied (a
+ *   lost answer) keeps them. What a crash or such a race leaves behind carries the task's `ttl`;
+ *   the task's deletion removes each request's parts with it, then any left over (allPartKeys).
+ * - A reader that finds parts missing (deleted by a writer that replaced the record meanwhile)
+ *   reads the request item again.
+ */
+const INLINE_BYTES = 350_000;
+const PART_BYTES = 350_000;
+/** Inline request JSON one commit carries at most (the transaction limit of 4 MB, less keys and the header). */
+const TRANSACTION_DATA_BYTES = 3_000_000;
+/**
+ * The largest request record a new request may start with (StateStore.maxRequestBytes): not a
+ * limit of the table (parts have none) but of the time to write one (every part goes to the task's
+ * partition, about 1 MB/s on DynamoDB) and of the memory to read it. Six times the default
+ * TA_MAX_BODY_BYTES, so every body the server accepts by default fits, escaping included.
+ */
+export const DEFAULT_MAX_REQUEST_BYTES = 64 * 1024 * 1024;
+/** Parts put, read or deleted at once. */
+const CONCURRENCY = 8;
+/** How often a read whose parts a concurrent rewrite removed is retried. */
+const TORN_READ_ATTEMPTS = 3;
+
+type Item = Record<string, unknown>;
+type Key = { pk: string; sk: string };
+
+/** How one request of a commit is stored: inline in its item (`data`), or in parts. */
+export interface RequestLayout {
+  seq: number;
+  requestId: string;
+  json: string;
+  split?: { gen: string; parts: Buffer[] };
+}
+
+/**
+ * Inline as long as each record fits an item and the commit's inline total stays within a
+ * transaction (smallest first); every other record is split.
+ */
+export function layoutRequests(records: { seq: number; requestId: string; json: string }[], headerBytes: number): RequestLayout[] {
+  let budget = TRANSACTION_DATA_BYTES - headerBytes;
+  const sized = records.map((r) => ({ ...r, bytes: Buffer.byteLength(r.json) }));
+  const inline = new Set<number>();
+  for (const r of [...sized].sort((a, b) => a.bytes - b.bytes)) {
+    if (r.bytes > INLINE_BYTES || r.bytes > budget) break;
+    inline.add(r.seq);
+    budget -= r.bytes;
+  }
+  return sized.map(({ seq, requestId, json }) => {
+    if (inline.has(seq)) return { seq, requestId, json };
+    const bytes = Buffer.from(json);
+    const parts: Buffer[] = [];
+    for (let at = 0; at < bytes.length; at += PART_BYTES) parts.push(bytes.subarray(at, at + PART_BYTES));
+    return { seq, requestId, json, split: { gen: randomBytes(8).toString('hex'), parts } };
+  });
+}
+
+/** The attributes of a request item: its JSON, or the generation and count of its parts. */
+export function requestItemBody(layout: RequestLayout): Item {
+  return layout.split ? { gen: layout.split.gen, parts: layout.split.parts.length } : { data: layout.json };
+}
+
+/** The part items of the split requests of a commit. */
+export function partItems(pk: string, layouts: RequestLayout[], extra: Item): Item[] {
+  return layouts.flatMap((l) => (l.split ? l.split.parts.map((part, i) => ({ pk, sk: requestPartSk(l.seq, l.split!.gen, i), part, ...extra })) : []));
+}
+
+export async function putItems(doc: DynamoDBDocumentClient, table: string, items: Item[]): Promise<void> {
+  for (let i = 0; i < items.length; i += CONCURRENCY) {
+    await Promise.all(items.slice(i, i + CONCURRENCY).map((Item) => doc.send(new PutCommand({ TableName: table, Item }))));
+  }
+}
+
+export async function deleteKeys(doc: DynamoDBDocumentClient, table: string, keys: Key[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += CONCURRENCY) {
+    await Promise.all(keys.slice(i, i + CONCURRENCY).map((Key) => doc.send(new DeleteCommand({ TableName: table, Key }))));
+  }
+}
+
+/**
+ * The keys of the parts request `seq` names now (none when it is stored inline or missing): read
+ * from its item (only the two attributes come back; a large inline record still costs its read).
+ */
+export async function namedPartKeys(doc: DynamoDBDocumentClient, table: string, pk: string, seq: number): Promise<Key[]> {
+  const { Item } = await doc.send(
+    new GetCommand({ TableName: table, Key: { pk, sk: requestSk(seq) }, ProjectionExpression: 'pk, sk, gen, parts', ConsistentRead: true }),
+  );
+  return Item ? partKeysOf(Item) : [];
+}
+
+/** The keys of the parts a request item names (none when it holds its record inline). */
+export function partKeysOf(item: Item): Key[] {
+  if (item.parts === undefined) return [];
+  const pk = String(item.pk);
+  const seq = Number(String(item.sk).slice('REQ#'.length));
+  return Array.from({ length: Number(item.parts) }, (_, i) => ({ pk, sk: requestPartSk(seq, String(item.gen), i) }));
+}
+
+/**
+ * The request item with `data` put together from the parts it names (the item itself when it holds
+ * its record inline); undefined when a part is missing (a concurrent rewrite replaced the record
+ * and removed them since the item was read).
+ */
+export async function withParts(doc: DynamoDBDocumentClient, table: string, item: Item): Promise<Item | undefined> {
+  const keys = partKeysOf(item);
+  if (!keys.length) return item;
+  const bytes: Uint8Array[] = [];
+  for (let i = 0; i < keys.length; i += CONCURRENCY) {
+    const got = await Promise.all(keys.slice(i, i + CONCURRENCY).map((Key) => doc.send(new GetCommand({ TableName: table, Key, ConsistentRead: true }))));
+    for (const { Item: part } of got) {
+      if (!part || part.inc !== item.inc) return undefined;
+      if (!(part.part instanceof Uint8Array)) throw new StateCorruptError(itemName(part as Key));
+      bytes.push(part.part);
+    }
+  }
+  return { ...item, data: Buffer.concat(bytes).toString('utf8') };
+}
+
+/** Request `seq` read whole, read again (a few times) when a concurrent rewrite removed its parts meanwhile. */
+export async function readRequestItem(doc: DynamoDBDocumentClient, table: string, pk: string, seq: number): Promise<Item | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    const { Item: item } = await doc.send(new GetCommand({ TableName: table, Key: { pk, sk: requestSk(seq) }, ConsistentRead: true }));
+    if (!item) return undefined;
+    const whole = await withParts(doc, table, item);
+    if (whole) return whole;
+    if (attempt >= TORN_READ_ATTEMPTS) throw new StateCorruptError(itemName(item as Key));
+  }
+}
+
+/** The keys of every part under a task (named or not): what a deletion sweeps up last. */
+export async function allPartKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<Key[]> {
+  const keys: Key[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await doc.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': pk, ':p': PART_PREFIX },
+        ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const i of page.Items ?? []) keys.push({ pk: String(i.pk), sk: String(i.sk) });
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return keys;
+}

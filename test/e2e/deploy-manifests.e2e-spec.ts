@@ -1,0 +1,173 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { loadAgentConfigs } from '../../src/agents/config/load-agent-configs';
+import { EnvVars } from '../../src/config/env.schema';
+import { request } from '../support/http';
+import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+
+/**
+ * The deployment files (docs/deploy.md) against what they describe: each Kubernetes manifest
+ * validated with the upstream Kubernetes JSON schemas (kubernetes-models), the probes against the
+ * routes a real server serves, the ConfigMap's agents through the server's own config loader, and
+ * every environment variable named in the Deployment, Secret, compose.yaml and Dockerfile against
+ * the ones the server reads. No cluster or container engine is needed.
+ */
+const ROOT = resolve(__dirname, '../..');
+const K8S = join(ROOT, 'deploy', 'k8s');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Manifest = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any; data?: Record<string, string>; stringData?: Record<string, string> };
+type ModelClass = new (data: unknown) => { validate(): void };
+
+function manifests(): { file: string; doc: Manifest }[] {
+  return readdirSync(K8S)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .flatMap((file) =>
+      parseAllDocuments(readFileSync(join(K8S, file), 'utf8'))
+        .map((d) => {
+          if (d.errors.length) throw new Error(`${file}: ${d.errors.map((e) => e.message).join('; ')}`);
+          return d.toJS() as Manifest | null;
+        })
+        .filter((doc): doc is Manifest => doc !== null)
+        .map((doc) => ({ file, doc })),
+    );
+}
+
+/**
+ * The kubernetes-models class for an apiVersion/kind (`apps/v1` Deployment →
+ * `kubernetes-models/apps/v1/Deployment`; the core group is `v1`). The package is ESM-only, hence
+ * import(). A kind it does not know fails here.
+ */
+async function modelClass(apiVersion: string, kind: string): Promise<ModelClass> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(`kubernetes-models/${apiVersion}/${kind}`)) as Record<string, unknown>;
+  } catch (e) {
+    throw new Error(`no Kubernetes schema for apiVersion ${apiVersion}, kind ${kind}: ${(e as Error).message}`);
+  }
+  const cls = mod[kind];
+  if (typeof cls !== 'function') throw new Error(`kubernetes-models/${apiVersion}/${kind} exports no ${kind}`);
+  return cls as ModelClass;
+}
+
+/** Every variable the server reads (src/config/env.schema.ts: each field is one variable). */
+const SERVER_ENV = new Set(Object.keys(new EnvVars()));
+/** Read by the AWS SDK itself, not by the server's schema. */
+const AWS_SDK_ENV = new Set(['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE']);
+
+const all = manifests();
+const one = (kind: string): Manifest => {
+  const found = all.filter((m) => m.doc.kind === kind);
+  expect(found).toHaveLength(1);
+  return found[0]!.doc;
+};
+
+describe('deploy/k8s manifests', () => {
+  it('hold exactly the expected objects', () => {
+    expect(all.map((m) => m.doc.kind).sort()).toEqual(
+      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Secret', 'Service'].sort(),
+    );
+  });
+
+  it.each(all.map((m) => [`${m.file}: ${m.doc.kind} ${m.doc.metadata?.name}`, m.doc] as const))('%s is valid against the Kubernetes schema', async (_name, doc) => {
+    const Model = await modelClass(doc.apiVersion, doc.kind);
+    expect(() => new Model(doc).validate()).not.toThrow();
+  });
+
+  // The check above must be able to fail: a wrong type and an unknown kind are reported.
+  it('reports an invalid field and an unknown kind (the schema check is live)', async () => {
+    const deployment = structuredClone(one('Deployment'));
+    deployment.spec.template.spec.containers[0].ports[0].containerPort = 'eight thousand';
+    const Model = await modelClass(deployment.apiVersion, deployment.kind);
+    expect(() => new Model(deployment).validate()).toThrow(/containerPort must be integer/);
+    await expect(modelClass('apps/v1', 'Deploymnet')).rejects.toThrow(/no Kubernetes schema for apiVersion apps\/v1, kind Deploymnet/);
+  });
+
+  it('wire together: selectors, ports, the ConfigMap, the Secret and the scale target', () => {
+    const deployment = one('Deployment');
+    const labels = deployment.spec.template.metadata.labels;
+    expect(labels).toMatchObject(deployment.spec.selector.matchLabels);
+    expect(labels).toMatchObject(one('Service').spec.selector);
+    expect(labels).toMatchObject(one('PodDisruptionBudget').spec.selector.matchLabels);
+    const container = deployment.spec.template.spec.containers[0];
+    const portNames = container.ports.map((p: { name: string }) => p.name);
+    for (const p of one('Service').spec.ports) expect(portNames).toContain(p.targetPort);
+    const volumes = deployment.spec.template.spec.volumes;
+    expect(volumes.find((v: { configMap?: { name: string } }) => v.configMap)?.configMap.name).toBe(one('ConfigMap').metadata.name);
+    expect(container.envFrom[0].secretRef.name).toBe(one('Secret').metadata.name);
+    expect(one('HorizontalPodAutoscaler').spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
+    // More than one replica shares tasks only through a shared store (docs/deploy.md, Scaling).
+    const store = container.env.find((e: { name: string }) => e.name === 'TA_STATE_STORE')?.value;
+    expect(['redis', 'dynamodb']).toContain(store);
+    expect(container.lifecycle.preStop.exec.command).toEqual(['sleep', expect.stringMatching(/^\d+$/)]);
+    expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(container.lifecycle.preStop.exec.command[1]));
+  });
+
+  it('name only environment variables the server reads (Deployment env, Secret keys)', () => {
+    const container = one('Deployment').spec.template.spec.containers[0];
+    const names = [...container.env.map((e: { name: string }) => e.name), ...Object.keys(one('Secret').stringData ?? {})];
+    expect(names.filter((n) => !SERVER_ENV.has(n))).toEqual([]);
+    expect(SERVER_ENV.has('TA_API_KEY')).toBe(true); // the schema really lists its fields
+  });
+
+  it("the ConfigMap's agents load with the server's own config loader", () => {
+    const dir = writeAgentDir(one('ConfigMap').data!);
+    const agents = loadAgentConfigs(dir);
+    expect(agents.map((a) => `${a.name}/${a.version}`).sort()).toEqual(['Assistant/0.1', 'EchoAgent/0.1']);
+  });
+
+  describe('the probes, against a server running the ConfigMap agents', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startTestApp({ agents: one('ConfigMap').data! });
+    });
+    afterAll(() => t?.close());
+
+    it('every httpGet probe path answers 200', async () => {
+      const container = one('Deployment').spec.template.spec.containers[0];
+      const probes = [container.startupProbe, container.livenessProbe, container.readinessProbe];
+      expect(probes.every(Boolean)).toBe(true);
+      for (const probe of probes) {
+        expect(container.ports.map((p: { name: string }) => p.name)).toContain(probe.httpGet.port);
+        const res = await request(`${t.url}${probe.httpGet.path}`);
+        expect({ path: probe.httpGet.path, status: res.status }).toEqual({ path: probe.httpGet.path, status: 200 });
+      }
+    });
+  });
+});
+
+describe('compose.yaml', () => {
+  const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as { services: Record<string, { environment?: Record<string, string>; build?: unknown }> };
+
+  it('has the server (built from this Dockerfile), Redis and DynamoDB Local', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['dynamodb', 'redis', 'server']);
+    expect(compose.services.server!.build).toBe('.');
+  });
+
+  it("names only environment variables the server (or the AWS SDK) reads", () => {
+    const names = Object.keys(compose.services.server!.environment ?? {});
+    expect(names.length).toBeGreaterThan(0);
+    expect(names.filter((n) => !SERVER_ENV.has(n) && !AWS_SDK_ENV.has(n))).toEqual([]);
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
+
+  it('sets only environment variables the server reads, and probes /health/live', () => {
+    const env = dockerfile
+      .split('\n')
+      .filter((l) => l.startsWith('ENV '))
+      .flatMap((l) => [...l.matchAll(/([A-Z][A-Z0-9_]*)=/g)].map((m) => m[1]!));
+    expect(env).toEqual(expect.arrayContaining(['NODE_ENV', 'TA_HOST', 'TA_PORT', 'TA_SERVICE_CONFIG']));
+    expect(env.filter((n) => !SERVER_ENV.has(n))).toEqual([]);
+    expect(dockerfile).toMatch(/^HEALTHCHECK .*\/health\/live/m);
+  });
+
+  it('builds on the Node version the project pins (.nvmrc)', () => {
+    const nvmrc = readFileSync(join(ROOT, '.nvmrc'), 'utf8').trim();
+    expect(dockerfile).toMatch(new RegExp(`^ARG NODE_VERSION=${nvmrc.replace(/\./g, '\\.')}$`, 'm'));
+  });
+});
