@@ -111,13 +111,20 @@ export class RequestRunner {
     const log = this.events.open(request.tenantId, request.taskId, request.seq, startAt);
     const stored = this.streamLog.open(request.tenantId, request.taskId, request.seq);
     const emit: Emit = (event, data) => stored.add(this.events.append(log, event, data));
+    // The last event reaches the store before the client: a resume the client sends next, on any
+    // replica, must find every id this stream used (its ids continue after them).
+    const end = async (event: string, data: Record<string, unknown>) => {
+      stored.add({ id: `${request.seq}-${log.next}`, n: log.next, event, data });
+      await stored.flush();
+      this.events.append(log, event, data);
+    };
     void work(emit)
-      .then((response) => emit('final-response', { ...response }))
+      .then((response) => end('final-response', { ...response }))
       .catch((err: unknown) => {
         const problem = problemOf(err, instance, this.logger, { task_id: request.taskId });
         // The global filter never sees a streamed request's error: count a store failure here.
         if (problem.code === ErrorCode.STATE_STORE_UNAVAILABLE || problem.code === ErrorCode.STATE_CORRUPT) this.telemetry.recordStoreError(problem.code);
-        emit('error', { ...problem, ...idsOf(request) });
+        return end('error', { ...problem, ...idsOf(request) });
       })
       .finally(() => this.events.close(log));
     return log;

@@ -1,3 +1,4 @@
+import Redis from 'ioredis';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { StateStoreUnavailableError } from '../../src/state/state.errors';
@@ -66,6 +67,48 @@ describe('RedisStateStore when Redis goes away', () => {
     }
     await waitFor(() => store.ping());
     expect(await store.getRequest(tenant, stored.requestId)).toEqual(stored);
+  }, 30_000);
+});
+
+// Its own redis-server: CLIENT PAUSE stalls every client of the server.
+describe('RedisStateStore reply timeouts for request records (unbounded in size)', () => {
+  let server: RedisServerHandle;
+  let store: RedisStateStore;
+  let admin: Redis;
+  const tenant = uniqueName('tenant');
+
+  beforeAll(async () => {
+    server = await startRedisServer();
+    admin = new Redis(server.url);
+    store = new RedisStateStore({ url: server.url, keyPrefix: 'bulk:', timeoutMs: 300 });
+    await waitFor(() => store.ping());
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await store.close();
+    await server.stop();
+  });
+
+  it('a commit waits timeoutMs more per MiB it sends; a small one still fails after timeoutMs', async () => {
+    const big = makeTask(tenant);
+    const bigRequest = makeRequest(big, 0, { output: 'x'.repeat(2 * 1024 * 1024) });
+    await admin.call('CLIENT', 'PAUSE', '600', 'WRITE');
+    await expect(store.commit(tenant, { task: big, expectedVersion: 0, requests: [bigRequest] })).resolves.toMatchObject({ version: 1 });
+
+    const small = makeTask(tenant);
+    await admin.call('CLIENT', 'PAUSE', '600', 'WRITE');
+    await expect(store.commit(tenant, { task: small, expectedVersion: 0, requests: [makeRequest(small, 0)] })).rejects.toBeInstanceOf(StateStoreUnavailableError);
+  }, 30_000);
+
+  it('a read of request records waits twice timeoutMs; a header read fails after timeoutMs', async () => {
+    const task = makeTask(tenant);
+    const request = makeRequest(task, 0);
+    await admin.call('CLIENT', 'UNPAUSE');
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
+    await admin.call('CLIENT', 'PAUSE', '450', 'ALL');
+    const [records, header] = await Promise.allSettled([store.listRequests(tenant, task.taskId), store.getTask(tenant, task.taskId)]);
+    expect(records).toEqual({ status: 'fulfilled', value: [request] });
+    expect(header).toMatchObject({ status: 'rejected', reason: expect.any(StateStoreUnavailableError) });
   }, 30_000);
 });
 

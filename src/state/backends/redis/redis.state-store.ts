@@ -33,6 +33,16 @@ type CommitReply = ['ok', string, string] | ['conflict', number] | ['corrupt', s
  * microsecond, so each estimate is off by at most half a round trip (docs/api.md, "Leases and clocks").
  */
 export const REDIS_CLOCK_SKEW_MS = 250;
+
+/**
+ * Request records are unbounded (an answer is stored whatever its size), so calls that carry them
+ * wait longer than `timeoutMs` for their reply: a commit `timeoutMs` more per MiB it sends, a read
+ * of request records READ_RECORDS_TIMEOUT_FACTOR × `timeoutMs` (its size is known only once read).
+ * A stalled Redis still fails them within a bounded time.
+ */
+export const READ_RECORDS_TIMEOUT_FACTOR = 2;
+const MIB = 1024 * 1024;
+const bulkTimeout = (timeoutMs: number, bytes: number) => timeoutMs * (1 + Math.floor(bytes / MIB));
 type WithCommit = Redis & {
   taCommit(numKeys: number, ...args: (string | number)[]): Promise<CommitReply>;
   taDeleteBatch(numKeys: number, ...args: (string | number)[]): Promise<'gone' | 'changed' | 'more' | 'done'>;
@@ -180,7 +190,7 @@ export class RedisStateStore extends StateStore {
       return Object.entries(fields as Record<string, string>)
         .map(([seq, json]) => parseRecord<RequestRecord>(`${k.requests(taskId)}#${seq}`, json))
         .sort((a, b) => a.seq - b.seq);
-    });
+    }, this.timeoutMs * READ_RECORDS_TIMEOUT_FACTOR);
   }
 
   async getRequest(tenantId: string, requestId: string): Promise<RequestRecord | undefined> {
@@ -191,7 +201,8 @@ export class RedisStateStore extends StateStore {
       if (ref === null) return undefined;
       const { taskId, seq } = parseRecord<{ taskId: string; seq: number }>(indexKey, ref);
       const key = k.task(taskId);
-      const [data, json] = resultsOf(await this.redis.multi().hget(key, 'data').hget(k.requests(taskId), String(seq)).exec(), key);
+      const read = () => this.redis.multi().hget(key, 'data').hget(k.requests(taskId), String(seq)).exec();
+      const [data, json] = resultsOf(await this.sent(read, this.timeoutMs * READ_RECORDS_TIMEOUT_FACTOR), key);
       if (!liveTask(key, data as string | null, this.now()) || json === null) return undefined;
       const record = parseRecord<RequestRecord>(`${k.requests(taskId)}#${seq}`, json as string);
       // The seq may since have been replaced by another request (a re-created task).
@@ -258,7 +269,8 @@ export class RedisStateStore extends StateStore {
       ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
     ];
     const sentAt = Date.now();
-    const reply = await this.run(keys[0], () => this.redis.taCommit(keys.length, ...keys, ...args));
+    const bytes = args.reduce<number>((sum, a) => sum + (typeof a === 'string' ? a.length : 8), 0);
+    const reply = await this.run(keys[0], () => this.redis.taCommit(keys.length, ...keys, ...args), bulkTimeout(this.timeoutMs, bytes));
     if (reply[0] === 'ok') this.clock.observe(redisTimeMs(reply[1], reply[2]), sentAt, Date.now());
     if (reply[0] === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply[1]));
     if (reply[0] === 'corrupt') throw new StateCorruptError(String(reply[1]));
@@ -298,12 +310,27 @@ export class RedisStateStore extends StateStore {
   }
 
   /** Waits (boundedly) for a connection, runs `fn`, and maps failures to the contract's errors. */
-  private async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  private async run<T>(key: string, fn: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
     try {
       await this.whenReady();
-      return await fn();
+      return await this.sent(fn, timeoutMs);
     } catch (err) {
       throw toStateError(err, key);
+    }
+  }
+
+  /**
+   * Calls `fn`, whose commands ioredis sends synchronously, with `timeoutMs` as their reply timeout
+   * (ioredis reads `commandTimeout` as each command is sent; the one option is put back at once).
+   */
+  private sent<T>(fn: () => Promise<T>, timeoutMs: number): Promise<T> {
+    if (timeoutMs === this.timeoutMs) return fn();
+    const options = this.redis.options;
+    options.commandTimeout = timeoutMs;
+    try {
+      return fn();
+    } finally {
+      options.commandTimeout = this.timeoutMs;
     }
   }
 
