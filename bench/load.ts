@@ -5,6 +5,7 @@ export interface LoadResult {
   seconds: number;
   throughput: number;
   p50: number;
+  p95: number;
   p99: number;
 }
 
@@ -30,10 +31,10 @@ export async function runLoad<S>(turn: Turn<S>, concurrency: number, totalReques
   return { requests: latencies.length, seconds, throughput: latencies.length / seconds, ...percentiles(latencies) };
 }
 
-export function percentiles(values: number[]): { p50: number; p99: number } {
+export function percentiles(values: number[]): { p50: number; p95: number; p99: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99) };
+  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
 export async function postJson<T>(url: string, body: unknown): Promise<T> {

@@ -1,11 +1,15 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpuMs, rssMiB } from './proc-stats';
 
 export interface Proc {
   child: ChildProcess;
+  /** Milliseconds from spawn() to the first 200 on the ready URL (spawnServer only). */
+  spawnToReadyMs?: number;
   stop(): Promise<void>;
   /** Resident set size in MiB (from /proc). */
   rssMiB(): number;
+  /** User + system CPU time used so far, in ms (from /proc). */
+  cpuMs(): number;
 }
 
 /** Spawns a node script that prints its port as its first stdout line; resolves with that port. */
@@ -23,9 +27,13 @@ export async function spawnWithPort(script: string, env: NodeJS.ProcessEnv): Pro
   return { ...wrap(child), port };
 }
 
-/** Spawns a process and waits until `url` answers. */
-export async function spawnServer(args: string[], env: NodeJS.ProcessEnv, readyUrl: string): Promise<Proc> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+/**
+ * Spawns a process and waits until `url` answers 200, polling every 5 ms (as
+ * scripts/measure-startup.sh does) so the spawn-to-ready time is precise to a few ms.
+ */
+export async function spawnServer(args: string[], env: NodeJS.ProcessEnv, readyUrl: string, nodeArgs: string[] = []): Promise<Proc> {
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   let exited = false;
   child.once('exit', () => (exited = true));
   const deadline = Date.now() + 30_000;
@@ -33,11 +41,11 @@ export async function spawnServer(args: string[], env: NodeJS.ProcessEnv, readyU
     if (exited) throw new Error(`${args.join(' ')} exited during start-up`);
     try {
       const r = await fetch(readyUrl);
-      if (r.ok) return wrap(child);
+      if (r.ok) return { ...wrap(child), spawnToReadyMs: performance.now() - spawnedAt };
     } catch {
       /* not yet */
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 5));
   }
   child.kill('SIGKILL');
   throw new Error(`${readyUrl} did not answer in 30 s`);
@@ -54,10 +62,7 @@ function wrap(child: ChildProcess): Proc {
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), 5000).unref();
       }),
-    rssMiB: () => {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      return kb / 1024;
-    },
+    rssMiB: () => rssMiB(child.pid!),
+    cpuMs: () => cpuMs(child.pid!),
   };
 }

@@ -1,9 +1,15 @@
 import { DYNAMODB_LOCAL, startDynamoDbLocal, startRedisServer, ServerHandle } from '../test/support/services';
+import { dynamoDbCountingProxy, redisCounter, StoreCounter } from './store-counters';
 
 /** The state stores the benchmark runs against; each entry is the env that selects it. */
 export interface StoreEnv {
   name: string;
   env: Record<string, string>;
+  /**
+   * Counts the store's round trips: a counter, and the env a server must run with to be counted
+   * (for DynamoDB the endpoint is the counting proxy's, so that server is not the measured one).
+   */
+  counting?: () => Promise<{ counter: StoreCounter; env: Record<string, string> }>;
 }
 
 /**
@@ -18,23 +24,26 @@ export async function startBenchStores(): Promise<{ envs: StoreEnv[]; stop: () =
   if (wanted.has('redis')) {
     const redis = await startRedisServer();
     servers.push(redis);
-    envs.push({ name: 'redis', env: { TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url } });
+    const env = { TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url };
+    envs.push({ name: 'redis', env, counting: async () => ({ counter: redisCounter(redis.url), env }) });
   }
   if (wanted.has('dynamodb')) {
     const ddb = await startDynamoDbLocal();
     servers.push(ddb);
-    envs.push({
-      name: 'dynamodb',
-      env: {
-        TA_STATE_STORE: 'dynamodb',
-        TA_DYNAMODB_ENDPOINT: ddb.url,
-        TA_DYNAMODB_TABLE: 'bench-state',
-        TA_DYNAMODB_CREATE_TABLE: 'true',
-        AWS_REGION: DYNAMODB_LOCAL.region,
-        AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
-      },
-    });
+    const env = {
+      TA_STATE_STORE: 'dynamodb',
+      TA_DYNAMODB_ENDPOINT: ddb.url,
+      TA_DYNAMODB_TABLE: 'bench-state',
+      TA_DYNAMODB_CREATE_TABLE: 'true',
+      AWS_REGION: DYNAMODB_LOCAL.region,
+      AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
+    };
+    const counting = async () => {
+      const proxy = await dynamoDbCountingProxy(ddb.url);
+      return { counter: proxy, env: { ...env, TA_DYNAMODB_ENDPOINT: proxy.url } };
+    };
+    envs.push({ name: 'dynamodb', env, counting });
   }
   return { envs, stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
 }

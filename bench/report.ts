@@ -1,0 +1,113 @@
+import { cpus } from 'node:os';
+import { Measured } from './measure';
+import { ROUND_TRIPS } from './store-counters';
+import { median, Round, Sizes, TARGETS } from './rounds';
+
+/** Everything measured for one state store. */
+export interface StoreReport {
+  store: string;
+  spawnToReadyMs: number;
+  rssAtStart: number;
+  rssIdle: number;
+  rssAfterStored?: number;
+  rounds: Round[];
+  /** Store requests per plain v3 turn (undefined for the memory store). */
+  perTurn?: { first: Record<string, number>; followOn: Record<string, number> };
+}
+
+export interface BaselineFigures {
+  rssAtStart: number;
+  rssIdle: number;
+  rssAfterStored?: number;
+}
+
+const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '—');
+
+export function formatReport(sizes: Sizes, baseline: BaselineFigures, stores: StoreReport[], storedTurns: number): string {
+  const out: string[] = [];
+  out.push(`# Benchmark (${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores)`);
+  out.push('');
+  out.push(
+    `Plain v3 invoke (non-streaming), ours with dev auth, telemetry, validation and info logging on as shipped, against a bare node:http baseline doing the same stateful turn; both call the same instant model server. ` +
+      `Per store ${sizes.rounds} alternating rounds (baseline, ours, baseline, …): c=1 ${sizes.c1Requests} turns, c=16 ${sizes.c16Requests} turns, ` +
+      `then ${sizes.historySamples} follow-ons one at a time on a conversation of ${sizes.historyTurns} turns (growing by ${sizes.historySamples} a round). ` +
+      `CPU = the server process's user + sys time from /proc/<pid>/stat over the phase ÷ turns.`,
+  );
+  for (const s of stores) out.push('', ...storeSection(s));
+  out.push('', ...startupSection(baseline, stores, storedTurns));
+  out.push('', ...roundTripSection(stores));
+  return `${out.join('\n')}\n`;
+}
+
+function storeSection(s: StoreReport): string[] {
+  const lines = [`## ${s.store}`, ''];
+  lines.push('| round | subject | c=1 req/s | c=1 p50 ms | c=1 p95 ms | c=1 CPU ms/turn | c=16 req/s | c=16 p50 ms | c=16 p95 ms | c=16 CPU ms/turn | long p50 ms | long p95 ms | long CPU ms/turn |');
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  const row = (label: string, who: string, c1: Measured, c16: Measured, h: Measured) =>
+    `| ${label} | ${who} | ${f(c1.throughput, 0)} | ${f(c1.p50, 2)} | ${f(c1.p95, 2)} | ${f(c1.cpuMsPerTurn, 2)} | ${f(c16.throughput, 0)} | ${f(c16.p50, 2)} | ${f(c16.p95, 2)} | ${f(c16.cpuMsPerTurn, 2)} | ${f(h.p50, 2)} | ${f(h.p95, 2)} | ${f(h.cpuMsPerTurn, 2)} |`;
+  s.rounds.forEach((r, i) => {
+    lines.push(row(String(i + 1), 'baseline', r.baseline.c1, r.baseline.c16, r.baseline.history));
+    lines.push(row(String(i + 1), 'ours', r.ours.c1, r.ours.c16, r.ours.history));
+  });
+  for (const who of ['baseline', 'ours'] as const) {
+    const m = (pick: (r: Round) => Measured, key: keyof Measured) => median(s.rounds.map((r) => pick(r)[key] as number));
+    const med = (pick: (r: Round) => Measured): Measured => ({
+      requests: 0,
+      seconds: 0,
+      throughput: m(pick, 'throughput'),
+      p50: m(pick, 'p50'),
+      p95: m(pick, 'p95'),
+      p99: m(pick, 'p99'),
+      cpuMsPerTurn: m(pick, 'cpuMsPerTurn'),
+    });
+    lines.push(row('median', who, med((r) => r[who].c1), med((r) => r[who].c16), med((r) => r[who].history)));
+  }
+  lines.push('');
+  lines.push(`| target (ours ÷ baseline, neighbours) | ${s.rounds.map((_, i) => `round ${i + 1}`).join(' | ')} | median | limit | |`);
+  lines.push(`|---|${s.rounds.map(() => '---|').join('')}---|---|---|`);
+  for (const t of TARGETS) {
+    const ratios = s.rounds.map(t.ratio);
+    const med = median(ratios);
+    const met = t.atLeast ? med >= t.limit : med <= t.limit;
+    lines.push(`| ${t.label} | ${ratios.map((r) => `${f(r, 2)}×`).join(' | ')} | **${f(med, 2)}×** | ${t.atLeast ? '≥' : '≤'} ${t.limit}× | ${met ? 'met' : 'NOT met'} |`);
+  }
+  return lines;
+}
+
+function startupSection(baseline: BaselineFigures, stores: StoreReport[], storedTurns: number): string[] {
+  const lines = ['## Start-up and memory', ''];
+  lines.push(
+    `Spawn to the first 200 on /health/live (polled every 5 ms; the median of BENCH_SPAWNS starts; target ≤ 600 ms); RSS (VmRSS) 1.5 s after start, and idle: after 10 turns and 2 s of rest (target ≤ 100 MiB)${storedTurns ? `; and after the run plus ${storedTurns} more stored turns` : ''}.`,
+  );
+  lines.push('');
+  lines.push(`| subject | spawn → first 200 ms | RSS at start MiB | RSS idle MiB |${storedTurns ? ' RSS after stored turns MiB |' : ''}`);
+  lines.push(`|---|---|---|---|${storedTurns ? '---|' : ''}`);
+  const extra = (v?: number) => (storedTurns ? ` ${f(v ?? NaN)} |` : '');
+  lines.push(`| baseline | — | ${f(baseline.rssAtStart)} | ${f(baseline.rssIdle)} |${extra(baseline.rssAfterStored)}`);
+  for (const s of stores) lines.push(`| ours (${s.store}) | ${f(s.spawnToReadyMs, 0)} | ${f(s.rssAtStart)} | ${f(s.rssIdle)} |${extra(s.rssAfterStored)}`);
+  return lines;
+}
+
+function roundTripSection(stores: StoreReport[]): string[] {
+  const counted = stores.filter((s) => s.perTurn);
+  if (!counted.length) return [];
+  const lines = ['## Store round trips per plain v3 turn', ''];
+  lines.push(
+    'Counted from outside the server over K turns one at a time (a first turn each on K new tasks, then one follow-on on each), ÷ K, on a separate server instance. ' +
+      'Redis: round trips = INFO stats total_reads_processed (one read per pipeline / MULTI block / command sent alone); commands from MONITOR: those the server sent ' +
+      '(a MULTI block\'s one by one beside MULTI and EXEC) and, as lua:…, those its scripts ran. ' +
+      'DynamoDB: HTTP requests through a counting proxy in front of DynamoDB Local, by X-Amz-Target (targets: Redis ≤ 2 round trips, DynamoDB ≤ 3 calls).',
+  );
+  lines.push('');
+  lines.push('| store | turn | round trips | commands sent | commands run by scripts | by command / operation |');
+  lines.push('|---|---|---|---|---|---|');
+  for (const s of counted) {
+    for (const [turn, counts] of [['first', s.perTurn!.first], ['follow-on', s.perTurn!.followOn]] as const) {
+      const entries = Object.entries(counts).filter(([k]) => k !== ROUND_TRIPS);
+      const sum = (lua: boolean) => entries.filter(([k]) => k.startsWith('lua:') === lua).reduce((n, [, v]) => n + v, 0);
+      const parts = entries.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f(v, 2)}`);
+      lines.push(`| ${s.store} | ${turn} | **${f(counts[ROUND_TRIPS] ?? 0, 2)}** | ${f(sum(false), 2)} | ${f(sum(true), 2)} | ${parts.join(', ')} |`);
+    }
+  }
+  return lines;
+}
