@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { StateCorruptError } from '../../state.errors';
 import { itemName, PART_PREFIX, requestPartSk, requestSk } from './dynamodb-keys';
+import { queryPrefix } from './dynamodb-query';
 
 /**
  * Request records larger than a DynamoDB item (400 KB) or than what one commit transaction carries
@@ -143,21 +144,5 @@ export async function readRequestItem(doc: DynamoDBDocumentClient, table: string
 
 /** The keys of every part under a task (named or not): what a deletion sweeps up last. */
 export async function allPartKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<Key[]> {
-  const keys: Key[] = [];
-  let start: Item | undefined;
-  do {
-    const page = await doc.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': pk, ':p': PART_PREFIX },
-        ProjectionExpression: 'pk, sk',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const i of page.Items ?? []) keys.push({ pk: String(i.pk), sk: String(i.sk) });
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return keys;
+  return (await queryPrefix(doc, table, pk, PART_PREFIX, 'pk, sk')).map((i) => ({ pk: String(i.pk), sk: String(i.sk) }));
 }

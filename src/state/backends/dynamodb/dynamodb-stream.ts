@@ -1,8 +1,9 @@
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { StreamEvent } from '../../state-store';
 import { isExpired } from '../../state-store.util';
 import type { TaskRecord } from '../../state.entities';
 import { HEADER_SK, taskPk } from './dynamodb-keys';
+import { queryPrefix } from './dynamodb-query';
 
 /**
  * The stream log on DynamoDB (StateStore.appendStreamEvents / readStreamEvents): items under the
@@ -49,7 +50,7 @@ export async function readStreamItems(doc: DynamoDBDocumentClient, table: string
   const header = await liveHeader(doc, table, pk);
   if (!header) return [];
   const out: StreamEvent[] = [];
-  for (const item of await query(doc, table, pk, `${STREAM_SK_PREFIX}${String(seq).padStart(6, '0')}#`)) {
+  for (const item of await queryPrefix(doc, table, pk, `${STREAM_SK_PREFIX}${String(seq).padStart(6, '0')}#`)) {
     if (item.inc !== header.inc || Number(item.lastN) <= after) continue;
     for (const e of JSON.parse(String(item.data)) as StreamEvent[]) if (e.n > after) out.push(e);
   }
@@ -73,27 +74,7 @@ async function liveHeader(doc: DynamoDBDocumentClient, table: string, pk: string
 }
 
 async function streamKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ sk: string; lastN: number }[]> {
-  return (await query(doc, table, pk, STREAM_SK_PREFIX, 'sk, lastN')).map((i) => ({ sk: String(i.sk), lastN: Number(i.lastN) }));
-}
-
-async function query(doc: DynamoDBDocumentClient, table: string, pk: string, prefix: string, projection?: string): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Item | undefined;
-  do {
-    const page = await doc.send(
-      new QueryCommand({
-        TableName: table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': pk, ':p': prefix },
-        ProjectionExpression: projection,
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return (await queryPrefix(doc, table, pk, STREAM_SK_PREFIX, 'sk, lastN')).map((i) => ({ sk: String(i.sk), lastN: Number(i.lastN) }));
 }
 
 /** Events in groups whose JSON stays under ITEM_BYTES; an event alone over it is left out. */
