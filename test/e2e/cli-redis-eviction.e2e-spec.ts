@@ -1,6 +1,5 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
 import { RedisServerHandle, startRedisServer } from '../support/services';
 
 /**
@@ -9,64 +8,9 @@ import { RedisServerHandle, startRedisServer } from '../support/services';
  * plain line, and only warns otherwise; `noeviction` says nothing.
  */
 const ROOT = resolve(__dirname, '../..');
-const BIN = join(ROOT, 'bin', 'teal-agent-server.js');
 const AGENTS = join(ROOT, 'test', 'fixtures', 'config', 'cli');
 
-/** dist/ is what the bin runs: rebuild it when any source is newer (as cli.e2e-spec.ts does). */
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    Math.max(
-      0,
-      ...readdirSync(dir, { withFileTypes: true }).map((e) =>
-        e.isDirectory() ? newest(join(dir, e.name)) : e.name.endsWith('.spec.ts') ? 0 : statSync(join(dir, e.name)).mtimeMs,
-      ),
-    );
-  const built = statSync(join(ROOT, 'dist', 'cli.js'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  if (built >= newest(join(ROOT, 'src'))) return;
-  try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
-  } catch {
-    // tsc still emits when another file has a type error; the tests below judge the result.
-  }
-}
-
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function cli(env: Record<string, string>): Run {
-  const child = spawn(process.execPath, [BIN, 'serve', AGENTS, '--port', '0'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TA_HOST: '127.0.0.1', TA_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c) => (out += String(c)));
-  child.stderr!.on('data', (c) => (err += String(c)));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => child.once('exit', (code, signal) => ok({ code, signal })));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-/** Resolves once the "listening" line is logged; rejects with the output if the process exits first. */
-function listening(run: Run, timeoutMs = 20_000): Promise<void> {
-  return new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`not listening after ${timeoutMs} ms:\n${run.stdout()}\n${run.stderr()}`)), timeoutMs);
-    const check = () => {
-      if (run.stdout().includes('"teal-agent-server listening"')) (clearTimeout(timer), ok());
-    };
-    run.child.stdout!.on('data', check);
-    void run.exited.then(({ code }) => (clearTimeout(timer), fail(new Error(`exited ${code}:\n${run.stdout()}\n${run.stderr()}`))));
-  });
-}
-
-async function stop(run: Run): Promise<void> {
-  if (run.child.exitCode === null) run.child.kill('SIGKILL');
-  await run.exited;
-}
+const cli = (env: Record<string, string>): CliRun => runCli(['serve', AGENTS, '--port', '0'], { TA_LOG_LEVEL: 'info', ...env });
 
 /** Entra settings (never contacted at boot): production refuses dev auth. */
 const PRODUCTION = {
@@ -103,7 +47,7 @@ describe('Redis maxmemory-policy allkeys-lru', () => {
   it('with NODE_ENV unset: logs a warning naming the setting, then starts', async () => {
     const run = cli({ ...DEV, TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url });
     try {
-      await listening(run);
+      await run.listening();
       const warning = run
         .stdout()
         .split('\n')
@@ -113,7 +57,7 @@ describe('Redis maxmemory-policy allkeys-lru', () => {
       expect(warning).toMatch(/noeviction/);
       expect(warning).toMatch(/volatile-\*/);
     } finally {
-      await stop(run);
+      await run.stop();
     }
   });
 });
@@ -131,11 +75,11 @@ describe('Redis maxmemory-policy noeviction', () => {
   ])('starts without a warning (%s)', async (_name, env) => {
     const run = cli({ ...env, TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url });
     try {
-      await listening(run);
+      await run.listening();
       expect(run.stdout()).not.toMatch(/maxmemory-policy/);
       expect(run.stderr()).toBe('');
     } finally {
-      await stop(run);
+      await run.stop();
     }
   });
 });
@@ -150,11 +94,11 @@ describe('CONFIG refused (renamed away, as managed Redis does)', () => {
   it('starts even in production, warning that the policy could not be checked', async () => {
     const run = cli({ ...PRODUCTION, TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url });
     try {
-      await listening(run);
+      await run.listening();
       expect(run.stdout()).toMatch(/Redis maxmemory-policy could not be checked \(CONFIG GET was refused: ERR unknown command/);
       expect(run.stdout()).toMatch(/make sure it is noeviction or volatile-\*/);
     } finally {
-      await stop(run);
+      await run.stop();
     }
   });
 });
@@ -163,10 +107,10 @@ describe('Redis unreachable at boot', () => {
   it('starts anyway (requests get 503 until it answers), warning that the policy could not be checked', async () => {
     const run = cli({ ...PRODUCTION, TA_STATE_STORE: 'redis', TA_REDIS_URL: 'redis://127.0.0.1:9' });
     try {
-      await listening(run);
+      await run.listening();
       expect(run.stdout()).toMatch(/Redis maxmemory-policy could not be checked \(Redis is unreachable\)/);
     } finally {
-      await stop(run);
+      await run.stop();
     }
   });
 });

@@ -1,8 +1,7 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { createServer, Server, Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { allBrokenProblems } from '../fixtures/config/broken-expected';
+import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
 import { postJson, request } from '../support/http';
 
 /**
@@ -12,28 +11,6 @@ import { postJson, request } from '../support/http';
 const ROOT = resolve(__dirname, '../..');
 const BIN = join(ROOT, 'bin', 'teal-agent-server.js');
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'config');
-
-/** dist/ is what the bin runs: rebuild it when any source is newer (scripts/test.sh builds first anyway). */
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    Math.max(
-      0,
-      ...readdirSync(dir, { withFileTypes: true }).map((e) =>
-        e.isDirectory() ? newest(join(dir, e.name)) : e.name.endsWith('.spec.ts') ? 0 : statSync(join(dir, e.name)).mtimeMs,
-      ),
-    );
-  const built = statSync(join(ROOT, 'dist', 'cli.js'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-  if (built >= newest(join(ROOT, 'src'))) return;
-  try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
-      cwd: ROOT,
-      stdio: 'pipe',
-      timeout: 120_000,
-    });
-  } catch {
-    // tsc still emits when another file has a type error; the tests below judge the result.
-  }
-}
 
 /** A port nothing listens on right now. */
 async function freePort(): Promise<number> {
@@ -53,42 +30,11 @@ async function isListening(port: number): Promise<boolean> {
   });
 }
 
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Starts the CLI with only the given environment (never the test runner's TA_* variables). */
-function cli(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TA_HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (c) => (out += String(c)));
-  child.stderr!.on('data', (c) => (err += String(c)));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) =>
-    child.once('exit', (code, signal) => ok({ code, signal })),
-  );
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
+type Run = CliRun;
+const cli = runCli;
 
 /** Resolves with the JSON "listening" log line, or rejects with the output if the process exits first. */
-function listening(run: Run, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-  return new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`not listening after ${timeoutMs} ms:\n${run.stdout()}\n${run.stderr()}`)), timeoutMs);
-    const check = () => {
-      const line = run.stdout().split('\n').find((l) => l.includes('"teal-agent-server listening"'));
-      if (line) (clearTimeout(timer), ok(JSON.parse(line) as Record<string, unknown>));
-    };
-    run.child.stdout!.on('data', check);
-    void run.exited.then(({ code }) => (clearTimeout(timer), fail(new Error(`exited ${code}:\n${run.stdout()}\n${run.stderr()}`))));
-  });
-}
+const listening = (run: Run, timeoutMs = 20_000) => run.waitForLog((l) => l.msg === 'teal-agent-server listening', { timeoutMs });
 
 const DEV = { TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'info' };
 jest.setTimeout(60_000);
