@@ -1,28 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from './config-error';
 import { loadAgentConfigs } from './load-agent-configs';
+import { configProblems, writeConfigDir } from './config.fixtures';
 
-function dirWith(yaml: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ta-history-'));
-  writeFileSync(join(dir, 'a.yaml'), yaml);
-  return dir;
-}
+const dirWith = (yaml: string) => writeConfigDir({ 'a.yaml': yaml });
 
 const agent = (history: string, apiVersion = 'tealagents/v1alpha1') =>
   [`apiVersion: ${apiVersion}`, 'name: Bot', 'version: 0.1', 'spec:', '  agent:', '    name: default', '    model: local/echo', history].join('\n') + '\n';
 
-function problems(yaml: string): string[] {
-  const dir = dirWith(yaml);
-  try {
-    loadAgentConfigs(dir);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    return e.problems.map((p) => p.split(`${dir}/`).join(''));
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (yaml: string) => configProblems({ 'a.yaml': yaml });
 
 describe('spec.agent.history', () => {
   it('is absent by default (no limit)', () => {

@@ -1,29 +1,14 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { agentLimitsOf } from '../../rate-limit/rate-limiter.service';
-import { ConfigError } from './config-error';
 import { loadAgentConfigs } from './load-agent-configs';
+import { configProblems, writeConfigDir } from './config.fixtures';
 
-function dirWith(yaml: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ta-limits-'));
-  writeFileSync(join(dir, 'a.yaml'), yaml);
-  return dir;
-}
+const dirWith = (yaml: string) => writeConfigDir({ 'a.yaml': yaml });
 
 const agent = (limits: string, apiVersion = 'tealagents/v1alpha1') =>
   [`apiVersion: ${apiVersion}`, 'name: Bot', 'version: 0.1', 'spec:', '  agent:', '    name: default', '    model: local/echo', limits].join('\n') + '\n';
 
-function problems(yaml: string): string[] {
-  const dir = dirWith(yaml);
-  try {
-    loadAgentConfigs(dir);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    return e.problems.map((p) => p.split(`${dir}/`).join(''));
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (yaml: string) => configProblems({ 'a.yaml': yaml });
 
 describe('spec.limits', () => {
   it('overrides the TA_RATE_LIMIT_* defaults field by field; 0 lifts a default', () => {

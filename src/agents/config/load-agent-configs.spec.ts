@@ -1,35 +1,10 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentDefinition } from './agent-definition';
-import { ConfigError } from './config-error';
 import { loadAgentConfigs } from './load-agent-configs';
+import { configProblems, loadConfigFiles, writeConfigDir } from './config.fixtures';
 
-/** Writes YAML files (name → text; `sub/x.yaml` makes a subdirectory) to a fresh directory. */
-function writeDir(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ta-load-'));
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, '..'), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
-  return dir;
-}
-
-function load(files: Record<string, string>): AgentDefinition[] {
-  return loadAgentConfigs(writeDir(files));
-}
-
-/** The problems for a set of files, with the temporary directory cut from the front. */
-function problems(files: Record<string, string>): string[] {
-  const dir = writeDir(files);
-  try {
-    loadAgentConfigs(dir);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    return e.problems.map((p) => p.split(`${dir}/`).join(''));
-  }
-  throw new Error('expected a ConfigError');
-}
+const writeDir = writeConfigDir;
+const load = loadConfigFiles;
+const problems = configProblems;
 
 /** A valid tealagents agent; `spec` and top-level lines can be appended or replaced. */
 const v3 = (opts: { head?: string; agent?: string; spec?: string; version?: string; name?: string } = {}) =>

@@ -1,30 +1,9 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentDefinition } from '../config/agent-definition';
-import { ConfigError } from '../config/config-error';
-import { loadAgentConfigs } from '../config/load-agent-configs';
+import { configProblems, loadConfigFiles, writeConfigDir } from '../config/config.fixtures';
 
-function writeDir(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'ta-types-'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-  return dir;
-}
-
-function load(files: Record<string, string>): AgentDefinition[] {
-  return loadAgentConfigs(writeDir(files));
-}
-
-function problems(files: Record<string, string>): string[] {
-  const dir = writeDir(files);
-  try {
-    loadAgentConfigs(dir);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    return e.problems.map((p) => p.split(`${dir}/`).join(''));
-  }
-  throw new Error('expected a ConfigError');
-}
+const writeDir = writeConfigDir;
+const load = loadConfigFiles;
+const problems = configProblems;
 
 const sequential = (name: string, input: string, output?: string) =>
   [
