@@ -48,6 +48,8 @@ export interface EnvConfig {
     store: 'memory' | 'redis' | 'dynamodb';
     leaseMs: number;
     taskTtlSeconds?: number;
+    /** src/tasks/task-cache.ts (0: no cache). */
+    taskCacheMaxBytes?: number;
     redisUrl?: string;
     dynamodb?: { table: string; endpoint?: string; region: string; createTable: boolean };
   };
@@ -119,6 +121,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       store: vars.TA_STATE_STORE,
       leaseMs: vars.TA_TASK_LEASE_MS,
       taskTtlSeconds: vars.TA_TASK_TTL_SECONDS,
+      taskCacheMaxBytes: vars.TA_TASK_CACHE_MAX_BYTES,
       redisUrl: vars.TA_REDIS_URL,
       dynamodb:
         vars.TA_STATE_STORE === 'dynamodb' || vars.TA_DYNAMODB_TABLE

@@ -15,6 +15,14 @@ export interface TaskWrite {
   expectedVersion: number;
   /** Request records to insert or replace (by `seq`), typically the one new or running request. */
   requests?: RequestRecord[];
+  /**
+   * When set (with `expectedVersion > 0`), the commit also requires the stored header's `writeId`
+   * to be exactly this, else VERSION_CONFLICT with nothing written. The task writer commits from
+   * its cached view of a task without reading it first (src/tasks/task-cache.ts): a version alone
+   * does not pin that view, since a task deleted or expired and created again under the same id
+   * climbs through the same versions; every write's writeId is unique, so it does.
+   */
+  expectedWriteId?: string;
 }
 
 /** One event of a v3 stream as the store keeps it (its id is `{seq}-{n}`). */
@@ -51,6 +59,12 @@ export abstract class StateStore {
    * a commit stores a record of any size (an answer is stored whatever the model returned).
    */
   readonly maxRequestBytes?: number;
+
+  /**
+   * True when the store lives in this process, so a read costs no round trip: the task writer then
+   * keeps no cache of what it wrote (src/tasks/task-cache.ts), which would only double the memory.
+   */
+  readonly inProcess: boolean = false;
 
   /** The task header, or undefined when missing, expired or of another tenant. */
   abstract getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined>;

@@ -26,3 +26,15 @@ export function decodeOffset(cursor: string): number {
   const n = Number(Buffer.from(cursor, 'base64url').toString());
   return Number.isInteger(n) && n >= 0 ? n : 0;
 }
+
+/**
+ * A deep copy, frozen: stored state no caller can change by mutating an object it holds. Frozen
+ * subtrees are shared, not copied (they cannot change), so re-storing a record read back is cheap.
+ */
+export function frozenCopy<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) copy[key] = frozenCopy((value as Record<string, unknown>)[key]);
+  return Object.freeze(copy) as T;
+}

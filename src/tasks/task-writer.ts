@@ -13,7 +13,9 @@ import type { Telemetry } from '../telemetry/telemetry';
 import { expirePause, pauseDue } from './lifecycle/cancel';
 import { TaskTiming } from './lifecycle/lease';
 import { Change, Transition } from './lifecycle/transition';
+import { CachedTask, TaskCache, TASK_CACHE_DEFAULTS } from './task-cache';
 import { TaskLanes } from './task-lanes';
+import { isExpired } from '../state/state-store.util';
 
 /** Which task, and (for a caller's operation) whose: checked once, here, on every read and write. */
 export interface TaskAccess {
@@ -67,6 +69,8 @@ export class TaskWriter {
   /** How long the running request's own writes wait out an unavailable store. */
   readonly persistentMs: number;
   private readonly lanes = new TaskLanes();
+  /** What this replica last wrote of each task, to commit from without reading (src/tasks/task-cache.ts). */
+  private readonly cache: TaskCache;
 
   constructor(
     private readonly store: StateStore,
@@ -76,6 +80,9 @@ export class TaskWriter {
   ) {
     this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds, clockSkewMs: store.clockSkewMs };
     this.persistentMs = Math.max(30_000, 5 * env.state.leaseMs);
+    // A store in this process is read at no cost: a second copy of it would only take memory.
+    const maxBytes = store.inProcess ? 0 : (env.state.taskCacheMaxBytes ?? TASK_CACHE_DEFAULTS.maxBytes);
+    this.cache = new TaskCache({ ...TASK_CACHE_DEFAULTS, maxBytes });
   }
 
   /**
@@ -96,7 +103,15 @@ export class TaskWriter {
   /** Creates a task (`expectedVersion: 0`) with its first request(s). */
   async create<R>(tenantId: string, change: Change<R>): Promise<Applied<R>> {
     const task = { ...change.task, writeId: randomUUID() };
-    return { task: await this.commit(tenantId, task, 0, change.requests, {}), result: change.result };
+    const key = cacheKey(tenantId, task.taskId);
+    try {
+      const stored = await this.commit(tenantId, task, 0, change.requests, {});
+      this.cache.remember(key, stored, [], change.requests);
+      return { task: stored, result: change.result };
+    } catch (err) {
+      this.cache.delete(key);
+      throw err;
+    }
   }
 
   /**
@@ -110,28 +125,55 @@ export class TaskWriter {
   private async apply<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions): Promise<Applied<R>> {
     const deadline = Date.now() + this.persistentMs;
     const conflictDeadline = Date.now() + (options.persistent ? this.persistentMs : CONFLICT_MS);
+    const key = cacheKey(access.tenantId, access.taskId);
     for (let attempt = 1, unavailable = 0; ; ) {
+      const view = this.cachedView(key, access, transition);
       let task: TaskRecord;
       let requests: RequestRecord[];
-      try {
-        task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
-        if (pauseDue(task, this.now()) && !transition.settles) {
-          task = (await this.apply(access, expirePause(this.timing), options)).task;
+      /** Every request of the task as decided on, when known: the cache's view after the commit. */
+      let all: RequestRecord[] | undefined;
+      if (view) {
+        ({ task } = view);
+        all = view.requests;
+        requests = transition.reads === 'all' ? all : named(view, transition.reads(task));
+      } else {
+        try {
+          task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
+          if (pauseDue(task, this.now()) && !transition.settles) {
+            task = (await this.apply(access, expirePause(this.timing), options)).task;
+          }
+          requests = await this.readRequests(task, transition);
+          all = transition.reads === 'all' ? requests : undefined;
+        } catch (err) {
+          if (!this.keepTrying(err, options, deadline)) throw err;
+          await sleep(backoff(unavailable++));
+          continue;
         }
-        requests = await this.readRequests(task, transition);
+      }
+      let change: ReturnType<Transition<R>['apply']>;
+      try {
+        change = transition.apply({ task, requests }, this.now());
       } catch (err) {
-        if (!this.keepTrying(err, options, deadline)) throw err;
-        await sleep(backoff(unavailable++));
+        // A refusal is answered only on what the store says, never on this replica's view alone.
+        if (!view) throw err;
+        this.cache.delete(key);
         continue;
       }
-      const change = transition.apply({ task, requests }, this.now());
-      if ('unchanged' in change) return { task, result: change.unchanged };
+      if ('unchanged' in change) {
+        // Nothing to write means no compare-and-set checks the view: decide again on a fresh read.
+        if (!view) return { task, result: change.unchanged };
+        this.cache.delete(key);
+        continue;
+      }
       const next = { ...change.task, writeId: randomUUID() };
       try {
-        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options);
+        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, view ? task.writeId : undefined);
+        if (all) this.cache.remember(key, stored, all, change.requests);
+        else this.cache.delete(key);
         this.countPause(task, stored);
         return { task: stored, result: change.result };
       } catch (err) {
+        this.cache.delete(key);
         if (err instanceof VersionConflictError && Date.now() < conflictDeadline) {
           // Another writer went first: read again and re-decide. The running request's own writes
           // (lease renewal, its final state) go again at once; callers back off exponentially with
@@ -152,12 +194,19 @@ export class TaskWriter {
    * retried with backoff: exactly one copy can apply, so a conflict after a lost answer is read
    * back, and the write counts as done when the stored task carries its writeId.
    */
-  private async commit(tenantId: string, task: TaskRecord, expectedVersion: number, requests: RequestRecord[], options: WriteOptions): Promise<TaskRecord> {
+  private async commit(
+    tenantId: string,
+    task: TaskRecord,
+    expectedVersion: number,
+    requests: RequestRecord[],
+    options: WriteOptions,
+    expectedWriteId?: string,
+  ): Promise<TaskRecord> {
     const deadline = Date.now() + (options.persistent ? this.persistentMs : AMBIGUITY_MS);
     let answerLost = false;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.store.commit(tenantId, { task, expectedVersion, requests });
+        return await this.store.commit(tenantId, { task, expectedVersion, requests, ...(expectedWriteId ? { expectedWriteId } : {}) });
       } catch (err) {
         if (err instanceof VersionConflictError && answerLost) {
           const stored = await this.readBack(tenantId, task.taskId, deadline);
@@ -184,6 +233,27 @@ export class TaskWriter {
         await sleep(backoff(attempt));
       }
     }
+  }
+
+  /**
+   * The cached view of the task when it can stand in for a read: written by this replica, live,
+   * this caller's, with no pause due (expiring one is a write of its own, decided on a fresh read).
+   */
+  private cachedView(key: string, access: TaskAccess, transition: Transition<unknown>): CachedTask | undefined {
+    const view = this.cache.get(key);
+    if (!view) return undefined;
+    const { task } = view;
+    const now = this.now();
+    const usable =
+      task.writeId !== undefined &&
+      task.deletingAt === undefined &&
+      !isExpired(task, now) &&
+      (access.agentSource === undefined || task.agent === access.agentSource) &&
+      (access.ownerId === undefined || task.ownerId === access.ownerId) &&
+      !(pauseDue(task, now) && !transition.settles);
+    if (usable) return view;
+    this.cache.delete(key);
+    return undefined;
   }
 
   private async readRequests(task: TaskRecord, transition: Transition<unknown>): Promise<RequestRecord[]> {
@@ -222,6 +292,16 @@ function checked(task: TaskRecord | undefined, access: TaskAccess): TaskRecord {
     throw new DomainError(ErrorCode.NOT_OWNER, 'This task belongs to another user');
   }
   return task;
+}
+
+function cacheKey(tenantId: string, taskId: string): string {
+  return `${tenantId}\u0000${taskId}`;
+}
+
+/** The requests a transition names, from a cached view (as readRequests reads them from the store). */
+function named(view: CachedTask, ids: (string | undefined)[]): RequestRecord[] {
+  const wanted = new Set(ids.filter((id): id is string => id !== undefined));
+  return view.requests.filter((r) => wanted.has(r.requestId));
 }
 
 function conflictBackoff(attempt: number): number {

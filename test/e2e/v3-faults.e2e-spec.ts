@@ -121,8 +121,18 @@ describe('v3 with a stored record that cannot be parsed', () => {
     expect(read.body.error_id).toEqual(expect.any(String));
     expect(t.logs().some((l) => l.error_id === read.body.error_id)).toBe(true);
 
-    const followOn = await api.say('again', { task_id: first.body.task_id });
+    // A replica commits a turn from what it wrote itself (src/tasks/task-cache.ts); another replica
+    // reads the task first and meets the corrupt record: it refuses before calling the model.
+    const replica = await startTestApp({
+      agents: { 'faulty.yaml': AGENT },
+      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' },
+      store: new RedisStateStore({ url: testRedisUrl(), keyPrefix: prefix }),
+    });
+    const followOn = await v3Client(`${replica.url}/Faulty/1`)
+      .say('again', { task_id: first.body.task_id })
+      .finally(() => replica.close());
     expect(followOn.status).toBe(500);
+    expect(followOn.body.code).toBe('STATE_CORRUPT');
     expect(llm.requests).toHaveLength(1);
     expect(await raw.hget(keys.requests(first.body.task_id), '0')).toBe('{"requestId": not json');
     expect(await raw.hlen(keys.requests(first.body.task_id))).toBe(1);

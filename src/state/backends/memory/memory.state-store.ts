@@ -1,7 +1,7 @@
 import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { VersionConflictError } from '../../state.errors';
-import { isExpired, isHidden, pageOf } from '../../state-store.util';
+import { frozenCopy, isExpired, isHidden, pageOf } from '../../state-store.util';
 
 interface TenantData {
   tasks: Map<string, TaskRecord>;
@@ -35,6 +35,7 @@ const SWEEP_SLICE_SIZE = 2000;
  * without a request and no tick holds the event loop for long.
  */
 export class MemoryStateStore extends StateStore {
+  override readonly inProcess: boolean = true;
   private readonly tenants = new Map<string, TenantData>();
   /** `${tenantId}\u0000${taskId}` → the stream log of the task's latest streamed request. */
   private readonly streams = new Map<string, { seq: number; events: StreamEvent[] }>();
@@ -136,7 +137,9 @@ export class MemoryStateStore extends StateStore {
     const current = t.tasks.get(taskId);
     const live = current && !isExpired(current) ? current : undefined;
     const actual = live?.version ?? 0;
-    if (actual !== write.expectedVersion) throw new VersionConflictError(taskId, write.expectedVersion, actual);
+    if (actual !== write.expectedVersion || (write.expectedWriteId !== undefined && live?.writeId !== write.expectedWriteId)) {
+      throw new VersionConflictError(taskId, write.expectedVersion, actual);
+    }
 
     const stored: TaskRecord = frozenCopy({ ...write.task, tenantId, version: write.expectedVersion + 1 });
     if (!live) {
@@ -255,17 +258,4 @@ export class MemoryStateStore extends StateStore {
     if (left.length) t.sessions.set(key, left);
     else t.sessions.delete(key);
   }
-}
-
-/**
- * A deep copy, frozen as it is built. Records are plain JSON-shaped data (objects, arrays, strings,
- * numbers, booleans), so one recursive pass does what structuredClone plus a freeze pass did, at a
- * fraction of the cost on the write path. A value already frozen is stored data and is shared.
- */
-function frozenCopy<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) copy[key] = frozenCopy((value as Record<string, unknown>)[key]);
-  return Object.freeze(copy) as T;
 }

@@ -9,8 +9,10 @@
  *       per request written (same order as the ARGV groups).
  * ARGV: 1 expected version, 2 now (ms), 3 expiresAt (ms or ''), 4 header JSON (already carrying the
  *       new version), 5 task id (session member), 6 request-index key prefix, 7 candidate TTL horizon
- *       (ms or ''; see ttl-horizon.util.ts), 8 the owner's sessions zset, 9 session id (its member), then per request: seq, encoded request id, record JSON,
- *       request-index JSON.
+ *       (ms or ''; see ttl-horizon.util.ts), 8 the owner's sessions zset, 9 session id (its member),
+ *       10 the header's writeId to require (TaskWrite.expectedWriteId, or ''), 11 the new header's
+ *       writeId (kept in field `w` for the next such check, or ''), then per request: seq, encoded
+ *       request id, record JSON, request-index JSON.
  *
  * Keys not declared in KEYS (old request-index keys, dropped or re-expired) share the tenant's hash
  * tag, so they live in the same cluster slot as the declared ones.
@@ -28,7 +30,7 @@ for i = 1, #KEYS do
   if t ~= 'none' and t ~= (kinds[i] or 'string') then return { 'corrupt', KEYS[i] } end
 end
 
-local cur = redis.call('HMGET', KEYS[1], 'v', 'exp', 'ttl')
+local cur = redis.call('HMGET', KEYS[1], 'v', 'exp', 'ttl', 'w')
 local actual, live = 0, false
 if cur[1] then
   local v = tonumber(cur[1])
@@ -38,6 +40,7 @@ if cur[1] then
   if not e or e > now then actual, live = v, true end
 end
 if actual ~= expected then return { 'conflict', actual } end
+if ARGV[10] ~= '' and cur[4] ~= ARGV[10] then return { 'conflict', actual } end
 
 local oldHorizon = (live and cur[3]) or ''
 local horizon = ''
@@ -58,9 +61,9 @@ if not live then
   redis.call('ZADD', ARGV[8], 0, ARGV[9])
 end
 
-redis.call('HSET', KEYS[1], 'v', expected + 1, 'exp', exp, 'ttl', horizon, 'data', json)
+redis.call('HSET', KEYS[1], 'v', expected + 1, 'exp', exp, 'ttl', horizon, 'w', ARGV[11], 'data', json)
 for i = 1, #KEYS - 4 do
-  local a = 9 + (i - 1) * 4
+  local a = 11 + (i - 1) * 4
   redis.call('HSET', KEYS[2], ARGV[a + 1], ARGV[a + 3])
   redis.call('SADD', KEYS[3], ARGV[a + 2])
   redis.call('SET', KEYS[4 + i], ARGV[a + 4])

@@ -266,6 +266,8 @@ export class RedisStateStore extends StateStore {
       exp === undefined ? '' : ttlHorizon(exp, now),
       k.ownerSessions(stored.ownerId),
       stored.sessionId,
+      write.expectedWriteId ?? '',
+      stored.writeId ?? '',
       ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
     ];
     const sentAt = Date.now();
