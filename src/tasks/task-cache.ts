@@ -1,5 +1,6 @@
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { frozenCopy } from '../state/state-store.util';
+import { withRecords } from './lifecycle/transition';
 
 /** A task as this replica last wrote it: the header and every request, in `seq` order. */
 export interface CachedTask {
@@ -77,20 +78,18 @@ export class TaskCache {
     const held = this.entries.get(key);
     // A late answer of an older write must not replace a newer view.
     if (held && held.task.version > task.version) return;
-    const bySeq = new Map<number, RequestRecord>();
-    // Frozen records (the cached view's own) are kept as they are; records read from the store are copied once.
-    for (const r of base) bySeq.set(r.seq, frozenCopy(r));
-    let bytes = held && held.requests === base ? held.bytes : sizeOf([...bySeq.values()]);
-    for (const r of written) {
-      const old = bySeq.get(r.seq);
-      const fresh = frozenCopy({ ...r, tenantId: task.tenantId });
-      if (old) bytes -= sizeOf([old]);
-      bytes += sizeOf([fresh]);
-      bySeq.set(r.seq, fresh);
+    // The cached view's own records are frozen and kept as they are; records read from the store are copied once.
+    const fromView = held !== undefined && held.requests === base;
+    const requests = fromView ? base.slice() : base.map(frozenCopy);
+    let bytes = fromView ? held.bytes : sizeOf(requests);
+    const fresh = written.map((r) => frozenCopy({ ...r, tenantId: task.tenantId }));
+    for (const r of fresh) {
+      const replaced = recordOfSeq(requests, r.seq);
+      bytes += sizeOf([r]) - (replaced ? sizeOf([replaced]) : 0);
     }
+    withRecords(requests, fresh);
     this.delete(key);
     if (bytes > this.limits.maxBytes) return;
-    const requests = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
     this.entries.set(key, { task: frozenCopy(task), requests, bytes, usedAt: Date.now() });
     this.bytes += bytes;
     this.evict();
@@ -109,6 +108,13 @@ export class TaskCache {
       this.delete(key);
     }
   }
+}
+
+/** The record of `seq` among records in `seq` order (at index `seq` unless some are missing). */
+function recordOfSeq(records: RequestRecord[], seq: number): RequestRecord | undefined {
+  if (records[seq]?.seq === seq) return records[seq];
+  if ((records.at(-1)?.seq ?? -1) < seq) return undefined;
+  return records.find((x) => x.seq === seq);
 }
 
 const sizes = new WeakMap<object, number>();

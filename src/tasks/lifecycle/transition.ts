@@ -42,9 +42,30 @@ export function findRequest(state: TaskState, requestId: string | undefined): Re
 
 /** The requests as they will be after `writes` (by seq), for the conversation of a request that runs next. */
 export function requestsAfter(requests: RequestRecord[], writes: RequestRecord[]): RequestRecord[] {
-  const bySeq = new Map(requests.map((r) => [r.seq, r]));
-  for (const w of writes) bySeq.set(w.seq, w);
-  return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  return withRecords(requests.slice(), writes);
+}
+
+/** Puts each record in its `seq`'s place (replacing, or inserted in order) in `records`, which are in `seq` order; returns them. */
+export function withRecords(records: RequestRecord[], writes: RequestRecord[]): RequestRecord[] {
+  for (const w of writes) {
+    const at = indexOfSeq(records, w.seq);
+    if (records[at]?.seq === w.seq) records[at] = w;
+    else records.splice(at, 0, w);
+  }
+  return records;
+}
+
+/** Where `seq` is, or goes, in records in `seq` order (seqs run from 0: usually at index `seq`, or at the end). */
+function indexOfSeq(records: RequestRecord[], seq: number): number {
+  if (records[seq]?.seq === seq) return seq;
+  let lo = 0;
+  let hi = records.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (records[mid]!.seq < seq) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** A request ended without completing, with why. */
