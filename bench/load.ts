@@ -37,8 +37,8 @@ export function percentiles(values: number[]): { p50: number; p95: number; p99: 
   return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
-export async function postJson<T>(url: string, body: unknown): Promise<T> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+export async function postJson<T>(url: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const text = await r.text();
   if (!r.ok) throw new Error(`${url} answered ${r.status}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as T;

@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import { Measured } from './measure';
 import { ROUND_TRIPS } from './store-counters';
-import { median, Round, Sizes, TARGETS } from './rounds';
+import { ENTRA_TARGETS, median, Round, Sizes, Target, TARGETS } from './rounds';
 
 /** Everything measured for one state store. */
 export interface StoreReport {
@@ -13,6 +13,8 @@ export interface StoreReport {
   rounds: Round[];
   /** Store requests per plain v3 turn (undefined for the memory store). */
   perTurn?: { first: Record<string, number>; followOn: Record<string, number> };
+  /** With the Entra variant: the requests its server made to the identity provider over the whole run. */
+  entraIdp?: { metadata: number; jwks: number };
 }
 
 export interface BaselineFigures {
@@ -33,6 +35,14 @@ export function formatReport(sizes: Sizes, baseline: BaselineFigures, stores: St
       `then ${sizes.historySamples} follow-ons one at a time on a conversation of ${sizes.historyTurns} turns (growing by ${sizes.historySamples} a round). ` +
       `CPU = the server process's user + sys time from /proc/<pid>/stat over the phase ÷ turns.`,
   );
+  const withEntra = stores.filter((s) => s.rounds[0]?.entra).map((s) => s.store);
+  if (withEntra.length) {
+    out.push(
+      '',
+      `With Entra auth (${withEntra.join(', ')}; BENCH_ENTRA): ours again, a third neighbour in each phase (baseline, ours, ours with Entra auth; the last two swapped every other round), with TA_AUTH_MODE=entra against a local OpenID issuer ` +
+        '(discovery + JWKS, RS256 access tokens shaped like Entra v2.0 ones, a few minted once for one user and sent in turn); its keys are fetched on the first request and cached, so this is the per-request token check.',
+    );
+  }
   for (const s of stores) out.push('', ...storeSection(s));
   out.push('', ...startupSection(baseline, stores, storedTurns));
   out.push('', ...roundTripSection(stores));
@@ -45,11 +55,12 @@ function storeSection(s: StoreReport): string[] {
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const row = (label: string, who: string, c1: Measured, c16: Measured, h: Measured) =>
     `| ${label} | ${who} | ${f(c1.throughput, 0)} | ${f(c1.p50, 2)} | ${f(c1.p95, 2)} | ${f(c1.cpuMsPerTurn, 2)} | ${f(c16.throughput, 0)} | ${f(c16.p50, 2)} | ${f(c16.p95, 2)} | ${f(c16.cpuMsPerTurn, 2)} | ${f(h.p50, 2)} | ${f(h.p95, 2)} | ${f(h.cpuMsPerTurn, 2)} |`;
+  const who = (r: Round) => (['baseline', 'ours', 'entra'] as const).filter((w) => r[w]);
+  const label = { baseline: 'baseline', ours: 'ours', entra: 'ours, Entra auth' } as const;
   s.rounds.forEach((r, i) => {
-    lines.push(row(String(i + 1), 'baseline', r.baseline.c1, r.baseline.c16, r.baseline.history));
-    lines.push(row(String(i + 1), 'ours', r.ours.c1, r.ours.c16, r.ours.history));
+    for (const w of who(r)) lines.push(row(String(i + 1), label[w], r[w]!.c1, r[w]!.c16, r[w]!.history));
   });
-  for (const who of ['baseline', 'ours'] as const) {
+  for (const w of who(s.rounds[0]!)) {
     const m = (pick: (r: Round) => Measured, key: keyof Measured) => median(s.rounds.map((r) => pick(r)[key] as number));
     const med = (pick: (r: Round) => Measured): Measured => ({
       requests: 0,
@@ -60,13 +71,22 @@ function storeSection(s: StoreReport): string[] {
       p99: m(pick, 'p99'),
       cpuMsPerTurn: m(pick, 'cpuMsPerTurn'),
     });
-    lines.push(row('median', who, med((r) => r[who].c1), med((r) => r[who].c16), med((r) => r[who].history)));
+    lines.push(row('median', label[w], med((r) => r[w]!.c1), med((r) => r[w]!.c16), med((r) => r[w]!.history)));
   }
-  lines.push('');
-  lines.push(`| target (ours ÷ baseline, neighbours) | ${s.rounds.map((_, i) => `round ${i + 1}`).join(' | ')} | median | limit | |`);
-  lines.push(`|---|${s.rounds.map(() => '---|').join('')}---|---|---|`);
-  for (const t of TARGETS) {
-    const ratios = s.rounds.map(t.ratio);
+  lines.push('', ...targetTable('target (ours ÷ baseline, neighbours)', TARGETS, s.rounds));
+  if (s.rounds[0]!.entra) {
+    lines.push('', ...targetTable('target (ours with Entra auth ÷ ours with dev auth, neighbours)', ENTRA_TARGETS, s.rounds));
+    const idp = s.entraIdp;
+    if (idp) lines.push('', `Identity provider requests by the Entra server over the whole run: metadata ${idp.metadata}, keys ${idp.jwks} (cached after the first request).`);
+  }
+  return lines;
+}
+
+function targetTable(title: string, targets: Target[], rounds: Round[]): string[] {
+  const lines = [`| ${title} | ${rounds.map((_, i) => `round ${i + 1}`).join(' | ')} | median | limit | |`];
+  lines.push(`|---|${rounds.map(() => '---|').join('')}---|---|---|`);
+  for (const t of targets) {
+    const ratios = rounds.map(t.ratio);
     const med = median(ratios);
     const met = t.atLeast ? med >= t.limit : med <= t.limit;
     lines.push(`| ${t.label} | ${ratios.map((r) => `${f(r, 2)}×`).join(' | ')} | **${f(med, 2)}×** | ${t.atLeast ? '≥' : '≤'} ${t.limit}× | ${met ? 'met' : 'NOT met'} |`);

@@ -4,6 +4,9 @@
  * server, measured as neighbours in the same run; start-up time, idle memory, and the state
  * store's round trips per turn. Prints a Markdown report; it asserts nothing (this is not a test).
  *
+ * On the stores BENCH_ENTRA names (default `memory`; `0` for none) our server is measured a second
+ * time with Entra ID auth against a local OpenID issuer, as a third neighbour (bench/entra-auth.ts).
+ *
  * With BENCH_CPU_PROF=<dir> it profiles instead (bench/profile.ts).
  */
 import { join } from 'node:path';
@@ -11,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnWithPort, Proc } from './processes';
 import { alternatingRounds, median, Sizes } from './rounds';
 import { BaselineFigures, formatReport, StoreReport } from './report';
+import { startEntraAuth } from './entra-auth';
 import { runLoad } from './load';
 import { startBenchStores, StoreEnv } from './stores';
 import { perTurn } from './store-counters';
@@ -30,6 +34,8 @@ const STORED_TURNS = Number(process.env.BENCH_STORED_TURNS ?? 0);
 const SPAWNS = Number(process.env.BENCH_SPAWNS ?? 3);
 /** Turns per phase when counting store round trips. */
 const COUNT_TURNS = Number(process.env.BENCH_COUNT_TURNS ?? 50);
+/** Stores on which ours is also measured with Entra auth (`0`: none). */
+const ENTRA_STORES = new Set((process.env.BENCH_ENTRA ?? 'memory').split(','));
 
 /** RSS 1.5 s after start, then idle: after 10 turns and 2 s of rest. */
 async function memoryAtRest(subject: Subject): Promise<{ rssAtStart: number; rssIdle: number }> {
@@ -60,7 +66,7 @@ async function rssAfterStoredTurns(subject: Subject): Promise<number> {
 async function countRoundTrips(storeEnv: StoreEnv, modelUrl: string): Promise<StoreReport['perTurn']> {
   if (!storeEnv.counting) return undefined;
   const { counter, env } = await storeEnv.counting();
-  const ours = await startOurs(storeEnv, modelUrl, [], env);
+  const ours = await startOurs(storeEnv, modelUrl, { env });
   try {
     await runLoad(ours.turn, 1, 10); // once-only work (script loading, first connections) stays out
     const ids: string[] = [];
@@ -95,14 +101,22 @@ async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: str
   const perTurnCounts = await countRoundTrips(storeEnv, modelUrl);
   const spawnToReadyMs = await spawnToReady(storeEnv, modelUrl);
   const ours = await startOurs(storeEnv, modelUrl);
+  const entraAuth = ENTRA_STORES.has(storeEnv.name) ? await startEntraAuth() : undefined;
+  let entra: Subject | undefined;
   try {
     const memory = await memoryAtRest(ours);
     await runLoad(ours.turn, 4, 200); // warm-up (JIT, connection pools)
-    const rounds = await alternatingRounds(baseline, ours, SIZES);
+    if (entraAuth) {
+      entra = await startOurs(storeEnv, modelUrl, { auth: entraAuth });
+      await runLoad(entra.turn, 4, 200); // and the identity provider's metadata and keys, fetched once
+    }
+    const rounds = await alternatingRounds(baseline, ours, SIZES, entra);
     const rssAfterStored = STORED_TURNS ? await rssAfterStoredTurns(ours) : undefined;
-    return { store: storeEnv.name, spawnToReadyMs, ...memory, rssAfterStored, rounds, perTurn: perTurnCounts };
+    const entraIdp = entraAuth?.idpRequests();
+    return { store: storeEnv.name, spawnToReadyMs, ...memory, rssAfterStored, rounds, perTurn: perTurnCounts, entraIdp };
   } finally {
-    await ours.proc.stop();
+    await Promise.all([ours.proc.stop(), entra?.proc.stop()]);
+    await entraAuth?.stop();
   }
 }
 

@@ -1,20 +1,34 @@
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { postJson, Turn } from './load';
 import { freePort } from '../test/support/services';
+import { BenchAuth } from './entra-auth';
 import { Proc, spawnServer, spawnWithPort } from './processes';
 import { StoreEnv } from './stores';
 
-/** The two servers the benchmark compares: ours (per state store) and the bare baseline. */
+/** The servers the benchmark compares: ours (per state store, dev or Entra auth) and the bare baseline. */
 export interface Subject {
   name: string;
+  /** Where a turn is posted. */
+  url: string;
   turn: Turn<string>;
   proc: Proc;
 }
 
-const ROOT = join(__dirname, '..', '..');
+export interface OursOptions {
+  /** Node flags before the script (--cpu-prof …). */
+  nodeArgs?: string[];
+  /** Replaces the store's env (a counting endpoint). */
+  env?: Record<string, string>;
+  /** Entra ID instead of dev auth: its env on top, its headers on every turn. */
+  auth?: BenchAuth;
+}
 
-/** Our server as shipped for dev: dev auth, telemetry, validation and info logging on. */
-export async function startOurs(storeEnv: StoreEnv, modelUrl: string, nodeArgs: string[] = [], env: Record<string, string> = storeEnv.env): Promise<Subject> {
+/** The repository: two up from dist-bench/bench (npm run bench), one up from bench/ (the tests, from source). */
+const ROOT = resolve(__dirname, basename(resolve(__dirname, '..')) === 'dist-bench' ? '../..' : '..');
+
+/** Our server as shipped for dev: dev auth (unless `auth` says otherwise), telemetry, validation and info logging on. */
+export async function startOurs(storeEnv: StoreEnv, modelUrl: string, options: OursOptions = {}): Promise<Subject> {
+  const { nodeArgs = [], env = storeEnv.env, auth } = options;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}/Bench/1`;
   const proc = await spawnServer(
@@ -26,15 +40,18 @@ export async function startOurs(storeEnv: StoreEnv, modelUrl: string, nodeArgs: 
       TA_API_KEY: 'bench',
       TA_LOG_LEVEL: 'info',
       ...env,
+      ...auth?.env,
     },
     `${base}/health/live`,
     nodeArgs,
   );
   const item = [{ content_type: 'text', content: 'hello' }];
   return {
-    name: `ours (${storeEnv.name})`,
+    name: `ours (${storeEnv.name}${auth ? `, ${auth.name}` : ''})`,
+    url: base,
     proc,
-    turn: async (taskId) => (await postJson<{ task_id: string }>(base, taskId ? { task_id: taskId, items: item } : { items: item })).task_id,
+    turn: async (taskId) =>
+      (await postJson<{ task_id: string }>(base, taskId ? { task_id: taskId, items: item } : { items: item }, auth?.headers())).task_id,
   };
 }
 
@@ -43,6 +60,7 @@ export async function startBaseline(modelUrl: string): Promise<Subject> {
   const url = `http://127.0.0.1:${proc.port}/turn`;
   return {
     name: 'baseline',
+    url,
     proc,
     turn: async (id) => (await postJson<{ conversation_id: string }>(url, { conversation_id: id, text: 'hello' })).conversation_id,
   };

@@ -3,6 +3,7 @@ import { invalidToken, withRefusedTenant } from './entra-errors';
 import { expectedIssuers, GUID } from './entra-issuers';
 import type { EntraOptions } from './entra.options';
 import type { SigningKeySource } from './jwks-cache';
+import { ValidatedToken, ValidatedTokenCache } from './validated-token.cache';
 
 /** What a valid Entra ID access token says about its caller. */
 export interface EntraIdentity {
@@ -28,18 +29,45 @@ const REQUIRED_CLAIMS = ['exp', 'iss', 'aud', 'tid', 'oid'] as const;
  * 401 with a fixed reason; an unreachable identity provider surfaces as 503 from the key source.
  * Authorization (scopes and roles) is a separate step (access-check.ts), so that a valid token
  * without the right scope is a 403, not a 401.
+ *
+ * A token that passed is remembered (ValidatedTokenCache) until it would expire, and answered from
+ * there while the key that verified it is still the provider's: the same token, the same
+ * configuration and the same key would pass every check again, so only the signature check's cost
+ * is saved, never a check.
  */
 export class EntraTokenValidator {
   private readonly allowedTenants: Set<string>;
+  private readonly cache: ValidatedTokenCache;
+  private readonly now: () => number;
 
   constructor(
     private readonly options: EntraOptions,
     private readonly keys: SigningKeySource,
+    deps: { cache?: ValidatedTokenCache; now?: () => number } = {},
   ) {
     this.allowedTenants = new Set(options.allowedTenants.map((t) => t.toLowerCase()));
+    this.cache = deps.cache ?? new ValidatedTokenCache();
+    this.now = deps.now ?? Date.now;
   }
 
   async validate(token: string): Promise<EntraIdentity> {
+    const now = this.now();
+    const cached = this.cache.get(token, now);
+    if (cached) {
+      // The key lookup also runs the key set's periodic refresh; a refreshed or retired key is a
+      // different object or a refusal, and the token is then verified (or refused) afresh.
+      const key = await this.keys.getKey(cached.kid).catch((err: unknown) => {
+        this.cache.delete(token);
+        throw err;
+      });
+      if (key === cached.key) return cached.identity;
+    }
+    const validated = await this.verify(token, now);
+    this.cache.set(token, validated);
+    return validated.identity;
+  }
+
+  private async verify(token: string, now: number): Promise<ValidatedToken> {
     // The header is checked before any key lookup, so malformed or alg-confused tokens never
     // cause traffic to the identity provider.
     const header = decodeHeader(token);
@@ -53,13 +81,20 @@ export class EntraTokenValidator {
         algorithms: ['RS256'],
         audience: this.options.audiences,
         clockTolerance: this.options.clockSkewSeconds,
+        currentDate: new Date(now),
         requiredClaims: [...REQUIRED_CLAIMS],
       }));
     } catch (err) {
       if (err instanceof errors.JOSEError) throw invalidToken(reasonFor(err));
       throw err;
     }
+    const identity = this.identityOf(payload);
+    // jose refuses from exp + tolerance on (exp is a required, numeric claim here).
+    return { identity, kid: header.kid, key, acceptedUntilMs: (payload.exp! + this.options.clockSkewSeconds) * 1000 };
+  }
 
+  /** The checks after the signature, on claims Entra ID signed. */
+  private identityOf(payload: JWTPayload): EntraIdentity {
     const tid = guidClaim(payload, 'tid');
     // Signed by Entra ID for this tenant: a refusal from here on is recorded with the tenant (audit).
     try {
@@ -72,7 +107,8 @@ export class EntraTokenValidator {
       const scp = payload.scp;
       const kind = tokenKind(payload, oid);
       const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is string => typeof r === 'string') : [];
-      return {
+      // Frozen: one identity answers every request that sends this token (ValidatedTokenCache).
+      return deepFrozen({
         tenantId: tid,
         objectId: oid,
         tokenVersion: payload.ver === '1.0' ? '1.0' : '2.0',
@@ -80,7 +116,7 @@ export class EntraTokenValidator {
         scopes: typeof scp === 'string' ? scp.split(' ').filter(Boolean) : [],
         roles,
         clientAppId: stringClaim(payload.azp) ?? stringClaim(payload.appid),
-      };
+      });
     } catch (err) {
       throw withRefusedTenant(err, tid);
     }
@@ -116,6 +152,12 @@ function guidClaim(payload: JWTPayload, name: 'tid' | 'oid'): string {
   const value = payload[name];
   if (typeof value !== 'string' || !GUID.test(value)) throw invalidToken(`the ${name} claim is not an Entra ID GUID`);
   return value.toLowerCase();
+}
+
+function deepFrozen(identity: EntraIdentity): EntraIdentity {
+  Object.freeze(identity.scopes);
+  Object.freeze(identity.roles);
+  return Object.freeze(identity);
 }
 
 const stringClaim = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
