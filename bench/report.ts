@@ -1,7 +1,13 @@
 import { cpus } from 'node:os';
 import { Measured } from './measure';
 import { ROUND_TRIPS } from './store-counters';
-import { ENTRA_TARGETS, median, Round, Sizes, Target, TARGETS } from './rounds';
+import { ENTRA_TARGETS, median, Ratio, Round, SAME_STORE_RATIOS, Sizes, Target, TARGETS } from './rounds';
+
+/** Store requests per turn, averaged: on first turns and on follow-ons, by counter (see store-counters.ts). */
+export interface PerTurnCounts {
+  first: Record<string, number>;
+  followOn: Record<string, number>;
+}
 
 /** Everything measured for one state store. */
 export interface StoreReport {
@@ -12,7 +18,9 @@ export interface StoreReport {
   rssAfterStored?: number;
   rounds: Round[];
   /** Store requests per plain v3 turn (undefined for the memory store). */
-  perTurn?: { first: Record<string, number>; followOn: Record<string, number> };
+  perTurn?: PerTurnCounts;
+  /** The same-store baseline's store requests per turn. */
+  sameStorePerTurn?: PerTurnCounts;
   /** With the Entra variant: the requests its server made to the identity provider over the whole run. */
   entraIdp?: { metadata: number; jwks: number };
 }
@@ -43,6 +51,15 @@ export function formatReport(sizes: Sizes, baseline: BaselineFigures, stores: St
         '(discovery + JWKS, RS256 access tokens shaped like Entra v2.0 ones, a few minted once for one user and sent in turn); its keys are fetched on the first request and cached, so this is the per-request token check.',
     );
   }
+  const withSameStore = stores.filter((s) => s.rounds[0]?.sameStore).map((s) => s.store);
+  if (withSameStore.length) {
+    out.push(
+      '',
+      `Same-store baseline (${withSameStore.join(', ')}): the same bare node:http server keeping each conversation's history in that store with the least a stateful turn needs ` +
+        '(Redis: one GET and one SET of the history JSON, ioredis; DynamoDB: one consistent GetItem and one PutItem of an item holding it, AWS SDK v3 DocumentClient, a table of its own), ' +
+        'on the same Redis / DynamoDB Local, the last neighbour in each phase. Ours ÷ it leaves out what any server pays for that store (socket round trips, request signing): information, no limit; the targets stay ours ÷ the Map baseline.',
+    );
+  }
   for (const s of stores) out.push('', ...storeSection(s));
   out.push('', ...startupSection(baseline, stores, storedTurns));
   out.push('', ...roundTripSection(stores));
@@ -55,8 +72,8 @@ function storeSection(s: StoreReport): string[] {
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const row = (label: string, who: string, c1: Measured, c16: Measured, h: Measured) =>
     `| ${label} | ${who} | ${f(c1.throughput, 0)} | ${f(c1.p50, 2)} | ${f(c1.p95, 2)} | ${f(c1.cpuMsPerTurn, 2)} | ${f(c16.throughput, 0)} | ${f(c16.p50, 2)} | ${f(c16.p95, 2)} | ${f(c16.cpuMsPerTurn, 2)} | ${f(h.p50, 2)} | ${f(h.p95, 2)} | ${f(h.cpuMsPerTurn, 2)} |`;
-  const who = (r: Round) => (['baseline', 'ours', 'entra'] as const).filter((w) => r[w]);
-  const label = { baseline: 'baseline', ours: 'ours', entra: 'ours, Entra auth' } as const;
+  const who = (r: Round) => (['baseline', 'ours', 'entra', 'sameStore'] as const).filter((w) => r[w]);
+  const label = { baseline: 'baseline', ours: 'ours', entra: 'ours, Entra auth', sameStore: 'same-store baseline' } as const;
   s.rounds.forEach((r, i) => {
     for (const w of who(r)) lines.push(row(String(i + 1), label[w], r[w]!.c1, r[w]!.c16, r[w]!.history));
   });
@@ -73,23 +90,30 @@ function storeSection(s: StoreReport): string[] {
     });
     lines.push(row('median', label[w], med((r) => r[w]!.c1), med((r) => r[w]!.c16), med((r) => r[w]!.history)));
   }
-  lines.push('', ...targetTable('target (ours ÷ baseline, neighbours)', TARGETS, s.rounds));
+  lines.push('', ...ratioTable('target (ours ÷ baseline, neighbours)', TARGETS, s.rounds));
   if (s.rounds[0]!.entra) {
-    lines.push('', ...targetTable('target (ours with Entra auth ÷ ours with dev auth, neighbours)', ENTRA_TARGETS, s.rounds));
+    lines.push('', ...ratioTable('target (ours with Entra auth ÷ ours with dev auth, neighbours)', ENTRA_TARGETS, s.rounds));
     const idp = s.entraIdp;
     if (idp) lines.push('', `Identity provider requests by the Entra server over the whole run: metadata ${idp.metadata}, keys ${idp.jwks} (cached after the first request).`);
   }
+  if (s.rounds[0]!.sameStore) lines.push('', ...ratioTable(`information (ours ÷ same-store baseline, neighbours; no limit)`, SAME_STORE_RATIOS, s.rounds));
   return lines;
 }
 
-function targetTable(title: string, targets: Target[], rounds: Round[]): string[] {
-  const lines = [`| ${title} | ${rounds.map((_, i) => `round ${i + 1}`).join(' | ')} | median | limit | |`];
-  lines.push(`|---|${rounds.map(() => '---|').join('')}---|---|---|`);
-  for (const t of targets) {
-    const ratios = rounds.map(t.ratio);
-    const med = median(ratios);
-    const met = t.atLeast ? med >= t.limit : med <= t.limit;
-    lines.push(`| ${t.label} | ${ratios.map((r) => `${f(r, 2)}×`).join(' | ')} | **${f(med, 2)}×** | ${t.atLeast ? '≥' : '≤'} ${t.limit}× | ${met ? 'met' : 'NOT met'} |`);
+/** Ratios per round and their median; with limits (targets) a limit column and whether the median meets it. */
+function ratioTable(title: string, ratios: (Ratio | Target)[], rounds: Round[]): string[] {
+  const limited = ratios.some((t) => 'limit' in t);
+  const lines = [`| ${title} | ${rounds.map((_, i) => `round ${i + 1}`).join(' | ')} | median |${limited ? ' limit | |' : ''}`];
+  lines.push(`|---|${rounds.map(() => '---|').join('')}---|${limited ? '---|---|' : ''}`);
+  for (const t of ratios) {
+    const values = rounds.map(t.ratio);
+    const med = median(values);
+    let limit = '';
+    if ('limit' in t) {
+      const met = t.atLeast ? med >= t.limit : med <= t.limit;
+      limit = ` ${t.atLeast ? '≥' : '≤'} ${t.limit}× | ${met ? 'met' : 'NOT met'} |`;
+    }
+    lines.push(`| ${t.label} | ${values.map((r) => `${f(r, 2)}×`).join(' | ')} | **${f(med, 2)}×** |${limit}`);
   }
   return lines;
 }
@@ -116,17 +140,21 @@ function roundTripSection(stores: StoreReport[]): string[] {
     'Counted from outside the server over K turns one at a time (a first turn each on K new tasks, then one follow-on on each), ÷ K, on a separate server instance. ' +
       'Redis: round trips = INFO stats total_reads_processed (one read per pipeline / MULTI block / command sent alone); commands from MONITOR: those the server sent ' +
       '(a MULTI block\'s one by one beside MULTI and EXEC) and, as lua:…, those its scripts ran. ' +
-      'DynamoDB: HTTP requests through a counting proxy in front of DynamoDB Local, by X-Amz-Target (targets: Redis ≤ 2 round trips, DynamoDB ≤ 3 calls).',
+      'DynamoDB: HTTP requests through a counting proxy in front of DynamoDB Local, by X-Amz-Target (targets: Redis ≤ 2 round trips, DynamoDB ≤ 3 calls). ' +
+      'The same-store baseline counted alike, for comparison (its floor: one read and one write).',
   );
   lines.push('');
-  lines.push('| store | turn | round trips | commands sent | commands run by scripts | by command / operation |');
-  lines.push('|---|---|---|---|---|---|');
+  lines.push('| store | subject | turn | round trips | commands sent | commands run by scripts | by command / operation |');
+  lines.push('|---|---|---|---|---|---|---|');
   for (const s of counted) {
-    for (const [turn, counts] of [['first', s.perTurn!.first], ['follow-on', s.perTurn!.followOn]] as const) {
-      const entries = Object.entries(counts).filter(([k]) => k !== ROUND_TRIPS);
-      const sum = (lua: boolean) => entries.filter(([k]) => k.startsWith('lua:') === lua).reduce((n, [, v]) => n + v, 0);
-      const parts = entries.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f(v, 2)}`);
-      lines.push(`| ${s.store} | ${turn} | **${f(counts[ROUND_TRIPS] ?? 0, 2)}** | ${f(sum(false), 2)} | ${f(sum(true), 2)} | ${parts.join(', ')} |`);
+    for (const [who, perTurn] of [['ours', s.perTurn], ['same-store baseline', s.sameStorePerTurn]] as const) {
+      if (!perTurn) continue;
+      for (const [turn, counts] of [['first', perTurn.first], ['follow-on', perTurn.followOn]] as const) {
+        const entries = Object.entries(counts).filter(([k]) => k !== ROUND_TRIPS);
+        const sum = (lua: boolean) => entries.filter(([k]) => k.startsWith('lua:') === lua).reduce((n, [, v]) => n + v, 0);
+        const parts = entries.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f(v, 2)}`);
+        lines.push(`| ${s.store} | ${who} | ${turn} | **${f(counts[ROUND_TRIPS] ?? 0, 2)}** | ${f(sum(false), 2)} | ${f(sum(true), 2)} | ${parts.join(', ')} |`);
+      }
     }
   }
   return lines;

@@ -21,6 +21,14 @@ export interface Round {
   ours: Cells;
   /** Ours again with Entra ID auth (cached keys), when measured (see ENTRA_TARGETS). */
   entra?: Cells;
+  /** The same-store baseline (histories in this Redis / DynamoDB; see SAME_STORE_RATIOS). */
+  sameStore?: Cells;
+}
+
+/** The neighbours of a round besides the Map baseline and ours. */
+export interface Neighbours {
+  entra?: Subject;
+  sameStore?: Subject;
 }
 
 /**
@@ -28,10 +36,16 @@ export interface Round {
  * …, all running): a shared 2-core machine drifts between minutes, so only ratios of neighbours
  * are compared. With `entra` (our server again, with Entra ID auth), each phase runs baseline,
  * ours, ours with Entra (the last two swapped every other round), so that Entra ÷ dev is a ratio of
- * neighbours too. The long conversations are built once and grow alike, by the samples of each round.
+ * neighbours too; with `sameStore` (the baseline keeping histories in the store ours uses) it runs
+ * last in each phase, so ours ÷ same-store baseline is one too. The long conversations are built
+ * once and grow alike, by the samples of each round.
  */
-export async function alternatingRounds(baseline: Subject, ours: Subject, sizes: Sizes, entra?: Subject): Promise<Round[]> {
-  const subjects = entra ? [baseline, ours, entra] : [baseline, ours];
+export async function alternatingRounds(baseline: Subject, ours: Subject, sizes: Sizes, neighbours: Neighbours = {}): Promise<Round[]> {
+  const { entra, sameStore } = neighbours;
+  const named: [keyof Round, Subject | undefined][] = [['baseline', baseline], ['ours', ours], ['entra', entra], ['sameStore', sameStore]];
+  const present = named.filter((n): n is [keyof Round, Subject] => n[1] !== undefined);
+  const keys = present.map(([key]) => key);
+  const subjects = present.map(([, s]) => s);
   const long: string[] = [];
   for (const s of subjects) long.push(await conversationOf(s, sizes.historyTurns));
   const rounds: Round[] = [];
@@ -39,7 +53,8 @@ export async function alternatingRounds(baseline: Subject, ours: Subject, sizes:
     process.stderr.write(`  round ${round}/${sizes.rounds}\n`);
     // Ours and ours with Entra swap places every other round, so neither is always the one that
     // runs right after the other's load (a busy machine's drift would otherwise favour one).
-    const order = entra && round % 2 === 0 ? [0, 2, 1] : subjects.map((_, i) => i);
+    const order = subjects.map((_, i) => i);
+    if (entra && round % 2 === 0) [order[1], order[2]] = [order[2]!, order[1]!];
     const each = async (measure: (s: Subject, i: number) => Promise<Measured>) => {
       const out: Measured[] = [];
       for (const i of order) out[i] = await measure(subjects[i]!, i);
@@ -48,8 +63,9 @@ export async function alternatingRounds(baseline: Subject, ours: Subject, sizes:
     const c1 = await each((s) => measureLoad(s, 1, sizes.c1Requests));
     const c16 = await each((s) => measureLoad(s, 16, sizes.c16Requests));
     const history = await each((s, i) => followOns(s, long[i]!, sizes.historySamples));
-    const cells = (i: number): Cells => ({ c1: c1[i]!, c16: c16[i]!, history: history[i]! });
-    rounds.push({ baseline: cells(0), ours: cells(1), ...(entra ? { entra: cells(2) } : {}) });
+    const r: Partial<Round> = {};
+    keys.forEach((key, i) => (r[key] = { c1: c1[i]!, c16: c16[i]!, history: history[i]! }));
+    rounds.push(r as Round);
   }
   return rounds;
 }
@@ -60,10 +76,14 @@ export const median = (xs: number[]): number => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-/** The issue-14 targets: each a ratio ours ÷ baseline of one round, its limit and direction. */
-export interface Target {
+/** A ratio of two neighbours in one round. */
+export interface Ratio {
   label: string;
   ratio: (r: Round) => number;
+}
+
+/** The issue-14 targets: each a ratio ours ÷ baseline of one round, its limit and direction. */
+export interface Target extends Ratio {
   limit: number;
   atLeast?: boolean;
 }
@@ -88,4 +108,17 @@ export const ENTRA_TARGETS: Target[] = [
   { label: 'p50 at c=1', ratio: (r) => r.entra!.c1.p50 / r.ours.c1.p50, limit: 1.1 },
   { label: 'p50 at c=16', ratio: (r) => r.entra!.c16.p50 / r.ours.c16.p50, limit: 1.1 },
   { label: 'follow-on p50 on the long conversation', ratio: (r) => r.entra!.history.p50 / r.ours.history.p50, limit: 1.1 },
+];
+
+/**
+ * Ours ÷ the same-store baseline, the issue's six figures again: how far our store path is from
+ * the floor the store itself sets. Information, with no limit.
+ */
+export const SAME_STORE_RATIOS: Ratio[] = [
+  { label: 'CPU per turn at c=16', ratio: (r) => r.ours.c16.cpuMsPerTurn / r.sameStore!.c16.cpuMsPerTurn },
+  { label: 'CPU per turn at c=1', ratio: (r) => r.ours.c1.cpuMsPerTurn / r.sameStore!.c1.cpuMsPerTurn },
+  { label: 'throughput at c=16', ratio: (r) => r.ours.c16.throughput / r.sameStore!.c16.throughput },
+  { label: 'p50 at c=1', ratio: (r) => r.ours.c1.p50 / r.sameStore!.c1.p50 },
+  { label: 'p50 at c=16', ratio: (r) => r.ours.c16.p50 / r.sameStore!.c16.p50 },
+  { label: 'follow-on p50 on the long conversation', ratio: (r) => r.ours.history.p50 / r.sameStore!.history.p50 },
 ];

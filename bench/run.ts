@@ -4,6 +4,11 @@
  * server, measured as neighbours in the same run; start-up time, idle memory, and the state
  * store's round trips per turn. Prints a Markdown report; it asserts nothing (this is not a test).
  *
+ * On Redis and DynamoDB (BENCH_SAME_STORE, `0` for none) a second baseline keeps its histories in
+ * that store (one read and one write a turn), a neighbour in the same rounds: ours ÷ it is how far
+ * our store path is from the store's own floor (information beside the issue's ratios to the Map
+ * baseline).
+ *
  * On the stores BENCH_ENTRA names (default `memory`; `0` for none) our server is measured a second
  * time with Entra ID auth against a local OpenID issuer, as a third neighbour (bench/entra-auth.ts).
  *
@@ -13,13 +18,15 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnWithPort, Proc } from './processes';
 import { alternatingRounds, median, Sizes } from './rounds';
-import { BaselineFigures, formatReport, StoreReport } from './report';
+import { BaselineFigures, formatReport, PerTurnCounts, StoreReport } from './report';
 import { startEntraAuth } from './entra-auth';
 import { runLoad } from './load';
 import { startBenchStores, StoreEnv } from './stores';
 import { perTurn } from './store-counters';
 import { startBaseline, startOurs, Subject } from './subjects';
 import { profileOurs } from './profile';
+
+type Counting = Awaited<ReturnType<NonNullable<StoreEnv['counting']>>>;
 
 const SIZES: Sizes = {
   c1Requests: Number(process.env.BENCH_C1_REQUESTS ?? 300),
@@ -34,6 +41,8 @@ const STORED_TURNS = Number(process.env.BENCH_STORED_TURNS ?? 0);
 const SPAWNS = Number(process.env.BENCH_SPAWNS ?? 3);
 /** Turns per phase when counting store round trips. */
 const COUNT_TURNS = Number(process.env.BENCH_COUNT_TURNS ?? 50);
+/** Stores on which the same-store baseline is measured too (`0`: none; memory has none). */
+const SAME_STORE_STORES = new Set((process.env.BENCH_SAME_STORE ?? 'redis,dynamodb').split(','));
 /** Stores on which ours is also measured with Entra auth (`0`: none). */
 const ENTRA_STORES = new Set((process.env.BENCH_ENTRA ?? 'memory').split(','));
 
@@ -62,25 +71,29 @@ async function rssAfterStoredTurns(subject: Subject): Promise<number> {
   return subject.proc.rssMiB();
 }
 
-/** Store requests per first turn and per follow-on, on a server of its own (see StoreEnv.counting). */
-async function countRoundTrips(storeEnv: StoreEnv, modelUrl: string): Promise<StoreReport['perTurn']> {
+/**
+ * Store requests per first turn and per follow-on of the subject `start` spawns with the counting
+ * env (see StoreEnv.counting): ours, or the same-store baseline; a server of its own.
+ */
+async function countRoundTrips(storeEnv: StoreEnv, start: (counting: Counting) => Promise<Subject>): Promise<PerTurnCounts | undefined> {
   if (!storeEnv.counting) return undefined;
-  const { counter, env } = await storeEnv.counting();
-  const ours = await startOurs(storeEnv, modelUrl, { env });
+  const counting = await storeEnv.counting();
+  const { counter } = counting;
+  const subject = await start(counting);
   try {
-    await runLoad(ours.turn, 1, 10); // once-only work (script loading, first connections) stays out
+    await runLoad(subject.turn, 1, 10); // once-only work (script loading, first connections) stays out
     const ids: string[] = [];
     await sleep(300);
     const s0 = await counter.snapshot();
-    for (let i = 0; i < COUNT_TURNS; i++) ids.push(await ours.turn(undefined));
+    for (let i = 0; i < COUNT_TURNS; i++) ids.push(await subject.turn(undefined));
     await sleep(300); // work a turn leaves after answering counts with it
     const s1 = await counter.snapshot();
-    for (const id of ids) await ours.turn(id);
+    for (const id of ids) await subject.turn(id);
     await sleep(300);
     const s2 = await counter.snapshot();
     return { first: perTurn(s0, s1, COUNT_TURNS), followOn: perTurn(s1, s2, COUNT_TURNS) };
   } finally {
-    await ours.proc.stop();
+    await subject.proc.stop();
     await counter.close();
   }
 }
@@ -98,11 +111,14 @@ async function spawnToReady(storeEnv: StoreEnv, modelUrl: string): Promise<numbe
 
 async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: string): Promise<StoreReport> {
   process.stderr.write(`measuring ours (${storeEnv.name})\n`);
-  const perTurnCounts = await countRoundTrips(storeEnv, modelUrl);
+  const perTurnCounts = await countRoundTrips(storeEnv, (c) => startOurs(storeEnv, modelUrl, { env: c.env }));
+  const baselineEnv = SAME_STORE_STORES.has(storeEnv.name) ? storeEnv.baselineEnv : undefined;
+  const sameStorePerTurn = baselineEnv ? await countRoundTrips(storeEnv, (c) => startBaseline(modelUrl, c.baselineEnv)) : undefined;
   const spawnToReadyMs = await spawnToReady(storeEnv, modelUrl);
   const ours = await startOurs(storeEnv, modelUrl);
   const entraAuth = ENTRA_STORES.has(storeEnv.name) ? await startEntraAuth() : undefined;
   let entra: Subject | undefined;
+  let sameStore: Subject | undefined;
   try {
     const memory = await memoryAtRest(ours);
     await runLoad(ours.turn, 4, 200); // warm-up (JIT, connection pools)
@@ -110,12 +126,16 @@ async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: str
       entra = await startOurs(storeEnv, modelUrl, { auth: entraAuth });
       await runLoad(entra.turn, 4, 200); // and the identity provider's metadata and keys, fetched once
     }
-    const rounds = await alternatingRounds(baseline, ours, SIZES, entra);
+    if (baselineEnv) {
+      sameStore = await startBaseline(modelUrl, baselineEnv);
+      await runLoad(sameStore.turn, 4, 200);
+    }
+    const rounds = await alternatingRounds(baseline, ours, SIZES, { entra, sameStore });
     const rssAfterStored = STORED_TURNS ? await rssAfterStoredTurns(ours) : undefined;
     const entraIdp = entraAuth?.idpRequests();
-    return { store: storeEnv.name, spawnToReadyMs, ...memory, rssAfterStored, rounds, perTurn: perTurnCounts, entraIdp };
+    return { store: storeEnv.name, spawnToReadyMs, ...memory, rssAfterStored, rounds, perTurn: perTurnCounts, sameStorePerTurn, entraIdp };
   } finally {
-    await Promise.all([ours.proc.stop(), entra?.proc.stop()]);
+    await Promise.all([ours.proc.stop(), entra?.proc.stop(), sameStore?.proc.stop()]);
     await entraAuth?.stop();
   }
 }

@@ -21,10 +21,11 @@ export const ROUND_TRIPS = 'round trips';
  * commands from MONITOR: those a client sent (`get`; a MULTI block's one by one beside `multi` and
  * `exec`) apart from those a script ran (`lua:get`). The counter's own INFO is left out.
  */
-export function redisCounter(url: string): StoreCounter {
+export function redisCounter(url: string, options: { commands?: boolean } = {}): StoreCounter {
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   const commands: Record<string, number> = {};
-  const monitoring = redis.monitor().then((monitor) => {
+  // `commands: false`: round trips only (no MONITOR connection).
+  const monitoring = options.commands === false ? Promise.resolve(undefined) : redis.monitor().then((monitor) => {
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       const name = `${source === 'lua' ? 'lua:' : ''}${String(args[0]).toLowerCase()}`;
       if (name !== 'info') commands[name] = (commands[name] ?? 0) + 1;
@@ -42,7 +43,7 @@ export function redisCounter(url: string): StoreCounter {
       return { ...commands, [ROUND_TRIPS]: reads };
     },
     close: async () => {
-      (await monitoring).disconnect();
+      (await monitoring)?.disconnect();
       await redis.quit();
     },
   };

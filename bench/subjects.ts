@@ -1,4 +1,4 @@
-import { basename, join, resolve } from 'node:path';
+import { basename, extname, join, resolve } from 'node:path';
 import { postJson, Turn } from './load';
 import { freePort } from '../test/support/services';
 import { BenchAuth } from './entra-auth';
@@ -55,11 +55,16 @@ export async function startOurs(storeEnv: StoreEnv, modelUrl: string, options: O
   };
 }
 
-export async function startBaseline(modelUrl: string): Promise<Subject> {
-  const proc = await spawnWithPort(join(__dirname, 'baseline.server.js'), { MODEL_URL: modelUrl });
+/**
+ * The bare baseline: histories in a Map, or with `env` (a StoreEnv's baselineEnv) in that store,
+ * the same-store baseline. `BASELINE_KEY_PREFIX` in `env` names its keys (else one per process).
+ */
+export async function startBaseline(modelUrl: string, env: Record<string, string> = {}): Promise<Subject> {
+  // baseline.server.js beside the compiled bench; from source (the tests) the .ts, which Node 24 runs.
+  const proc = await spawnWithPort(join(__dirname, `baseline.server${extname(__filename)}`), { MODEL_URL: modelUrl, ...env });
   const url = `http://127.0.0.1:${proc.port}/turn`;
   return {
-    name: 'baseline',
+    name: env.BASELINE_STORE ? `baseline (${env.BASELINE_STORE})` : 'baseline',
     url,
     proc,
     turn: async (id) => (await postJson<{ conversation_id: string }>(url, { conversation_id: id, text: 'hello' })).conversation_id,

@@ -3,6 +3,7 @@ import { StateStore } from '../../src/state/state-store';
 import { concurrentCommitCases } from './cases/concurrent-commit.case';
 import { createConflictCases } from './cases/create-conflict.case';
 import { deletionCases } from './cases/deletion.case';
+import { expectedWriteIdCases } from './cases/expected-write-id.case';
 import { expiryCases } from './cases/expiry.case';
 import { largeRequestCases } from './cases/large-request.case';
 import { leaseCases } from './cases/lease.case';
@@ -52,6 +53,7 @@ const CASES: ConformanceCases[] = [
   missingCases,
   createConflictCases,
   staleVersionCases,
+  expectedWriteIdCases,
   concurrentCommitCases,
   tenantIsolationCases,
   sessionListingCases,

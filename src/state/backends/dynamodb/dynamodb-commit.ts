@@ -1,15 +1,19 @@
+import { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { expiresAtMs } from '../ttl-horizon.util';
-import { RequestLayout, requestItemBody } from './dynamodb-parts';
+import { RequestLayout, requestItemBody, Splits } from './dynamodb-parts';
 import { ChildTtlPlan } from './dynamodb-ttl';
 import { HEADER_SK, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
 
 /** DynamoDB allows 100 items per transaction: the header, two per request, and the session entry. */
 export const MAX_REQUESTS_PER_COMMIT = 49;
 
-/** What the commit read of the header first (consistent read): the state its condition pins. */
+/**
+ * The header state a commit builds on and its condition pins: as the commit read it (consistent
+ * read), or as this process last wrote or read it (dynamodb-header-cache.ts).
+ */
 export interface HeaderSnapshot {
   version: number;
   inc: string;
@@ -17,6 +21,26 @@ export interface HeaderSnapshot {
   childTtl?: number;
   sessionPk: string;
   sessionSk: string;
+  /** The writeId of the write that stored it (TaskRecord.writeId), if it had one. */
+  writeId?: string;
+  /** Its requests stored in parts; undefined for a header written before headers recorded them. */
+  splits?: Splits;
+}
+
+/** The snapshot of a header item, given its parsed record. */
+export function snapshotOf(item: Record<string, unknown>, task: TaskRecord): HeaderSnapshot {
+  const legacy = item.splits === undefined;
+  return {
+    version: Number(item.version),
+    inc: String(item.inc),
+    expiresAtMs: item.expiresAtMs === undefined ? undefined : Number(item.expiresAtMs),
+    childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl),
+    sessionPk: String(item.sessionPk),
+    sessionSk: String(item.sessionSk),
+    // An older header kept its writeId only inside `data`.
+    writeId: legacy ? task.writeId : typeof item.writeId === 'string' ? item.writeId : undefined,
+    splits: legacy ? undefined : (item.splits as Splits),
+  };
 }
 
 export function isLive(header: HeaderSnapshot | undefined, now: number): header is HeaderSnapshot {
@@ -25,10 +49,11 @@ export function isLive(header: HeaderSnapshot | undefined, now: number): header 
 
 /**
  * The transaction of one commit. The header Put is conditioned on exactly the header state the
- * commit read (its version, or its absence), so the commit applies only on top of that state, and
- * a cancelled transaction writes nothing. `layout` is the task's incarnation (a new one for a
- * create) and how each request is stored (dynamodb-parts.ts: split ones have their parts written
- * before, and the request item here is what makes them visible).
+ * commit builds on (its version and incarnation, and writeId when the write expects one; or its
+ * absence), so the commit applies only on top of that state, and a cancelled transaction writes
+ * nothing. `layout` is the task's incarnation (a new one for a create), how each request is stored
+ * (dynamodb-parts.ts: split ones have their parts written before, and the request item here is what
+ * makes them visible) and the header's splits once they are. `snapshot` is the header it writes.
  */
 export function buildCommit(
   table: string,
@@ -37,8 +62,8 @@ export function buildCommit(
   current: HeaderSnapshot | undefined,
   ttl: ChildTtlPlan,
   now: number,
-  layout: { inc: string; requests: RequestLayout[] },
-): { input: TransactWriteCommandInput; json: string; ownerSession?: Record<string, unknown> } {
+  layout: { inc: string; requests: RequestLayout[]; splits: Splits },
+): { input: TransactWriteCommandInput; json: string; snapshot: HeaderSnapshot; ownerSession?: Record<string, unknown> } {
   const { taskId } = write.task;
   const live = isLive(current, now);
   const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
@@ -62,10 +87,12 @@ export function buildCommit(
         data: json,
         sessionPk: session.pk,
         sessionSk: session.sk,
+        splits: layout.splits,
+        ...(stored.writeId === undefined ? {} : { writeId: stored.writeId }),
         ...(exp === undefined ? {} : { expiresAtMs: exp, ttl: Math.ceil(exp / 1000) }),
         ...(ttl.childTtl === undefined ? {} : { childTtl: ttl.childTtl }),
       },
-      ...headerCondition(current, live, now),
+      ...headerCondition(current, live, now, write.expectedWriteId),
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     },
   };
@@ -76,29 +103,62 @@ export function buildCommit(
   ]);
   const sessionEntry = live ? [] : [put({ ...session, taskId })];
   const items = [header, ...requests, ...sessionEntry];
-  if (live) return { input: { TransactItems: items }, json };
+  const snapshot: HeaderSnapshot = {
+    version: stored.version,
+    inc,
+    expiresAtMs: exp,
+    childTtl: ttl.childTtl,
+    sessionPk: session.pk,
+    sessionSk: session.sk,
+    writeId: stored.writeId,
+    splits: layout.splits,
+  };
+  if (live) return { input: { TransactItems: items }, json, snapshot };
   // A create also lists the session under its owner: in the transaction when it fits, else (a
   // create of 49 requests) written by the caller just before it (idempotent, and harmless if the
   // create then loses: a listed session without tasks is skipped).
   const ownerSession = { pk: ownerSessionsPk(tenantId, stored.ownerId), sk: stored.sessionId, sessionId: stored.sessionId };
-  if (items.length < 100) return { input: { TransactItems: [...items, { Put: { TableName: table, Item: ownerSession } }] }, json };
-  return { input: { TransactItems: items }, json, ownerSession };
+  if (items.length < 100) return { input: { TransactItems: [...items, { Put: { TableName: table, Item: ownerSession } }] }, json, snapshot };
+  return { input: { TransactItems: items }, json, snapshot, ownerSession };
 }
 
-function headerCondition(current: HeaderSnapshot | undefined, live: boolean, now: number) {
+/**
+ * Pinning the incarnation as well as the version makes a commit built from a remembered header fail
+ * on a task deleted or expired and created again meanwhile (its versions climb again from 1).
+ */
+function headerCondition(current: HeaderSnapshot | undefined, live: boolean, now: number, expectedWriteId: string | undefined) {
   if (!current) return { ConditionExpression: 'attribute_not_exists(pk)' };
-  const names = { '#v': 'version', '#e': 'expiresAtMs' };
+  const names: Record<string, string> = { '#v': 'version', '#i': 'inc', '#e': 'expiresAtMs' };
+  const values: Record<string, unknown> = { ':v': current.version, ':i': current.inc, ':now': now };
   if (!live) {
     // Re-creating over an expired task: pin the very incarnation that was seen expired.
-    return {
-      ConditionExpression: '#v = :v AND #e <= :now',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: { ':v': current.version, ':now': now },
-    };
+    return { ConditionExpression: '#v = :v AND #i = :i AND #e <= :now', ExpressionAttributeNames: names, ExpressionAttributeValues: values };
   }
-  return {
-    ConditionExpression: '#v = :v AND (attribute_not_exists(#e) OR #e > :now)',
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: { ':v': current.version, ':now': now },
-  };
+  let condition = '#v = :v AND #i = :i AND (attribute_not_exists(#e) OR #e > :now)';
+  if (expectedWriteId !== undefined) {
+    names['#w'] = 'writeId';
+    // An older header (no splits) keeps its writeId inside `data`, which the caller compared: the
+    // version and incarnation pin that header, and no attribute may have appeared since.
+    if (current.splits === undefined) condition += ' AND attribute_not_exists(#w)';
+    else {
+      condition += ' AND #w = :w';
+      values[':w'] = expectedWriteId;
+    }
+  }
+  return { ConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values };
+}
+
+/** An item as DynamoDB's low-level API returns it (a failed condition's ALL_OLD), as plain values. */
+export function plainItem(raw: Record<string, AttributeValue>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, plainValue(v)]));
+}
+
+function plainValue(v: AttributeValue): unknown {
+  if (v.S !== undefined) return v.S;
+  if (v.N !== undefined) return Number(v.N);
+  if (v.M !== undefined) return plainItem(v.M);
+  if (v.L !== undefined) return v.L.map(plainValue);
+  if (v.BOOL !== undefined) return v.BOOL;
+  if (v.B !== undefined) return v.B;
+  return undefined;
 }

@@ -5,7 +5,10 @@
  *   item           pk                                sk                      attributes
  *   task header    T#<tenant>#TASK#<taskId>          HEADER                  version, inc, data (TaskRecord JSON),
  *                                                                            expiresAtMs?, childTtl?, ttl?,
- *                                                                            sessionPk, sessionSk
+ *                                                                            sessionPk, sessionSk, writeId?,
+ *                                                                            splits (requests in parts, by
+ *                                                                            seq: gen, parts; absent on
+ *                                                                            headers of older releases)
  *   request        T#<tenant>#TASK#<taskId>          REQ#<seq, 6 digits>     data (RequestRecord JSON) or parts + gen,
  *                                                                            requestId, inc, ttl?
  *   request part   T#<tenant>#TASK#<taskId>          RPART#<seq>#<gen>#<i>   part (bytes of the JSON), inc, ttl?

@@ -13,11 +13,12 @@ import { queryPrefix } from './dynamodb-query';
  * - `gen` is random per write: a reader takes exactly the parts of the generation its request item
  *   names, never those of an earlier (larger) version or of a writer that lost.
  * - After its commit applied, a writer deletes the parts the request's item named just before
- *   (read alongside the header): the commit replaced that item, and no later commit can name them
- *   (a later writer reads the new version first, then writes parts of its own). A writer whose
- *   commit was cancelled deletes its own parts; one whose commit may or may not have applied (a
- *   lost answer) keeps them. What a crash or such a race leaves behind carries the task's `ttl`;
- *   the task's deletion removes each request's parts with it, then any left over (allPartKeys).
+ *   (the header's `splits` tells which, see Splits): the commit replaced that item, and no later
+ *   commit can name them (a later writer commits on top of the new version, with parts of its
+ *   own). A writer whose commit was cancelled deletes its own parts; one whose commit may or may
+ *   not have applied (a lost answer) keeps them. What a crash or such a race leaves behind carries
+ *   the task's `ttl`; the task's deletion removes each request's parts with it, then any left over
+ *   (allPartKeys).
  * - A reader that finds parts missing (deleted by a writer that replaced the record meanwhile)
  *   reads the request item again.
  */
@@ -93,14 +94,39 @@ export async function deleteKeys(doc: DynamoDBDocumentClient, table: string, key
 }
 
 /**
- * The keys of the parts request `seq` names now (none when it is stored inline or missing): read
- * from its item (only the two attributes come back; a large inline record still costs its read).
+ * The requests of a task stored in parts, by `seq`: the generation and part count each one's item
+ * names. The header records it (`splits`), and each commit updates it, so a commit knows which
+ * parts the requests it rewrites leave behind without reading their items.
  */
-export async function namedPartKeys(doc: DynamoDBDocumentClient, table: string, pk: string, seq: number): Promise<Key[]> {
-  const { Item } = await doc.send(
-    new GetCommand({ TableName: table, Key: { pk, sk: requestSk(seq) }, ProjectionExpression: 'pk, sk, gen, parts', ConsistentRead: true }),
-  );
-  return Item ? partKeysOf(Item) : [];
+export type Splits = Record<string, { gen: string; parts: number }>;
+
+/**
+ * `splits` once `layouts` are written, and the keys of the parts those writes replace: garbage once
+ * the commit applied (deleted after it, see above).
+ */
+export function replaceSplits(pk: string, splits: Splits, layouts: RequestLayout[]): { splits: Splits; replaced: Key[] } {
+  const next = { ...splits };
+  const replaced: Key[] = [];
+  for (const l of layouts) {
+    const old = next[String(l.seq)];
+    if (old) replaced.push(...Array.from({ length: old.parts }, (_, i) => ({ pk, sk: requestPartSk(l.seq, old.gen, i) })));
+    if (l.split) next[String(l.seq)] = { gen: l.split.gen, parts: l.split.parts.length };
+    else delete next[String(l.seq)];
+  }
+  return { splits: next, replaced };
+}
+
+/**
+ * The splits of a header written before headers recorded them (older data): read from the request
+ * items, one Query (only the two attributes come back; large inline records still cost their read).
+ * The commit then records them, so this happens once per task.
+ */
+export async function readSplits(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<Splits> {
+  const splits: Splits = {};
+  for (const item of await queryPrefix(doc, table, pk, 'REQ#', 'sk, gen, parts')) {
+    if (item.parts !== undefined) splits[String(Number(String(item.sk).slice('REQ#'.length)))] = { gen: String(item.gen), parts: Number(item.parts) };
+  }
+  return splits;
 }
 
 /** The keys of the parts a request item names (none when it holds its record inline). */

@@ -1,4 +1,4 @@
-import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { AttributeValue, DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,12 +10,13 @@ import { StoreClock } from '../../store-clock';
 import { DYNAMODB_CLOCK_SKEW_MS, sampleDateHeaders } from './dynamodb-clock';
 import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs } from '../ttl-horizon.util';
-import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT } from './dynamodb-commit';
+import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT, plainItem, snapshotOf } from './dynamodb-commit';
+import { HeaderCache } from './dynamodb-header-cache';
 import { toStateError } from './dynamodb-errors';
-import { allPartKeys, DEFAULT_MAX_REQUEST_BYTES, deleteKeys, layoutRequests, namedPartKeys, partItems, partKeysOf, putItems, readRequestItem, withParts } from './dynamodb-parts';
+import { allPartKeys, DEFAULT_MAX_REQUEST_BYTES, deleteKeys, layoutRequests, partItems, partKeysOf, putItems, readRequestItem, readSplits, replaceSplits, RequestLayout, withParts } from './dynamodb-parts';
 import { appendStreamItems, deleteStreamItems, readStreamItems } from './dynamodb-stream';
 import { HEADER_SK, itemName, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, REQUESTS_END, sessionPk, taskPk } from './dynamodb-keys';
-import { extendChildTtl, planChildTtl } from './dynamodb-ttl';
+import { ChildTtlPlan, extendChildTtl, planChildTtl } from './dynamodb-ttl';
 
 // The key schema is documented in dynamodb-keys.ts, the commit transaction in dynamodb-commit.ts.
 
@@ -31,6 +32,8 @@ export interface DynamoDbStateStoreOptions {
   requestTimeoutMs?: number;
   /** The largest request record admitted (StateStore.maxRequestBytes; default 64 MiB, dynamodb-parts.ts). */
   maxRequestBytes?: number;
+  /** Task headers remembered for commits (dynamodb-header-cache.ts; default 10,000, 0: none). */
+  headerCacheSize?: number;
 }
 
 type Item = Record<string, unknown>;
@@ -53,11 +56,13 @@ export class DynamoDbStateStore extends StateStore {
   /** DynamoDB's clock, from the `Date` header of its answers (dynamodb-clock.ts). */
   private readonly clock = new StoreClock({ resolutionMs: 1000 });
   override readonly clockSkewMs = DYNAMODB_CLOCK_SKEW_MS;
+  private readonly headers: HeaderCache;
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
     this.table = options.table;
     this.maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
+    this.headers = new HeaderCache(options.headerCacheSize);
     this.client = new DynamoDBClient({
       region: options.region,
       endpoint: options.endpoint,
@@ -88,10 +93,7 @@ export class DynamoDbStateStore extends StateStore {
   }
 
   async getTaskForDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
-    return this.run(async () => {
-      const item = await this.get({ pk: taskPk(tenantId, taskId), sk: HEADER_SK });
-      return item && liveTask(item, this.now(), true);
-    });
+    return this.run(async () => (await this.readHeader(tenantId, taskId, true))?.task);
   }
 
   /**
@@ -105,6 +107,8 @@ export class DynamoDbStateStore extends StateStore {
     return this.run(async () => {
       const pk = taskPk(tenantId, taskId);
       const header = await this.get({ pk, sk: HEADER_SK });
+      // A commit built on a remembered header of this task would fail its condition anyway.
+      this.headers.forget(pk);
       if (!header) return true;
       if (parseItem<TaskRecord>(header).deletingAt === undefined) return true;
       if (await deleteStreamItems(this.doc, this.table, pk, batchSize)) return false;
@@ -243,7 +247,7 @@ export class DynamoDbStateStore extends StateStore {
         start = page.LastEvaluatedKey;
       } while (start);
       const header = items.find((i) => i.sk === HEADER_SK);
-      if (!header || !liveTask(header, this.now())) return [];
+      if (!header || !this.noteHeader(pk, header).task) return [];
       const mine = items.filter((i) => i.sk !== HEADER_SK && i.inc === header.inc);
       // A split request is put together from the parts it names (dynamodb-parts.ts); one whose parts
       // a concurrent rewrite replaced since this query read it is read again on its own.
@@ -296,6 +300,12 @@ export class DynamoDbStateStore extends StateStore {
     );
   }
 
+  /**
+   * A commit expecting version n > 0 builds on the header this store last wrote or read when that is
+   * version n (with the expected writeId): no read first; else it reads the header. A create reads
+   * nothing: its condition is that no header exists, and only when an expired one is there (the
+   * failure returns it) does it re-create over that one. Either way a lost race writes nothing.
+   */
   async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
     const { taskId } = write.task;
     if ((write.requests?.length ?? 0) > MAX_REQUESTS_PER_COMMIT) {
@@ -305,41 +315,84 @@ export class DynamoDbStateStore extends StateStore {
       const now = this.now();
       const pk = taskPk(tenantId, taskId);
       const requests = write.requests ?? [];
-      // Read the header first: a stale expectedVersion fails here without writing, and the snapshot
-      // gives the incarnation and TTL horizon the transaction is then conditioned on. Alongside, the
-      // parts the written requests name now: garbage once this commit replaced them (dynamodb-parts.ts).
-      const [header, stale] = await Promise.all([
-        this.readHeader(tenantId, taskId),
-        Promise.all(requests.map((r) => namedPartKeys(this.doc, this.table, pk, r.seq))),
-      ]);
-      const current = header?.snapshot;
-      const live = isLive(current, now);
-      const actual = live ? current.version : 0;
-      if (actual !== write.expectedVersion) throw new VersionConflictError(taskId, write.expectedVersion, actual);
+      const current = write.expectedVersion > 0 ? await this.expectedHeader(tenantId, write, now) : undefined;
 
-      const ttl = planChildTtl(live, current?.childTtl, expiresAtMs(write.task.expiresAt), now);
-      if (live && ttl.extendTo !== undefined) {
+      const ttl = planChildTtl(current !== undefined, current?.childTtl, expiresAtMs(write.task.expiresAt), now);
+      if (current && ttl.extendTo !== undefined) {
         const session = { pk: current.sessionPk, sk: current.sessionSk };
         await extendChildTtl(this.doc, this.table, { tenantId, taskId, session }, ttl.extendTo);
       }
-      const inc = live ? current.inc : randomUUID();
+      // A create's incarnation is new, also when it ends up re-creating over an expired task.
+      const inc = current ? current.inc : randomUUID();
       const records = requests.map((r) => ({ seq: r.seq, requestId: r.requestId, json: JSON.stringify({ ...r, tenantId }) }));
-      const layouts = layoutRequests(records, Buffer.byteLength(JSON.stringify(write.task)));
+      const headerBytes = Buffer.byteLength(JSON.stringify(write.task)) + JSON.stringify(current?.splits ?? {}).length;
+      const layouts = layoutRequests(records, headerBytes);
       // Parts first: invisible until the transaction's request item names them.
       const parts = partItems(pk, layouts, { inc, ...(ttl.childTtl === undefined ? {} : { ttl: ttl.childTtl }) });
       await putItems(this.doc, this.table, parts);
-      const { input, json, ownerSession } = buildCommit(this.table, tenantId, write, current, ttl, now, { inc, requests: layouts });
-      if (ownerSession) await this.doc.send(new PutCommand({ TableName: this.table, Item: ownerSession }));
+      const attempt = { tenantId, write, ttl, now, inc, layouts };
       try {
-        await this.transact(input, taskId, write.expectedVersion);
+        let outcome = await this.apply(attempt, current);
+        if ('found' in outcome && !current) {
+          const found = outcome.found ?? (await this.readHeader(tenantId, taskId))?.snapshot;
+          if (found && !isLive(found, now)) outcome = await this.apply(attempt, found);
+        }
+        if ('stored' in outcome) return outcome.stored;
+        const actual = outcome.found && isLive(outcome.found, now) ? outcome.found.version : 0;
+        throw new VersionConflictError(taskId, write.expectedVersion, actual);
       } catch (err) {
         // Cancelled: its parts are nobody's. Any other failure may yet have applied (a lost answer): keep them.
         if (err instanceof VersionConflictError) await this.dropGarbage(parts as { pk: string; sk: string }[]);
         throw err;
       }
-      await this.dropGarbage(stale.flat());
-      return JSON.parse(json) as TaskRecord;
     });
+  }
+
+  /**
+   * The header a commit expecting `write.expectedVersion` (> 0) builds on: the remembered one when it
+   * is that version and writeId, else the one read now; a VersionConflictError when it is not that.
+   */
+  private async expectedHeader(tenantId: string, write: TaskWrite, now: number): Promise<HeaderSnapshot> {
+    const { taskId } = write.task;
+    const fits = (h: HeaderSnapshot | undefined) =>
+      isLive(h, now) && h.version === write.expectedVersion && (write.expectedWriteId === undefined || h.writeId === write.expectedWriteId);
+    const remembered = this.headers.get(taskPk(tenantId, taskId));
+    if (fits(remembered)) return remembered!;
+    const current = (await this.readHeader(tenantId, taskId))?.snapshot;
+    if (fits(current)) return current!;
+    throw new VersionConflictError(taskId, write.expectedVersion, isLive(current, now) ? current.version : 0);
+  }
+
+  /**
+   * One commit transaction on top of `current` (undefined: no header). On success the stored task;
+   * when the header's condition failed, the header found instead (undefined: none), remembered.
+   */
+  private async apply(
+    attempt: { tenantId: string; write: TaskWrite; ttl: ChildTtlPlan; now: number; inc: string; layouts: RequestLayout[] },
+    current: HeaderSnapshot | undefined,
+  ): Promise<{ stored: TaskRecord } | { found?: HeaderSnapshot }> {
+    const { tenantId, write, ttl, now, inc, layouts } = attempt;
+    const pk = taskPk(tenantId, write.task.taskId);
+    const base = !current ? {} : (current.splits ?? (await readSplits(this.doc, this.table, pk)));
+    const { splits, replaced } = replaceSplits(pk, base, layouts);
+    const { input, json, snapshot, ownerSession } = buildCommit(this.table, tenantId, write, current, ttl, now, { inc, requests: layouts, splits });
+    if (ownerSession) await this.doc.send(new PutCommand({ TableName: this.table, Item: ownerSession }));
+    let failed: { old?: Item } | undefined;
+    try {
+      failed = await this.transact(input, write.task.taskId, write.expectedVersion);
+    } catch (err) {
+      this.headers.forget(pk);
+      throw err;
+    }
+    if (failed) {
+      const found = failed.old && oldSnapshot(failed.old);
+      if (found) this.headers.remember(pk, found);
+      else this.headers.forget(pk);
+      return { found };
+    }
+    this.headers.remember(pk, snapshot);
+    await this.dropGarbage(replaced);
+    return { stored: JSON.parse(json) as TaskRecord };
   }
 
   override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
@@ -364,19 +417,20 @@ export class DynamoDbStateStore extends StateStore {
     if (keys.length) await deleteKeys(this.doc, this.table, keys.map(({ pk, sk }) => ({ pk, sk }))).catch(() => undefined);
   }
 
-  private async transact(input: ConstructorParameters<typeof TransactWriteCommand>[0], taskId: string, expected: number) {
+  /**
+   * Sends a commit transaction; undefined when it applied, `{ old }` when the header's condition
+   * failed (`old`: the header as it is, when there is one).
+   */
+  private async transact(input: ConstructorParameters<typeof TransactWriteCommand>[0], taskId: string, expected: number): Promise<{ old?: Item } | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.doc.send(new TransactWriteCommand(input));
-        return;
+        return undefined;
       } catch (err) {
-        const reasons = (err as { CancellationReasons?: { Code?: string; Item?: Record<string, { N?: string }> }[] }).CancellationReasons;
+        const reasons = (err as { CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[] }).CancellationReasons;
         if (!reasons) throw err;
         const header = reasons[0];
-        if (header?.Code === 'ConditionalCheckFailed') {
-          const found = header.Item?.version?.N;
-          throw new VersionConflictError(taskId, expected, found === undefined ? 0 : Number(found));
-        }
+        if (header?.Code === 'ConditionalCheckFailed') return { old: header.Item && plainItem(header.Item) };
         // The same transaction re-applies only if its condition still holds, so retrying is safe;
         // a writer still in the way after that is reported as the conflict it is.
         if (!reasons.some((r) => r.Code === 'TransactionConflict')) throw err;
@@ -386,19 +440,29 @@ export class DynamoDbStateStore extends StateStore {
     }
   }
 
-  /** The live header: its parsed task, incarnation and the snapshot a commit conditions on. */
+  /** The header: its task (undefined when not live), incarnation and snapshot, remembered for commits. */
   private async readHeader(tenantId: string, taskId: string, includeDeleting = false) {
-    const item = await this.get({ pk: taskPk(tenantId, taskId), sk: HEADER_SK });
-    if (!item) return undefined;
-    const snapshot: HeaderSnapshot = {
-      version: Number(item.version),
-      inc: String(item.inc),
-      expiresAtMs: item.expiresAtMs === undefined ? undefined : Number(item.expiresAtMs),
-      childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl),
-      sessionPk: String(item.sessionPk),
-      sessionSk: String(item.sessionSk),
-    };
-    return { task: liveTask(item, this.now(), includeDeleting), inc: item.inc, snapshot };
+    const pk = taskPk(tenantId, taskId);
+    const item = await this.get({ pk, sk: HEADER_SK });
+    if (!item) {
+      this.headers.forget(pk);
+      return undefined;
+    }
+    return this.noteHeader(pk, item, includeDeleting);
+  }
+
+  /** A header item just read, parsed and remembered; a corrupt one is forgotten (commits then read it, and fail). */
+  private noteHeader(pk: string, item: Item, includeDeleting = false) {
+    let task: TaskRecord;
+    try {
+      task = parseItem<TaskRecord>(item);
+    } catch (err) {
+      this.headers.forget(pk);
+      throw err;
+    }
+    const snapshot = snapshotOf(item, task);
+    this.headers.remember(pk, snapshot, true);
+    return { task: liveRecord(task, this.now(), includeDeleting), inc: item.inc, snapshot };
   }
 
   private async get(key: { pk: string; sk: string }): Promise<Item | undefined> {
@@ -416,9 +480,17 @@ export class DynamoDbStateStore extends StateStore {
 }
 
 /** The header's task; undefined when expired, or marked for deletion (unless `deleting`). */
-function liveTask(item: Item, now: number, deleting = false): TaskRecord | undefined {
-  const task = parseItem<TaskRecord>(item);
+function liveRecord(task: TaskRecord, now: number, deleting = false): TaskRecord | undefined {
   return isExpired(task, now) || (!deleting && task.deletingAt !== undefined) ? undefined : task;
+}
+
+/** The snapshot of a header a failed condition returned; undefined when its record does not parse. */
+function oldSnapshot(item: Item): HeaderSnapshot | undefined {
+  try {
+    return snapshotOf(item, parseItem<TaskRecord>(item));
+  } catch {
+    return undefined;
+  }
 }
 
 /** The record in `data`; anything else is corrupt, reported with the item's key and left as it is. */
