@@ -1,10 +1,8 @@
-import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from './agents/config/config-error';
-import { loadAgentConfigs } from './agents/config/load-agent-configs';
-import { reportBootFailure } from './boot-failure';
-import { EnvConfigError, loadEnvConfig } from './config/env.config';
+import { holdBootHeap } from './boot-heap';
+// Only what every command needs is imported here: `serve` loads the rest (validation, Nest)
+// after holdBootHeap, and `--help` or a usage error loads none of it.
 
 export const USAGE = `Usage:
   teal-agent-server serve [<config path>] [--port <n>]
@@ -36,6 +34,9 @@ function usageError(message: string): never {
  * both here first lets one run report every problem of both; the app's own checks then pass.
  */
 function preflight(configPath: string): void {
+  const { ConfigError } = require('./agents/config/config-error') as typeof import('./agents/config/config-error');
+  const { loadAgentConfigs } = require('./agents/config/load-agent-configs') as typeof import('./agents/config/load-agent-configs');
+  const { EnvConfigError, loadEnvConfig } = require('./config/env.config') as typeof import('./config/env.config');
   const messages: string[] = [];
   for (const check of [() => loadEnvConfig(), () => loadAgentConfigs(configPath)]) {
     try {
@@ -92,12 +93,13 @@ export async function runCli(argv: string[]): Promise<void> {
   }
   configPath ??= process.env.TA_SERVICE_CONFIG || undefined;
   if (!configPath) usageError('serve needs a config path: give one, or set TA_SERVICE_CONFIG');
+  holdBootHeap(); // released once the server listens (main.ts)
+  require('reflect-metadata');
   preflight(configPath);
-  // Loaded here, not at the top: `--help` and usage errors should not pay for loading Nest.
   const { serve } = require('./main') as typeof import('./main');
   await serve({ configPath, port });
 }
 
 if (require.main === module) {
-  runCli(process.argv.slice(2)).catch(reportBootFailure);
+  runCli(process.argv.slice(2)).catch((err: unknown) => (require('./boot-failure') as typeof import('./boot-failure')).reportBootFailure(err));
 }

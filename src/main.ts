@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createApp } from './app.factory';
 import { reportBootFailure } from './boot-failure';
+import { releaseBootHeap } from './boot-heap';
 import { drainAndClose } from './common/shutdown/graceful-shutdown';
 
 /** Serves the agents named by TA_SERVICE_CONFIG on TA_HOST:TA_PORT. Composition only. */
@@ -10,6 +11,7 @@ export async function serve(options: { configPath?: string; port?: number } = {}
   await app.listen(options.port ?? env.http.port, env.http.host);
   // The bound port, not the requested one: `--port 0` picks a free port.
   const { port } = app.getHttpServer().address() as { port: number };
+  releaseBootHeap();
   reload?.start(app.getHttpServer());
   logger.info(
     {

@@ -6,7 +6,6 @@ import type { EnvConfig } from '../config/env.config';
 import { AuthGuard } from './auth.guard';
 import { Authenticator } from './authenticator';
 import { DevAuthenticator } from './dev.authenticator';
-import { createEntraAuthenticator } from './entra/create-entra-authenticator';
 
 /** The Authenticator TA_AUTH_MODE selects, and the global guard that applies it to every route. */
 @Global()
@@ -18,7 +17,7 @@ export class AuthModule {
       providers: [
         {
           provide: Authenticator,
-          useFactory: (logger: Logger) => (auth.mode === 'dev' ? new DevAuthenticator() : createEntraAuthenticator(auth, logger)),
+          useFactory: (logger: Logger) => (auth.mode === 'dev' ? new DevAuthenticator() : entraAuthenticator(auth, logger)),
           inject: [LOGGER],
         },
         { provide: APP_GUARD, useClass: AuthGuard },
@@ -26,4 +25,10 @@ export class AuthModule {
       exports: [Authenticator],
     };
   }
+}
+
+/** Loaded only in `entra` mode: passport and jose are not needed by a dev-auth server. */
+function entraAuthenticator(auth: EnvConfig['auth'], logger: Logger): Authenticator {
+  const { createEntraAuthenticator } = require('./entra/create-entra-authenticator') as typeof import('./entra/create-entra-authenticator');
+  return createEntraAuthenticator(auth, logger);
 }

@@ -1,4 +1,6 @@
-import { APIError } from 'openai';
+// The error module only: the package root loads the whole SDK (~230 modules), which the server
+// otherwise loads on the first model call (llm-provider.ts).
+import { APIError } from 'openai/core/error';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 

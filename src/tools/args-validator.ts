@@ -1,12 +1,13 @@
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchema } from './tool.port';
 
 /** Checks a tool's arguments; returns the problems as one readable line, or undefined when valid. */
 export type ArgsValidator = (args: unknown) => string | undefined;
 
 // The validator the MCP SDK itself uses (ajv with formats, all errors): a real JSON-schema
-// implementation without a dependency of our own.
-const provider = new AjvJsonSchemaValidator();
+// implementation without a dependency of our own. Made on the first tool: agents without tools do
+// not load ajv.
+let provider: AjvJsonSchemaValidator | undefined;
 
 /**
  * Compiles a tool's parameter schema once. `$schema` is dropped first: the MCP and OpenAPI worlds
@@ -15,6 +16,7 @@ const provider = new AjvJsonSchemaValidator();
  */
 export function compileArgsValidator(schema: JsonSchema): ArgsValidator {
   const { $schema: _ignored, ...rest } = schema;
+  provider ??= new (require('@modelcontextprotocol/sdk/validation/ajv') as typeof import('@modelcontextprotocol/sdk/validation/ajv')).AjvJsonSchemaValidator();
   const validate = provider.getValidator(rest as never);
   return (args) => {
     const r = validate(args);

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { FieldError } from '../../common/errors/domain-error';
 import type { DataType, JsonSchema, ParseResult } from './data-type';
 
@@ -23,6 +23,8 @@ export function loadTypesModule(file: string): { exports: Record<string, unknown
 
 export function jsDataType(name: string, value: unknown, file: string): DataType | { problem: string } {
   const origin = basename(file);
+  // Loaded here, not at the top: only agents with a custom types module need zod (~100 modules).
+  const { z } = require('zod') as typeof import('zod');
   if (isZodSchema(value)) {
     let schema: JsonSchema;
     try {

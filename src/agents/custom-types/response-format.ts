@@ -1,4 +1,3 @@
-import { toStrictJsonSchema } from 'openai/lib/transform';
 import type { LlmResponseFormat } from '../../llm/llm-client.port';
 import type { DataType, JsonSchema } from './data-type';
 
@@ -13,6 +12,8 @@ export function responseFormatFor(type: DataType): { format: LlmResponseFormat }
   const schema = structuredClone(type.schema);
   delete schema.$schema;
   requireEveryProperty(schema);
+  // Loaded here, not at the top: only agents with an output type need it (~15 of the SDK's modules).
+  const { toStrictJsonSchema } = require('openai/lib/transform') as typeof import('openai/lib/transform');
   let strict: JsonSchema;
   try {
     strict = toStrictJsonSchema(schema as never) as JsonSchema;

@@ -1,5 +1,5 @@
 import type { BaseEvent } from '@ag-ui/core';
-import { EventEncoder } from '@ag-ui/encoder';
+import type { EventEncoder } from '@ag-ui/encoder';
 import type { Response } from 'express';
 
 /**
@@ -19,6 +19,8 @@ export class AgUiStream {
     accept: string | undefined,
     private readonly keepaliveMs: number,
   ) {
+    // Loaded on the first AG-UI run, not at boot: the encoder brings protobuf (~120 modules).
+    const { EventEncoder } = require('@ag-ui/encoder') as typeof import('@ag-ui/encoder');
     this.encoder = new EventEncoder({ accept });
     res.on('close', () => {
       this.stopKeepalive();

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { McpServerConfig } from '../../agents/config/mcp-server.schema';
 import type { Tool } from '../tool.port';
 import type { ToolSource } from '../toolset';
-import { McpConnection, type McpToolInfo } from './mcp-connection';
+import type { McpConnection, McpToolInfo } from './mcp-connection';
 import { McpTool } from './mcp-tool';
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
@@ -46,6 +46,8 @@ export class McpClientManager {
   private connectionFor(config: McpServerConfig): McpConnection {
     let connection = this.byConfig.get(config);
     if (!connection) {
+      // Loaded here, not at the top: the MCP SDK (with ajv and zod, ~260 modules) is for agents that name MCP servers.
+      const { McpConnection } = require('./mcp-connection') as typeof import('./mcp-connection');
       // upstream's `timeout` is the connection timeout, in seconds (calls have `request_timeout`).
       connection = new McpConnection(config, config.timeout ? config.timeout * 1000 : this.connectTimeoutMs, this.logger);
       this.connections.push(connection);

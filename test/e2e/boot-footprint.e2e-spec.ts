@@ -1,0 +1,141 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
+import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+
+/**
+ * What a server loads at boot follows its configuration (issue 14): the state backends' clients,
+ * the OTLP and Prometheus exporters, the MCP SDK (with ajv and zod) and Entra's passport and jose
+ * are loaded only by a server configured to use them; the AG-UI encoder and the OpenAI SDK on
+ * first use (an AG-UI run, a model call), never at boot. The installed
+ * command runs with test/support/module-probe.cjs preloaded, which lists the CommonJS modules the
+ * process holds once it listens. Structure only: how fast and how big is the benchmark's to say
+ * (bench/run.ts).
+ */
+const ROOT = resolve(__dirname, '../..');
+const PROBE = join(ROOT, 'test', 'support', 'module-probe.cjs');
+/** The benchmark's agent (a model on TA_BASE_URL, no tools): nothing is called at boot. */
+const BENCH_AGENTS = join(ROOT, 'bench', 'agents');
+const MODEL_ENV = { TA_BASE_URL: 'http://127.0.0.1:9/v1', TA_API_KEY: 'x' };
+
+/** Packages by the path part that names them in a module file. */
+const OPTIONAL = {
+  dynamodb: '/node_modules/@aws-sdk/client-dynamodb/',
+  redis: '/node_modules/ioredis/',
+  otlpTraces: '/node_modules/@opentelemetry/exporter-trace-otlp-http/',
+  otlpMetrics: '/node_modules/@opentelemetry/exporter-metrics-otlp-http/',
+  prometheus: '/node_modules/@opentelemetry/exporter-prometheus/',
+  mcp: '/node_modules/@modelcontextprotocol/sdk/',
+  ajv: '/node_modules/ajv/',
+  zod: '/node_modules/zod/',
+  agUiEncoder: '/node_modules/@ag-ui/encoder/',
+  passport: '/node_modules/passport/',
+  jose: '/node_modules/jose/',
+  /** The SDK's root (its client, ~230 modules); the error classes (two small modules) load at boot. */
+  openAi: '/node_modules/openai/index.js',
+};
+type Optional = keyof typeof OPTIONAL;
+
+interface Probe {
+  loaded: Set<Optional>;
+  newSpaceBytes: number;
+}
+
+const runs: CliRun[] = [];
+const dirs: string[] = [];
+
+/** Boots the installed command with `env`, reads the probe once it listens, and stops it. */
+async function bootAndProbe(configPath: string, env: Record<string, string>, nodeOptions = ''): Promise<Probe> {
+  const dir = mkdtempSync(join(tmpdir(), 'ta-boot-footprint-'));
+  dirs.push(dir);
+  const file = join(dir, 'probe.json');
+  const run = runCli(['serve', configPath, '--port', '0'], {
+    TA_AUTH_MODE: 'dev',
+    TA_LOG_LEVEL: 'info',
+    ...MODEL_ENV,
+    ...env,
+    NODE_OPTIONS: `--require ${JSON.stringify(PROBE)} ${nodeOptions}`,
+    MODULE_PROBE_FILE: file,
+  });
+  runs.push(run);
+  await run.listening();
+  run.child.kill('SIGUSR2');
+  for (let i = 0; i < 200 && !existsSync(file); i++) await sleep(25);
+  const { modules, newSpaceBytes } = JSON.parse(readFileSync(file, 'utf8')) as { modules: string[]; newSpaceBytes: number };
+  await run.stop();
+  const loaded = new Set((Object.keys(OPTIONAL) as Optional[]).filter((k) => modules.some((m) => m.includes(OPTIONAL[k]))));
+  return { loaded, newSpaceBytes };
+}
+
+function agentsDir(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ta-boot-agents-'));
+  dirs.push(dir);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+const MCP_AGENT = `apiVersion: tealagents/v1alpha1
+kind: Chat
+name: McpAgent
+version: 0.1
+spec:
+  agent:
+    name: default
+    model: local/echo
+    system_prompt: You use tools.
+    mcp_servers:
+      - name: todo
+        transport: http
+        url: http://127.0.0.1:9/mcp
+`;
+
+jest.setTimeout(120_000);
+beforeAll(ensureBuilt, 150_000);
+afterAll(async () => {
+  await Promise.all(runs.map((r) => r.stop()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('boot footprint: optional packages load only when configured', () => {
+  it('a dev-auth, in-memory server without tools loads none of them, and its young generation was not grown by the boot', async () => {
+    const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' });
+    expect([...probe.loaded]).toEqual([]);
+    // V8 grows it to 32-64 MiB while 1,500 modules load unless held (src/boot-heap.ts).
+    expect(probe.newSpaceBytes).toBeLessThanOrEqual(8 * 1024 * 1024);
+  });
+
+  it("an operator's own young-generation sizing (NODE_OPTIONS) is left alone: the boot grows it as V8 would", async () => {
+    const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' }, '--max-semi-space-size=16');
+    expect(probe.newSpaceBytes).toBeGreaterThan(8 * 1024 * 1024);
+  });
+
+  it('Redis, OTLP, Prometheus, an MCP server and Entra ID load their packages (and not the DynamoDB SDK)', async () => {
+    const probe = await bootAndProbe(agentsDir({ 'bench.yaml': readFileSync(join(BENCH_AGENTS, 'bench.yaml'), 'utf8'), 'mcp.yaml': MCP_AGENT }), {
+      TA_STATE_STORE: 'redis',
+      TA_REDIS_URL: testRedisUrl(),
+      TA_OTEL_ENDPOINT: 'http://127.0.0.1:9',
+      TA_METRICS_PROMETHEUS: 'true',
+      TA_AUTH_MODE: 'entra',
+      TA_ENTRA_AUTHORITY: 'http://127.0.0.1:9',
+      TA_ENTRA_ALLOWED_TENANTS: '72f988bf-86f1-41af-91ab-2d7cd011db47',
+      TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
+      TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
+    });
+    expect([...probe.loaded].sort()).toEqual(['ajv', 'jose', 'mcp', 'otlpMetrics', 'otlpTraces', 'passport', 'prometheus', 'redis', 'zod']);
+  });
+
+  it('DynamoDB loads the AWS SDK (and not ioredis)', async () => {
+    const probe = await bootAndProbe(BENCH_AGENTS, {
+      TA_STATE_STORE: 'dynamodb',
+      TA_DYNAMODB_ENDPOINT: testDynamoDbEndpoint(),
+      TA_DYNAMODB_TABLE: uniqueName('boot-footprint'),
+      TA_DYNAMODB_CREATE_TABLE: 'true',
+      AWS_REGION: DYNAMODB_LOCAL.region,
+      AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
+    });
+    expect([...probe.loaded]).toEqual(['dynamodb']);
+  });
+});
