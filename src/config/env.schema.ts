@@ -84,7 +84,7 @@ export class EnvVars {
   /** Tasks expire this many seconds after their last write (unset: never). */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_TASK_TTL_SECONDS?: number;
   /** The task writer's cache of the tasks this replica wrote, in bytes of request JSON (0: none; src/tasks/task-cache.ts). */
-  @IsOptional() @Transform(toInt) @EnvInt(0) TA_TASK_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_TASK_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 
   // tools (docs/tools.md)
   /** Per call attempt of a tool, unless its MCP server sets request_timeout or its plugin timeout_ms. */

@@ -1,7 +1,7 @@
 import { AgentSpecConfig } from '../agents/config/agent.schema';
 import type { LlmMessage } from '../llm/llm-client.port';
 import { isContextLengthExceeded } from '../llm/context-length';
-import { messageTokens, tokenCounterFor } from '../llm/token-counter';
+import { CHARS_PER_4, messageTokens, tokenCounterFor } from '../llm/token-counter';
 import type { AgentRunner, RunOptions } from './agent-runner';
 import { fitHistory, HistoryWindow, leaveOutOlderHalf } from './history-window';
 import { AgentRunResult, partialRunOf } from './tool-loop';
@@ -20,6 +20,9 @@ export interface ModelInputInfo {
 
 /** The conversation fitted to the agent's `spec.agent.history` (everything when it has none). */
 export function fitConversation(spec: AgentSpecConfig, conversation: readonly LlmMessage[], pinnedHead: number): HistoryWindow {
+  // Tokens are counted only under a token limit: the tokenizer's ranks load, and the system prompt
+  // is counted on every turn, only for an agent that limits its history by tokens.
+  if (spec.history?.max_tokens === undefined) return fitHistory(conversation, { pinnedHead, limits: spec.history, counter: CHARS_PER_4 });
   const counter = tokenCounterFor(spec.model);
   const fixedTokens = spec.system_prompt?.trim() ? messageTokens({ role: 'system', content: spec.system_prompt }, counter) : 0;
   return fitHistory(conversation, { pinnedHead, limits: spec.history, counter, fixedTokens });

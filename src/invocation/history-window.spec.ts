@@ -34,6 +34,18 @@ describe('fitHistory', () => {
     expect(w.messages).toEqual(conversation);
     expect(w.omitted).toEqual([]);
     expect(w.omittedTurns).toBe(0);
+    expect(w.pinned).toBe(1);
+    // a copy: a caller adding to the window does not change the conversation
+    expect(w.messages).not.toBe(conversation);
+  });
+
+  it('without limits, gives what the turn-by-turn fit gives (a limit no turn reaches)', () => {
+    const heads = [answer('before any question'), ...conversation];
+    for (const pinnedHead of [0, 1, 2]) {
+      const open = fitHistory(heads, { ...base, pinnedHead, limits: {} });
+      expect(open).toEqual(fitHistory(heads, { ...base, pinnedHead, limits: { max_messages: 1000 } }));
+    }
+    expect(fitHistory([], { ...base, limits: undefined })).toEqual({ messages: [], pinned: 0, omitted: [], omittedTurns: 0 });
   });
 
   it('max_messages: leaves out the oldest whole turns; the user context always stays', () => {

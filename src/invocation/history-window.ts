@@ -46,23 +46,25 @@ export function turnsOf(messages: readonly LlmMessage[]): LlmMessage[][] {
  * stay, even when they alone exceed a limit: the model then answers, or says the input is too long.
  */
 export function fitHistory(conversation: readonly LlmMessage[], options: FitOptions): HistoryWindow {
+  const { max_messages, max_tokens } = options.limits ?? {};
+  // Without limits everything is kept, so there are no turns to find: this runs on every follow-on,
+  // and splitting a long task into turns only to join them again grew with the history.
+  if (max_messages === undefined && max_tokens === undefined) {
+    return { messages: conversation.slice(), pinned: Math.min(options.pinnedHead, conversation.length), omitted: [], omittedTurns: 0 };
+  }
   const pinned = conversation.slice(0, options.pinnedHead);
   const turns = turnsOf(conversation.slice(options.pinnedHead));
-  const { max_messages, max_tokens } = options.limits ?? {};
-  let keep = turns.length;
-  if (max_messages !== undefined || max_tokens !== undefined) {
-    const tokensOf = (ms: readonly LlmMessage[]) => ms.reduce((n, m) => n + messageTokens(m, options.counter), 0);
-    let messages = 0;
-    let tokens = (options.fixedTokens ?? 0) + (max_tokens !== undefined ? tokensOf(pinned) : 0);
-    keep = 0;
-    for (let i = turns.length - 1; i >= 0; i--) {
-      const turn = turns[i]!;
-      messages += turn.length;
-      if (max_tokens !== undefined) tokens += tokensOf(turn);
-      const current = i === turns.length - 1;
-      if (!current && ((max_messages !== undefined && messages > max_messages) || (max_tokens !== undefined && tokens > max_tokens))) break;
-      keep++;
-    }
+  const tokensOf = (ms: readonly LlmMessage[]) => ms.reduce((n, m) => n + messageTokens(m, options.counter), 0);
+  let messages = 0;
+  let tokens = (options.fixedTokens ?? 0) + (max_tokens !== undefined ? tokensOf(pinned) : 0);
+  let keep = 0;
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const turn = turns[i]!;
+    messages += turn.length;
+    if (max_tokens !== undefined) tokens += tokensOf(turn);
+    const current = i === turns.length - 1;
+    if (!current && ((max_messages !== undefined && messages > max_messages) || (max_tokens !== undefined && tokens > max_tokens))) break;
+    keep++;
   }
   return windowOf(pinned, turns, turns.length - keep);
 }

@@ -48,16 +48,20 @@ export class LlmProvider {
       }
       return c;
     }
+    // Checked before the require: a cached require still resolves the path, on every model call.
+    if (this.remote) return this.remote;
     // Loaded on first use: a server whose agents all run offline models never pays for the SDK.
     const { OpenAiLlmClient } = require('./openai.llm-client') as typeof import('./openai.llm-client');
-    this.remote ??= new OpenAiLlmClient(this.createSdk());
+    this.remote = new OpenAiLlmClient(this.createSdk());
     return this.remote;
   }
 
   private createSdk(): OpenAI {
     const { default: OpenAIClient, AzureOpenAI } = require('openai') as typeof import('openai');
     const { apiKey, baseUrl, azure, timeoutMs, maxRetries } = this.config;
-    const common = { timeout: timeoutMs, maxRetries, ...(this.fetchImpl ? { fetch: this.fetchImpl } : {}) };
+    // Our keep-alive node:http transport unless a test injects another (src/llm/http-fetch.ts).
+    const { httpFetch } = require('./http-fetch') as typeof import('./http-fetch');
+    const common = { timeout: timeoutMs, maxRetries, fetch: this.fetchImpl ?? httpFetch };
     // The base URL is always passed explicitly: left undefined, the SDK would read OPENAI_BASE_URL
     // from the process environment behind our TA_ settings (and AzureOpenAI would then refuse to
     // combine it with the endpoint, at the first request rather than at boot).

@@ -140,19 +140,22 @@ describe('TaskCache', () => {
     expect(cache.get('k')!.task.version).toBe(3);
   });
 
-  it('is bounded in bytes and entries, least recently used first, and drops idle entries', () => {
-    const cache = new TaskCache({ maxEntries: 3, maxBytes: 5000, idleMs: 60_000 });
-    cache.remember('a', task(1), [], [big(0, 2000)]);
-    cache.remember('b', task(1), [], [big(0, 2000)]);
-    cache.get('a');
-    cache.remember('c', task(1), [], [big(0, 2000)]); // over 5000: b (least recently used) goes
-    expect([cache.get('a'), cache.get('b'), cache.get('c')].map(Boolean)).toEqual([true, false, true]);
-    expect(cache.size.bytes).toBeLessThanOrEqual(5000);
-    cache.remember('d', task(1), [], []);
-    cache.remember('e', task(1), [], []);
-    expect(cache.size.entries).toBe(3);
-    cache.remember('huge', task(1), [], [big(0, 6000)]); // larger than the whole budget: not held
-    expect(cache.get('huge')).toBeUndefined();
+  it('is bounded in bytes and entries, least recently used first, no entry over a sixteenth, and drops idle entries', () => {
+    const cache = new TaskCache({ maxEntries: 100, maxBytes: 16_000, idleMs: 60_000 });
+    for (let i = 0; i < 18; i++) cache.remember(`t${i}`, task(1), [], [big(0, 600)]); // ~850 characters each
+    cache.get('t0'); // used: t1 is now the least recently used
+    for (let i = 18; i < 24; i++) cache.remember(`t${i}`, task(1), [], [big(0, 600)]);
+    expect(cache.size.bytes).toBeLessThanOrEqual(16_000);
+    expect(cache.get('t0')).toBeDefined();
+    expect(cache.get('t1')).toBeUndefined();
+    expect(cache.get('t23')).toBeDefined();
+    cache.remember('large', task(1), [], [big(0, 1200)]); // over 16,000 / 16: read from the store instead
+    expect(cache.get('large')).toBeUndefined();
+
+    const few = new TaskCache({ maxEntries: 3, maxBytes: 16_000, idleMs: 60_000 });
+    for (const k of ['a', 'b', 'c', 'd']) few.remember(k, task(1), [], []);
+    expect(few.size.entries).toBe(3);
+    expect(few.get('a')).toBeUndefined();
 
     const idle = new TaskCache({ maxEntries: 3, maxBytes: 5000, idleMs: 10 });
     idle.remember('a', task(1), [], []);

@@ -18,7 +18,9 @@ export interface TaskCacheLimits {
 }
 
 /** Documented in docs/configuration.md (TA_TASK_CACHE_MAX_BYTES). */
-export const TASK_CACHE_DEFAULTS: TaskCacheLimits = { maxEntries: 10_000, maxBytes: 64 * 1024 * 1024, idleMs: 5 * 60_000 };
+export const TASK_CACHE_DEFAULTS: TaskCacheLimits = { maxEntries: 10_000, maxBytes: 16 * 1024 * 1024, idleMs: 5 * 60_000 };
+/** A task whose records exceed this share of `maxBytes` is not held (1 MiB of the default 16). */
+const ENTRY_SHARE = 16;
 
 interface Entry extends CachedTask {
   bytes: number;
@@ -37,7 +39,7 @@ interface Entry extends CachedTask {
  * again on a fresh read (src/tasks/task-writer.ts).
  *
  * Bounded: at most `maxEntries` tasks and `maxBytes` of request JSON, least recently used
- * dropped first; an entry unused for `idleMs` is dropped when next met. Records are frozen as
+ * dropped first, and no task larger than a sixteenth of `maxBytes`; an entry unused for `idleMs` is dropped when next met. Records are frozen as
  * they enter (copied), so a caller cannot change the view by mutating an object it holds.
  */
 export class TaskCache {
@@ -89,7 +91,8 @@ export class TaskCache {
     }
     withRecords(requests, fresh);
     this.delete(key);
-    if (bytes > this.limits.maxBytes) return;
+    // One long or large task must not push out every other (it is read from the store instead).
+    if (bytes > this.limits.maxBytes / ENTRY_SHARE) return;
     this.entries.set(key, { task: frozenCopy(task), requests, bytes, usedAt: Date.now() });
     this.bytes += bytes;
     this.evict();

@@ -3,33 +3,33 @@ import { LlmMessage } from '../llm/llm-client.port';
 import type { ToolExecution } from '../tools/tool-executor';
 import { toLlmContent, userContextMessage } from '../invocation/llm-content';
 import { RequestRecord, StoredMessage, ToolCallTrace } from '../state/state.entities';
-import { withoutSuperseded } from './lifecycle/edit';
-
-/** Requests whose messages the model sees again on a follow-on. */
-const REPLAYED = new Set(['Completed']);
 
 /**
  * The model input of a follow-on, rebuilt from the stored requests: the user context, then every
  * earlier completed request's messages in order (user turn, assistant turns with their tool calls,
  * tool results), then the current request's messages. Failed and canceled requests stay in the
  * task record but are not replayed, so a failure never leaves a dangling turn in the model input.
- * (The system prompt is added by the AgentRunner.)
+ * (The system prompt is added by the AgentRunner.) `visible`: the earlier requests an edit has not
+ * superseded (`withoutSuperseded`, lifecycle/edit.ts), which the caller has already worked out.
  */
-export function buildTaskConversation(earlier: RequestRecord[], current: RequestRecord): LlmMessage[] {
-  earlier = withoutSuperseded(earlier, current); // an edit hides the turns it replaced (lifecycle/edit.ts)
+export function buildTaskConversation(visible: readonly RequestRecord[], current: RequestRecord): LlmMessage[] {
   const out: LlmMessage[] = [];
-  const ctx = userContextMessage(taskUserContext(earlier, current));
+  const ctx = userContextMessage(taskUserContext(visible, current));
   if (ctx) out.push(ctx);
-  for (const r of earlier) {
-    if (!REPLAYED.has(r.status)) continue;
-    for (const m of replayOf(r)) out.push(m);
+  // Indexed loops: this runs over the whole history on every follow-on.
+  for (let i = 0; i < visible.length; i++) {
+    const r = visible[i]!;
+    // Only completed requests' messages are replayed.
+    if (r.status !== 'Completed') continue;
+    const messages = replayOf(r);
+    for (let j = 0; j < messages.length; j++) out.push(messages[j]!);
   }
   for (const m of current.messages) out.push(toLlmMessage(m));
   return out;
 }
 
 /** The user context a task's model input starts with: the current request's, else the latest one given. */
-export function taskUserContext(earlier: RequestRecord[], current: RequestRecord): Record<string, string> | undefined {
+export function taskUserContext(earlier: readonly RequestRecord[], current: RequestRecord): Record<string, string> | undefined {
   let userContext = current.userContext;
   for (let i = earlier.length - 1; userContext === undefined && i >= 0; i--) userContext = earlier[i]!.userContext;
   return userContext;

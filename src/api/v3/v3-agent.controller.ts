@@ -21,7 +21,7 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { ForkRequestDto } from './dto/fork-request.dto';
 import { ResumeRequestDto } from './dto/resume-request.dto';
-import { UserMessageDto } from './dto/user-message.dto';
+import { readUserMessage } from './dto/user-message.read';
 import { parseClientIdParam } from './client-id';
 import { parsePageSize, parseUuidParam } from './params';
 import { resumeResponseOf } from './resume-response';
@@ -60,7 +60,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Req() req: Request,
       @Res({ passthrough: true }) res: Response,
     ): Promise<StateResponse | Record<string, string> | undefined> {
-      const started = await this.invoker.start(agent, principal, validateBody(UserMessageDto, body));
+      const started = await this.invoker.start(agent, principal, readUserMessage(body));
       const response = await started.run({ bearerToken: req.bearerToken });
       if (!started.queued) return response;
       res.status(202);
@@ -75,7 +75,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     @Post('sse')
     @RateLimited({ reconnectsFree: true })
     async sse(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
-      const msg = validateBody(UserMessageDto, body);
+      const msg = readUserMessage(body);
       const lastEventId = res.req.header('last-event-id');
       if (lastEventId) {
         const replay = await this.replay.prepare(agent, principal, msg.task_id, lastEventId);
@@ -161,7 +161,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     @HttpCode(200)
     @RateLimited()
     async edit(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request) {
-      const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), validateBody(UserMessageDto, body));
+      const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), readUserMessage(body));
       return started.run({ bearerToken: req.bearerToken });
     }
 
@@ -169,7 +169,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     @Post('tasks/:task_id/requests/:request_id/edit/sse')
     @RateLimited()
     async editSse(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response) {
-      const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), validateBody(UserMessageDto, body));
+      const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), readUserMessage(body));
       const { log, after } = started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }

@@ -1,5 +1,5 @@
 import { Context, context, createContextKey, Span } from '@opentelemetry/api';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The correlation ids every log line of a request carries (docs/operations.md, Logs). `request_id`
@@ -87,8 +87,19 @@ export class LogContext {
  * a pseudonym, not a secret: whoever knows an oid can compute its hash. Computed once per request.
  */
 export function oidHash(oid: string): string {
-  return createHash('sha256').update(oid).digest('hex').slice(0, 16);
+  let hashed = oidHashes.get(oid);
+  if (hashed === undefined) {
+    // A bounded memo: a caller's turns come one after another, and a hash object per request
+    // showed in the profile. Emptied when full, so a flood of distinct oids holds little memory.
+    if (oidHashes.size >= OID_HASHES_KEPT) oidHashes.clear();
+    hashed = hash('sha256', oid, 'hex').slice(0, 16);
+    oidHashes.set(oid, hashed);
+  }
+  return hashed;
 }
+
+const OID_HASHES_KEPT = 4096;
+const oidHashes = new Map<string, string>();
 
 /** The caller's fields of a log line. */
 export function callerFields(principal: { tenantId: string; ownerId: string }): Pick<LogFields, 'tid' | 'oid_hash'> {
