@@ -1,6 +1,6 @@
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { frozenCopy } from '../state/state-store.util';
-import { withRecords } from './lifecycle/transition';
+import { indexOfSeq, withRecords } from './lifecycle/transition';
 
 /** A task as this replica last wrote it: the header and every request, in `seq` order. */
 export interface CachedTask {
@@ -39,8 +39,9 @@ interface Entry extends CachedTask {
  * again on a fresh read (src/tasks/task-writer.ts).
  *
  * Bounded: at most `maxEntries` tasks and `maxBytes` of request JSON, least recently used
- * dropped first, and no task larger than a sixteenth of `maxBytes`; an entry unused for `idleMs` is dropped when next met. Records are frozen as
- * they enter (copied), so a caller cannot change the view by mutating an object it holds.
+ * dropped first, and no task larger than a sixteenth of `maxBytes`; an entry unused for `idleMs`
+ * is dropped when next met. Records are frozen as they enter (copied), so a caller cannot change
+ * the view by mutating an object it holds.
  */
 export class TaskCache {
   private readonly entries = new Map<string, Entry>();
@@ -86,8 +87,8 @@ export class TaskCache {
     let bytes = fromView ? held.bytes : sizeOf(requests);
     const fresh = written.map((r) => frozenCopy({ ...r, tenantId: task.tenantId }));
     for (const r of fresh) {
-      const replaced = recordOfSeq(requests, r.seq);
-      bytes += sizeOf([r]) - (replaced ? sizeOf([replaced]) : 0);
+      const replaced = requests[indexOfSeq(requests, r.seq)];
+      bytes += sizeOf([r]) - (replaced?.seq === r.seq ? sizeOf([replaced]) : 0);
     }
     withRecords(requests, fresh);
     this.delete(key);
@@ -111,13 +112,6 @@ export class TaskCache {
       this.delete(key);
     }
   }
-}
-
-/** The record of `seq` among records in `seq` order (at index `seq` unless some are missing). */
-function recordOfSeq(records: RequestRecord[], seq: number): RequestRecord | undefined {
-  if (records[seq]?.seq === seq) return records[seq];
-  if ((records.at(-1)?.seq ?? -1) < seq) return undefined;
-  return records.find((x) => x.seq === seq);
 }
 
 const sizes = new WeakMap<object, number>();

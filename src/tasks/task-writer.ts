@@ -9,13 +9,13 @@ import type { EnvConfig } from '../config/env.config';
 import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { StateStoreUnavailableError, VersionConflictError } from '../state/state.errors';
+import { isExpired } from '../state/state-store.util';
 import type { Telemetry } from '../telemetry/telemetry';
 import { expirePause, pauseDue } from './lifecycle/cancel';
 import { TaskTiming } from './lifecycle/lease';
 import { Change, Transition } from './lifecycle/transition';
 import { CachedTask, TaskCache, TASK_CACHE_DEFAULTS } from './task-cache';
 import { TaskLanes } from './task-lanes';
-import { isExpired } from '../state/state-store.util';
 
 /** Which task, and (for a caller's operation) whose: checked once, here, on every read and write. */
 export interface TaskAccess {
@@ -248,8 +248,8 @@ export class TaskWriter {
       task.writeId !== undefined &&
       task.deletingAt === undefined &&
       !isExpired(task, now) &&
-      (access.agentSource === undefined || task.agent === access.agentSource) &&
-      (access.ownerId === undefined || task.ownerId === access.ownerId) &&
+      // A refusal is decided on a fresh read (apply), never on the view.
+      refusalOf(task, access) === undefined &&
       !(pauseDue(task, now) && !transition.settles);
     if (usable) return view;
     this.cache.delete(key);
@@ -284,14 +284,21 @@ export class TaskWriter {
 
 /** Another tenant's or agent's task does not exist; another owner's is 401 (or 404 for reads). */
 function checked(task: TaskRecord | undefined, access: TaskAccess): TaskRecord {
+  const refusal = refusalOf(task, access);
+  if (refusal) throw refusal;
+  return task!;
+}
+
+/** Why `access` may not have `task` (see `checked`); undefined when it may. */
+function refusalOf(task: TaskRecord | undefined, access: TaskAccess): DomainError | undefined {
   if (!task || (access.agentSource !== undefined && task.agent !== access.agentSource)) {
-    throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${access.taskId}`);
+    return new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${access.taskId}`);
   }
   if (access.ownerId !== undefined && task.ownerId !== access.ownerId) {
-    if (access.foreign === 'not-found') throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${access.taskId}`);
-    throw new DomainError(ErrorCode.NOT_OWNER, 'This task belongs to another user');
+    if (access.foreign === 'not-found') return new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${access.taskId}`);
+    return new DomainError(ErrorCode.NOT_OWNER, 'This task belongs to another user');
   }
-  return task;
+  return undefined;
 }
 
 function cacheKey(tenantId: string, taskId: string): string {

@@ -56,7 +56,7 @@ export function withRecords(records: RequestRecord[], writes: RequestRecord[]): 
 }
 
 /** Where `seq` is, or goes, in records in `seq` order (seqs run from 0: usually at index `seq`, or at the end). */
-function indexOfSeq(records: RequestRecord[], seq: number): number {
+export function indexOfSeq(records: RequestRecord[], seq: number): number {
   if (records[seq]?.seq === seq) return seq;
   let lo = 0;
   let hi = records.length;
