@@ -147,18 +147,3 @@ function headerCondition(current: HeaderSnapshot | undefined, live: boolean, now
   }
   return { ConditionExpression: condition, ExpressionAttributeNames: names, ExpressionAttributeValues: values };
 }
-
-/** An item as DynamoDB's low-level API returns it (a failed condition's ALL_OLD), as plain values. */
-export function plainItem(raw: Record<string, AttributeValue>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, plainValue(v)]));
-}
-
-function plainValue(v: AttributeValue): unknown {
-  if (v.S !== undefined) return v.S;
-  if (v.N !== undefined) return Number(v.N);
-  if (v.M !== undefined) return plainItem(v.M);
-  if (v.L !== undefined) return v.L.map(plainValue);
-  if (v.BOOL !== undefined) return v.BOOL;
-  if (v.B !== undefined) return v.B;
-  return undefined;
-}

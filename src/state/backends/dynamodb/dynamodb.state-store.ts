@@ -1,4 +1,5 @@
 import { AttributeValue, DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +11,7 @@ import { StoreClock } from '../../store-clock';
 import { DYNAMODB_CLOCK_SKEW_MS, sampleDateHeaders } from './dynamodb-clock';
 import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs } from '../ttl-horizon.util';
-import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT, plainItem, snapshotOf } from './dynamodb-commit';
+import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT, snapshotOf } from './dynamodb-commit';
 import { HeaderCache } from './dynamodb-header-cache';
 import { toStateError } from './dynamodb-errors';
 import { allPartKeys, DEFAULT_MAX_REQUEST_BYTES, deleteKeys, layoutRequests, partItems, partKeysOf, putItems, readRequestItem, readSplits, replaceSplits, RequestLayout, withParts } from './dynamodb-parts';
@@ -430,7 +431,7 @@ export class DynamoDbStateStore extends StateStore {
         const reasons = (err as { CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[] }).CancellationReasons;
         if (!reasons) throw err;
         const header = reasons[0];
-        if (header?.Code === 'ConditionalCheckFailed') return { old: header.Item && plainItem(header.Item) };
+        if (header?.Code === 'ConditionalCheckFailed') return { old: header.Item && unmarshall(header.Item) };
         // The same transaction re-applies only if its condition still holds, so retrying is safe;
         // a writer still in the way after that is reported as the conflict it is.
         if (!reasons.some((r) => r.Code === 'TransactionConflict')) throw err;
