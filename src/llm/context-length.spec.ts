@@ -1,8 +1,10 @@
 import { APIError } from 'openai';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
+import { ProviderHttpError } from './chat-completions.client';
 import { isContextLengthExceeded } from './context-length';
 import { mapLlmError } from './llm-error.mapper';
+import { llmErrorOfStatus } from './provider-status.mapper';
 
 /** OpenAI's real answer to an input over the model's context window. */
 const OPENAI_BODY = {
@@ -18,6 +20,16 @@ describe('isContextLengthExceeded', () => {
     expect(isContextLengthExceeded(mapLlmError(http(400, OPENAI_BODY)))).toBe(true);
     // an OpenAI-compatible server that says it without the code
     expect(isContextLengthExceeded(mapLlmError(http(400, { message: 'prompt is too long: 210000 tokens > 200000 maximum' })))).toBe(true);
+  });
+
+  it('recognizes it from our completions client as from the SDK', () => {
+    const ours = (status: number, message: string, code?: string) => {
+      const cause = new ProviderHttpError(status, `${status} ${message}`, code, 'req_1', {});
+      return llmErrorOfStatus({ status, code, message: cause.message, header: () => undefined }, cause);
+    };
+    expect(isContextLengthExceeded(ours(400, OPENAI_BODY.message, OPENAI_BODY.code))).toBe(true);
+    expect(isContextLengthExceeded(ours(400, 'input is too long for the model'))).toBe(true);
+    expect(isContextLengthExceeded(ours(400, 'Invalid value for temperature', 'invalid_value'))).toBe(false);
   });
 
   it('is false for any other failure', () => {

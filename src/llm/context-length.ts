@@ -1,6 +1,3 @@
-// The error module only: the package root loads the whole SDK (~230 modules), which the server
-// otherwise loads on the first model call (llm-provider.ts).
-import { APIError } from 'openai/core/error';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 
@@ -9,11 +6,14 @@ const TOO_LONG = /maximum context length|context[_ ]length[_ ]exceeded|prompt is
 
 /**
  * The model refused the input as longer than its context window (OpenAI and Azure: 400 with
- * `code: context_length_exceeded`). Mapped errors keep the provider's error as their cause.
+ * `code: context_length_exceeded`). Mapped errors keep the provider's error as their cause: our
+ * ProviderHttpError or the SDK's APIError (streams), read by shape so that neither is loaded here.
  */
 export function isContextLengthExceeded(err: unknown): boolean {
   if (!(err instanceof DomainError) || err.code !== ErrorCode.LLM_REQUEST_REJECTED) return false;
   const cause = err.cause;
-  if (!(cause instanceof APIError) || cause.status !== 400) return false;
-  return cause.code === 'context_length_exceeded' || TOO_LONG.test(cause.message);
+  if (!(cause instanceof Error)) return false;
+  const { status, code } = cause as { status?: unknown; code?: unknown };
+  if (status !== 400) return false;
+  return code === 'context_length_exceeded' || TOO_LONG.test(cause.message);
 }

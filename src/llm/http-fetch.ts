@@ -1,20 +1,7 @@
-import { Agent as HttpAgent, IncomingMessage, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
-
-/**
- * Sockets kept open per model origin, each reused for call after call (keep-alive). Sized for the
- * concurrency one replica serves; calls beyond it wait for a free socket. Documented in
- * docs/configuration.md (the model provider).
- */
-export const MODEL_SOCKETS_PER_ORIGIN = 256;
-/** An idle kept-alive socket is closed after this long (ms). */
-const IDLE_SOCKET_MS = 30_000;
-
-const agents = {
-  http: new HttpAgent({ keepAlive: true, maxSockets: MODEL_SOCKETS_PER_ORIGIN, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS }),
-  https: new HttpsAgent({ keepAlive: true, maxSockets: MODEL_SOCKETS_PER_ORIGIN, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS }),
-};
+import { modelAgents as agents } from './http-exchange';
 
 /**
  * The `fetch` the OpenAI SDK calls the model provider with: `node:http(s)` on a keep-alive agent

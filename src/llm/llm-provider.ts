@@ -1,5 +1,6 @@
 import type OpenAI from 'openai';
 import type { EnvConfig } from '../config/env.config';
+import type { ChatEndpoint } from './chat-completions.client';
 import { LlmClient } from './llm-client.port';
 import { isLocalModel, LOCAL_MODELS } from './local/local-models';
 
@@ -18,6 +19,8 @@ const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 export class LlmProvider {
   private remote?: LlmClient;
   private readonly locals = new Map<string, LlmClient>();
+  /** Per model name; the names come from the agents' configuration, so this stays small. */
+  private readonly endpoints = new Map<string, ChatEndpoint>();
 
   constructor(
     private readonly config: EnvConfig['llm'],
@@ -50,10 +53,40 @@ export class LlmProvider {
     }
     // Checked before the require: a cached require still resolves the path, on every model call.
     if (this.remote) return this.remote;
-    // Loaded on first use: a server whose agents all run offline models never pays for the SDK.
     const { OpenAiLlmClient } = require('./openai.llm-client') as typeof import('./openai.llm-client');
-    this.remote = new OpenAiLlmClient(this.createSdk());
+    const { ChatCompletionsClient } = require('./chat-completions.client') as typeof import('./chat-completions.client');
+    const { timeoutMs, maxRetries } = this.config;
+    const completions = new ChatCompletionsClient((m) => this.endpointOf(m), { timeoutMs, maxRetries });
+    // The SDK (streams only) is loaded on the first stream: a server whose agents all run offline
+    // models, or answer without streaming, never pays for it.
+    this.remote = new OpenAiLlmClient(completions, () => this.createSdk());
     return this.remote;
+  }
+
+  /**
+   * The URL and headers of a model's completions, as the SDK would send them: the OpenAI path
+   * under the base URL with a bearer key, or Azure's deployment path (the model names the
+   * deployment) with `api-version` and the `api-key` header. One per model the agents name.
+   */
+  private endpointOf(model: string): ChatEndpoint {
+    let endpoint = this.endpoints.get(model);
+    if (endpoint) return endpoint;
+    const { apiKey, baseUrl, azure } = this.config;
+    const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'teal-agent-server' };
+    // The SDK reads these two from the environment too; the same calls carry the same headers.
+    if (process.env.OPENAI_ORG_ID) headers['openai-organization'] = process.env.OPENAI_ORG_ID;
+    if (process.env.OPENAI_PROJECT_ID) headers['openai-project'] = process.env.OPENAI_PROJECT_ID;
+    if (azure) {
+      headers['api-key'] = apiKey!;
+      const url = new URL(`${azure.endpoint.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(model)}/chat/completions`);
+      url.searchParams.set('api-version', azure.apiVersion);
+      endpoint = { url, headers };
+    } else {
+      if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+      endpoint = { url: new URL(`${(baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, '')}/chat/completions`), headers };
+    }
+    this.endpoints.set(model, endpoint);
+    return endpoint;
   }
 
   private createSdk(): OpenAI {

@@ -1,5 +1,7 @@
 import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { LlmMessage, LlmRequest, TokenUsage } from './llm-client.port';
+import { DomainError } from '../common/errors/domain-error';
+import { ErrorCode } from '../common/errors/error-code';
+import { LlmMessage, LlmRequest, LlmResult, TokenUsage } from './llm-client.port';
 
 const REASONING_MODEL = /^(o\d|gpt-5)/i;
 
@@ -57,4 +59,12 @@ function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
     content: m.content,
     tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
   };
+}
+
+/** Azure (and OpenAI moderation) cut a filtered answer short: that is an error, not an answer. */
+export function checkFinish(result: LlmResult): LlmResult {
+  if (result.finishReason === 'content_filter') {
+    throw new DomainError(ErrorCode.LLM_CONTENT_FILTERED, 'The model provider filtered the answer');
+  }
+  return result;
 }

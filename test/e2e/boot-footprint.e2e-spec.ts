@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 
 /**
  * What a server loads at boot follows its configuration (issue 14): the state backends' clients,
  * the OTLP and Prometheus exporters, the MCP SDK (with ajv and zod) and Entra's passport and jose
  * are loaded only by a server configured to use them; the AG-UI encoder and the OpenAI SDK on
- * first use (an AG-UI run, a model call), never at boot. The installed
+ * first use (an AG-UI run, a streamed model call), never at boot. The installed
  * command runs with test/support/module-probe.cjs preloaded, which lists the CommonJS modules the
  * process holds once it listens. Structure only: how fast and how big is the benchmark's to say
  * (bench/run.ts).
@@ -33,7 +34,7 @@ const OPTIONAL = {
   agUiEncoder: '/node_modules/@ag-ui/encoder/',
   passport: '/node_modules/passport/',
   jose: '/node_modules/jose/',
-  /** The SDK's root (its client, ~230 modules); the error classes (two small modules) load at boot. */
+  /** The SDK's root (its client, ~230 modules). */
   openAi: '/node_modules/openai/index.js',
 };
 type Optional = keyof typeof OPTIONAL;
@@ -46,8 +47,8 @@ interface Probe {
 const runs: CliRun[] = [];
 const dirs: string[] = [];
 
-/** Boots the installed command with `env`, reads the probe once it listens, and stops it. */
-async function bootAndProbe(configPath: string, env: Record<string, string>, nodeOptions = ''): Promise<Probe> {
+/** Boots the installed command with `env`, reads the probe once it listens (and `use` has run), and stops it. */
+async function bootAndProbe(configPath: string, env: Record<string, string>, nodeOptions = '', use?: (port: number) => Promise<void>): Promise<Probe> {
   const dir = mkdtempSync(join(tmpdir(), 'ta-boot-footprint-'));
   dirs.push(dir);
   const file = join(dir, 'probe.json');
@@ -60,7 +61,8 @@ async function bootAndProbe(configPath: string, env: Record<string, string>, nod
     MODULE_PROBE_FILE: file,
   });
   runs.push(run);
-  await run.listening();
+  const port = await run.listening();
+  await use?.(port);
   run.child.kill('SIGUSR2');
   for (let i = 0; i < 200 && !existsSync(file); i++) await sleep(25);
   const { modules, newSpaceBytes } = JSON.parse(readFileSync(file, 'utf8')) as { modules: string[]; newSpaceBytes: number };
@@ -139,3 +141,33 @@ describe('boot footprint: optional packages load only when configured', () => {
     expect([...probe.loaded]).toEqual(['dynamodb']);
   });
 });
+
+describe('the OpenAI SDK loads for streamed model calls only', () => {
+  let fake: FakeOpenAi;
+  beforeAll(async () => {
+    fake = await startFakeOpenAi();
+  });
+  afterAll(() => fake.close());
+
+  const turn = async (port: number, path: '' | '/sse') => {
+    fake.script(reply.text('hello'));
+    const res = await fetch(`http://127.0.0.1:${port}/Bench/1${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [{ content_type: 'text', content: 'hi' }] }),
+    });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text).toContain('hello');
+  };
+
+  it('a completion is posted without it; the first stream loads it', async () => {
+    const env = { TA_STATE_STORE: 'memory', TA_BASE_URL: fake.baseURL, TA_API_KEY: 'sk-test' };
+    const completed = await bootAndProbe(BENCH_AGENTS, env, '', (port) => turn(port, ''));
+    expect(completed.loaded.has('openAi')).toBe(false);
+    const streamed = await bootAndProbe(BENCH_AGENTS, env, '', (port) => turn(port, '/sse'));
+    expect(streamed.loaded.has('openAi')).toBe(true);
+    expect(fake.requests.map((r) => r.body.stream)).toEqual([false, true]);
+  });
+});
+

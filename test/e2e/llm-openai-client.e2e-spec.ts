@@ -1,23 +1,26 @@
-import OpenAI from 'openai';
 import { DomainError } from '../../src/common/errors/domain-error';
 import { ErrorCode } from '../../src/common/errors/error-code';
 import { LlmRequest, LlmResult, LlmStreamEvent } from '../../src/llm/llm-client.port';
-import { OpenAiLlmClient } from '../../src/llm/openai.llm-client';
+import { LlmProvider } from '../../src/llm/llm-provider';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 
 /**
- * OpenAiLlmClient on the real `openai` SDK against the fake provider over real HTTP: request shape,
- * streaming, tool calls, usage, and how each failure becomes a domain error.
+ * The OpenAI-compatible client as the server builds it (LlmProvider): completions posted directly,
+ * streams through the real `openai` SDK, against the fake provider over real HTTP: request shape,
+ * streaming, tool calls, usage, retries, and how each failure becomes a domain error.
  */
-describe('OpenAiLlmClient over the real SDK', () => {
+describe('OpenAiLlmClient (completions direct, streams on the real SDK)', () => {
   let fake: FakeOpenAi;
   beforeEach(async () => {
     fake = await startFakeOpenAi();
   });
   afterEach(() => fake.close());
 
-  const client = (o: { timeout?: number; maxRetries?: number } = {}) =>
-    new OpenAiLlmClient(new OpenAI({ apiKey: 'sk-test', baseURL: fake.baseURL, fetch: realmSafeFetch, timeout: o.timeout ?? 5_000, maxRetries: o.maxRetries ?? 0 }));
+  const client = (o: { timeout?: number; maxRetries?: number; baseUrl?: string } = {}) =>
+    new LlmProvider(
+      { apiKey: 'sk-test', baseUrl: o.baseUrl ?? fake.baseURL, timeoutMs: o.timeout ?? 5_000, maxRetries: o.maxRetries ?? 0 },
+      realmSafeFetch,
+    ).clientFor('gpt-4o');
   const request = (o: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...o });
 
   async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<{ deltas: string[]; result?: LlmResult }> {
@@ -200,8 +203,8 @@ describe('OpenAiLlmClient over the real SDK', () => {
     it('maps an unreachable provider to LLM_UNAVAILABLE', async () => {
       const url = fake.baseURL;
       await fake.close();
-      const sdk = new OpenAI({ apiKey: 'k', baseURL: url, maxRetries: 0, timeout: 5_000 });
-      expect((await failure(new OpenAiLlmClient(sdk).complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
+      expect((await failure(client({ baseUrl: url }).complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
+      expect((await failure(collect(client({ baseUrl: url }).stream(request())))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
       fake = await startFakeOpenAi(); // for afterEach
     });
 
@@ -228,11 +231,58 @@ describe('OpenAiLlmClient over the real SDK', () => {
     });
   });
 
-  describe('retries (the SDK owns them)', () => {
+  describe('retries (the SDK rules, for completions and streams alike)', () => {
     it('retries a 500 as configured', async () => {
       fake.script(reply.error(500, { headers: { 'retry-after-ms': '1' } }), reply.text('second time'));
       await expect(client({ maxRetries: 1 }).complete(request())).resolves.toMatchObject({ content: 'second time' });
       expect(fake.requests).toHaveLength(2);
+    });
+
+    it('retries a connection dropped before any answer and an attempt past the timeout, each with a fresh attempt', async () => {
+      fake.script(reply.streamThenFail([]), reply.hang(), reply.text('third time'));
+      await expect(client({ maxRetries: 2, timeout: 300 }).complete(request())).resolves.toMatchObject({ content: 'third time' });
+      expect(fake.requests).toHaveLength(3);
+      await fake.requests[1].disconnected; // the timed-out attempt was dropped, not left open
+    });
+
+    it("waits the provider's retry-after-ms before retrying a 429, and gives up after maxRetries", async () => {
+      fake.script(reply.error(429, { headers: { 'retry-after-ms': '300' } }), reply.text('ok'));
+      const started = Date.now();
+      await expect(client({ maxRetries: 1 }).complete(request())).resolves.toMatchObject({ content: 'ok' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+      fake.script(reply.error(503, { headers: { 'retry-after-ms': '1' } }), reply.error(503, { headers: { 'retry-after-ms': '1' } }), reply.text('not reached'));
+      expect((await failure(client({ maxRetries: 1 }).complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
+      expect(fake.requests).toHaveLength(4);
+      expect(fake.pending()).toBe(1);
+      fake.discard();
+    });
+
+    it("does not retry a 400, nor a 5xx the provider marks x-should-retry: false", async () => {
+      fake.script(reply.error(400), reply.error(503, { headers: { 'x-should-retry': 'false' } }), reply.text('not reached'));
+      expect((await failure(client({ maxRetries: 2 }).complete(request()))).code).toBe(ErrorCode.LLM_REQUEST_REJECTED);
+      expect((await failure(client({ maxRetries: 2 }).complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
+      expect(fake.requests).toHaveLength(2);
+      fake.discard();
+    });
+
+    it('ends a completion at once when the caller cancels during the wait before a retry', async () => {
+      fake.script(reply.error(503, { headers: { 'retry-after': '30' } }), reply.text('not reached'));
+      const abort = new AbortController();
+      const p = client({ maxRetries: 2 }).complete(request(), abort.signal);
+      await fake.waitForRequest(0);
+      await new Promise((r) => setTimeout(r, 50)); // the 503 has arrived: now waiting 30 s
+      const canceledAt = Date.now();
+      abort.abort();
+      expect((await failure(p)).code).toBe(ErrorCode.REQUEST_CANCELED);
+      expect(Date.now() - canceledAt).toBeLessThan(1_000);
+      expect(fake.requests).toHaveLength(1);
+      fake.discard();
+    });
+
+    it('maps a 200 that is not JSON, or JSON without choices, to LLM_UNAVAILABLE', async () => {
+      fake.script(reply.truncated(['not json']), reply.error(200, { body: { object: 'chat.completion' } }));
+      expect((await failure(client().complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
+      expect((await failure(client().complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
     });
 
     it('never retries a stream that has begun', async () => {
