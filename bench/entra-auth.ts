@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_AUDIENCE, DEFAULT_TENANT, OidcIssuer, startOidcIssuer } from '../test/support/oidc-issuer';
+import { entraEnv, OidcIssuer, startOidcIssuer } from '../test/support/oidc-issuer';
 
 /** How a subject authenticates: the server's env and the headers each turn sends. */
 export interface BenchAuth {
@@ -33,13 +33,7 @@ export async function startEntraAuth(): Promise<EntraBenchAuth> {
   let next = 0;
   return {
     name: 'entra',
-    env: {
-      TA_AUTH_MODE: 'entra',
-      TA_ENTRA_AUTHORITY: issuer.origin,
-      TA_ENTRA_TENANT_ID: DEFAULT_TENANT,
-      TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
-      TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-    },
+    env: entraEnv(issuer),
     headers: () => ({ authorization: `Bearer ${tokens[next++ % TOKENS]}` }),
     idpRequests: () => ({ metadata: issuer.counts.metadata, jwks: issuer.counts.jwks }),
     stop: () => issuer.close(),

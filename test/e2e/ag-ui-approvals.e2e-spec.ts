@@ -5,14 +5,14 @@
  * (`RUN_FINISHED` with an interrupt outcome whose id is the pause id), answered by a run with
  * `resume`, decided exactly once (a stale or repeated resume is a RUN_ERROR with the 409 code).
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import type { StateStore } from '../../src/state/state-store';
+import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { agUiAgent, ofType, runOnce } from '../support/ag-ui-client';
 import { testRedisUrl, uniqueName } from '../support/services';
-import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { startTestApp, TestApp } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { modelInput, v3Client } from '../support/v3-client';
 
 interface NotesState {
@@ -29,28 +29,16 @@ exports.plugins = [{ name: 'Notes', tools: [
 ] }];
 `;
 
-const GUARD = `
-apiVersion: tealagents/v1alpha1
-name: Guard
-version: 1
-description: AG-UI approvals e2e
-spec:
-  governance:
-    autonomy_level: L1
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be careful.
-    plugins: [Notes]
-`;
+const GUARD = v3Agent('Guard', { description: 'AG-UI approvals e2e', systemPrompt: 'Be careful.', plugins: ['Notes'], governance: { autonomy_level: 'L1' } });
+
+/** The events of a run that says something, then ends on a call it does not run (one needing approval, or a client tool). */
+const ENDS_ON_A_CALL = ['RUN_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'STATE_SNAPSHOT', 'RUN_FINISHED'];
 
 const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 
 async function startGuardApp(llm: FakeOpenAi, store?: StateStore): Promise<TestApp> {
-  const dir = writeAgentDir({ 'guard.yaml': GUARD });
-  writeFileSync(join(dir, 'custom_plugins.js'), NOTES_PLUGIN);
-  const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' };
-  return startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store });
+  const agents = { 'guard.yaml': GUARD, 'custom_plugins.js': NOTES_PLUGIN };
+  return startTestApp({ agents, env: fakeModelEnv(llm), llmFetch: realmSafeFetch, store });
 }
 
 describe('AG-UI: tools and interrupts', () => {
@@ -104,17 +92,7 @@ describe('AG-UI: tools and interrupts', () => {
 
   it('a risky call is an interrupt (nothing runs); resume approving it runs it and the model answers', async () => {
     const { agent, run } = await interrupted();
-    expect(run.types).toEqual([
-      'RUN_STARTED',
-      'TEXT_MESSAGE_START',
-      'TEXT_MESSAGE_CONTENT',
-      'TEXT_MESSAGE_END',
-      'TOOL_CALL_START',
-      'TOOL_CALL_ARGS',
-      'TOOL_CALL_END',
-      'STATE_SNAPSHOT',
-      'RUN_FINISHED',
-    ]);
+    expect(run.types).toEqual(ENDS_ON_A_CALL);
     expect(notes.calls).toEqual({});
     const task = await v3Client(`${t.url}/Guard/1`).task(agent.threadId);
     const pause = task.body.pending_approvals[0];
@@ -252,17 +230,7 @@ describe('AG-UI: client-side tools', () => {
     const asked = await runOnce(agent, { say: 'wipe a note', tools: [ASK] });
     expect(asked.error).toBeUndefined();
     expect(llm.requests.at(-1)!.body.tools.map((x: { function: { name: string } }) => x.function.name)).toEqual(['Notes-read', 'Notes-wipe', 'ask_user']);
-    expect(asked.types).toEqual([
-      'RUN_STARTED',
-      'TEXT_MESSAGE_START',
-      'TEXT_MESSAGE_CONTENT',
-      'TEXT_MESSAGE_END',
-      'TOOL_CALL_START',
-      'TOOL_CALL_ARGS',
-      'TOOL_CALL_END',
-      'STATE_SNAPSHOT',
-      'RUN_FINISHED',
-    ]);
+    expect(asked.types).toEqual(ENDS_ON_A_CALL);
     expect(ofType(asked, 'TOOL_CALL_START')[0]).toMatchObject({ toolCallId: 'ask1', toolCallName: 'ask_user' });
     expect(ofType(asked, 'RUN_FINISHED')[0]).toMatchObject({ outcome: { type: 'success', pendingToolCallIds: ['ask1'] } });
     expect(ofType(asked, 'STATE_SNAPSHOT')[0]).toMatchObject({ snapshot: { status: 'Paused', pending_approvals: [], pending_tool_call_ids: ['ask1'] } });

@@ -5,24 +5,16 @@
  * keeps the history, so a client that sends it whole is not duplicated in the model's input.
  */
 import { randomUUID } from 'node:crypto';
+import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { agUiAgent, ofType, runOnce } from '../support/ag-ui-client';
-import { OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { postJson } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { modelInput, v3Client } from '../support/v3-client';
 
-const PLAIN = `
-apiVersion: tealagents/v1alpha1
-name: Plain
-version: 1
-description: AG-UI e2e
-spec:
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-`;
+const PLAIN = v3Agent('Plain', { description: 'AG-UI e2e' });
 
 describe('AG-UI: plain runs', () => {
   let llm: FakeOpenAi;
@@ -33,7 +25,7 @@ describe('AG-UI: plain runs', () => {
     llm = await startFakeOpenAi();
     t = await startTestApp({
       agents: { 'plain.yaml': PLAIN },
-      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_SSE_KEEPALIVE_MS: '20' },
+      env: fakeModelEnv(llm, { TA_SSE_KEEPALIVE_MS: '20' }),
       llmFetch: realmSafeFetch,
     });
   });
@@ -190,16 +182,7 @@ describe('AG-UI: Entra ID auth and tenants', () => {
     t = await startTestApp({
       agents: { 'plain.yaml': PLAIN },
       llmFetch: realmSafeFetch,
-      env: {
-        TA_BASE_URL: llm.baseURL,
-        TA_API_KEY: 'sk-test',
-        TA_LLM_MAX_RETRIES: '0',
-        TA_AUTH_MODE: 'entra',
-        TA_ENTRA_AUTHORITY: issuer.origin,
-        TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}`,
-        TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
-        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-      },
+      env: fakeModelEnv(llm, entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}` })),
     });
   });
   afterAll(async () => {

@@ -2,8 +2,9 @@ import { DEV_OWNER_ID, DEV_TENANT_ID } from '../../src/auth/principal';
 import { EnvConfigError } from '../../src/config/env.config';
 import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
 import { postJson, request } from '../support/http';
-import { startOidcIssuer } from '../support/oidc-issuer';
+import { entraEnv, startOidcIssuer } from '../support/oidc-issuer';
 import { startTestApp, TestApp } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { text } from '../support/v3-client';
 
 /**
@@ -12,17 +13,7 @@ import { text } from '../support/v3-client';
  * production. Everywhere else entra is the default.
  */
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Assistant
-version: 0.1
-description: Dev mode test agent
-spec:
-  agent:
-    name: default
-    model: local/echo
-    system_prompt: Be brief.
-`;
+const AGENT = v3Agent('Assistant', { version: '0.1', description: 'Dev mode test agent', model: 'local/echo' });
 
 const DEV_WARNING = /TA_AUTH_MODE=dev: requests are NOT authenticated/;
 
@@ -91,14 +82,7 @@ describe('auth mode at boot', () => {
     const issuer = await startOidcIssuer();
     const t = await startTestApp({
       agents: { 'a.yaml': AGENT },
-      env: {
-        TA_AUTH_MODE: 'entra',
-        TA_ENTRA_AUTHORITY: issuer.origin,
-        TA_ENTRA_TENANT_ID: 'c0ffee00-0000-4000-8000-00000000000a',
-        TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
-        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-        NODE_ENV: 'production',
-      },
+      env: entraEnv(issuer, { NODE_ENV: 'production' }),
     });
     try {
       expect(t.rawLogs()).not.toMatch(DEV_WARNING);

@@ -5,12 +5,14 @@ import { JsonResponse, request } from '../support/http';
 import {
   claimsOf,
   DEFAULT_AUDIENCE,
+  entraEnv,
   hs256WithPublicKey,
   OidcIssuer,
   startOidcIssuer,
   unsignedToken,
 } from '../support/oidc-issuer';
 import { startTestApp, TestApp } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { text } from '../support/v3-client';
 
 /**
@@ -20,17 +22,7 @@ import { text } from '../support/v3-client';
  * authentication"), and no token may ever reach the logs.
  */
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Assistant
-version: 0.1
-description: Auth test agent
-spec:
-  agent:
-    name: default
-    model: local/echo
-    system_prompt: Be brief.
-`;
+const AGENT = v3Agent('Assistant', { version: '0.1', description: 'Auth test agent', model: 'local/echo' });
 
 const T1 = 'c0ffee00-0000-4000-8000-0000000000a1';
 const T2 = 'c0ffee00-0000-4000-8000-0000000000a2';
@@ -46,18 +38,17 @@ class CountingStore extends MemoryStateStore {
   }
 }
 
-const entraEnv = (issuer: OidcIssuer, extra: Record<string, string> = {}) => ({
-  TA_AUTH_MODE: 'entra',
-  TA_ENTRA_AUTHORITY: issuer.origin,
-  TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}`,
-  TA_ENTRA_AUDIENCE: `${DEFAULT_AUDIENCE},${CLIENT_ID}`,
-  TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-  TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke',
-  TA_ENTRA_CLOCK_SKEW_SECONDS: '60',
-  TA_ENTRA_JWKS_COOLDOWN_MS: '0',
-  TA_LOG_LEVEL: 'debug',
-  ...extra,
-});
+/** Two tenants, two audiences, user and app-only tokens, no key-refetch cooldown. */
+const matrixEnv = (authority: OidcIssuer | string, extra: Record<string, string | undefined> = {}) =>
+  entraEnv(authority, {
+    TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}`,
+    TA_ENTRA_AUDIENCE: `${DEFAULT_AUDIENCE},${CLIENT_ID}`,
+    TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke',
+    TA_ENTRA_CLOCK_SKEW_SECONDS: '60',
+    TA_ENTRA_JWKS_COOLDOWN_MS: '0',
+    TA_LOG_LEVEL: 'debug',
+    ...extra,
+  });
 
 interface Row {
   name: string;
@@ -160,7 +151,7 @@ describe('Entra ID bearer authentication: the matrix', () => {
   beforeAll(async () => {
     issuer = await startOidcIssuer();
     store = new CountingStore();
-    t = await startTestApp({ agents: { 'a.yaml': AGENT }, env: entraEnv(issuer), store });
+    t = await startTestApp({ agents: { 'a.yaml': AGENT }, env: matrixEnv(issuer), store });
     base = `${t.url}/Assistant/0.1`;
     // Warm the key cache, so that the unknown-kid and rotation rows exercise the refetch.
     const warm = await invoke(base, bearer(await issuer.mint({ tid: T1 })));
@@ -248,7 +239,7 @@ describe('Entra ID keys: caching, rate-limited refetch, rotation', () => {
   let base: string;
   beforeAll(async () => {
     issuer = await startOidcIssuer();
-    t = await startTestApp({ agents: { 'a.yaml': AGENT }, env: entraEnv(issuer, { TA_ENTRA_JWKS_COOLDOWN_MS: '1000' }) });
+    t = await startTestApp({ agents: { 'a.yaml': AGENT }, env: matrixEnv(issuer, { TA_ENTRA_JWKS_COOLDOWN_MS: '1000' }) });
     base = `${t.url}/Assistant/0.1`;
   });
   afterAll(async () => {
@@ -285,9 +276,7 @@ describe('Entra ID single-tenant configuration', () => {
   let t: TestApp;
   beforeAll(async () => {
     issuer = await startOidcIssuer();
-    const env = entraEnv(issuer, { TA_ENTRA_TENANT_ID: T1 });
-    delete (env as Partial<typeof env>).TA_ENTRA_ALLOWED_TENANTS;
-    t = await startTestApp({ agents: { 'a.yaml': AGENT }, env });
+    t = await startTestApp({ agents: { 'a.yaml': AGENT }, env: matrixEnv(issuer, { TA_ENTRA_TENANT_ID: T1, TA_ENTRA_ALLOWED_TENANTS: undefined }) });
   });
   afterAll(async () => {
     await t?.close();
@@ -310,7 +299,7 @@ describe('Entra ID identity provider outages are 503, not 401', () => {
   async function appOn(origin: string, store = new CountingStore(), extra: Record<string, string> = {}) {
     const t = await startTestApp({
       agents: { 'a.yaml': AGENT },
-      env: entraEnv({ origin } as OidcIssuer, { TA_ENTRA_IDP_TIMEOUT_MS: '300', ...extra }),
+      env: matrixEnv(origin, { TA_ENTRA_IDP_TIMEOUT_MS: '300', ...extra }),
       store,
     });
     return { t, store };
@@ -402,7 +391,7 @@ spec:
   let t: TestApp;
   beforeAll(async () => {
     issuer = await startOidcIssuer();
-    t = await startTestApp({ agents: { 'a.yaml': AGENT, 'ops.yaml': OPS }, env: entraEnv(issuer) });
+    t = await startTestApp({ agents: { 'a.yaml': AGENT, 'ops.yaml': OPS }, env: matrixEnv(issuer) });
   });
   afterAll(async () => {
     await t?.close();
@@ -430,7 +419,7 @@ spec:
 
   it('refuses a misspelt spec.auth key at boot', async () => {
     const typo = OPS.replace('required_roles', 'required_role');
-    await expect(startTestApp({ agents: { 'ops.yaml': typo }, env: entraEnv(issuer) })).rejects.toThrow(
+    await expect(startTestApp({ agents: { 'ops.yaml': typo }, env: matrixEnv(issuer) })).rejects.toThrow(
       /spec\.auth\.required_role: unknown field; did you mean "required_roles"\?/,
     );
   });

@@ -1,11 +1,13 @@
 import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import type { StateStore } from '../../src/state/state-store';
+import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { JsonResponse, postJson, request } from '../support/http';
-import { OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { text } from '../support/v3-client';
 
 /**
@@ -18,30 +20,10 @@ import { text } from '../support/v3-client';
  * Run against Redis (the shared backend the tests must prove), and the in-memory default.
  */
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Assistant
-version: 0.1
-description: Ownership test agent
-spec:
-  agent:
-    name: default
-    model: local/echo
-    system_prompt: Be brief.
-`;
+const AGENT = v3Agent('Assistant', { version: '0.1', description: 'Ownership test agent', model: 'local/echo' });
 
 /** On a fake OpenAI-compatible server, so that a request can be held running. */
-const SLOW_AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Slow
-version: 1
-description: Agent whose model call can hang
-spec:
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-`;
+const SLOW_AGENT = v3Agent('Slow', { description: 'Agent whose model call can hang' });
 
 const T1 = 'c0ffee00-0000-4000-8000-0000000000b1';
 const T2 = 'c0ffee00-0000-4000-8000-0000000000b2';
@@ -70,17 +52,7 @@ describe.each(backends)('ownership by (tid, oid) on the %s store', (_backend, ne
     t = await startTestApp({
       agents: { 'a.yaml': AGENT, 'slow.yaml': SLOW_AGENT },
       store,
-      env: {
-        TA_BASE_URL: llm.baseURL,
-        TA_API_KEY: 'sk-test',
-        TA_LLM_MAX_RETRIES: '0',
-        TA_AUTH_MODE: 'entra',
-        TA_ENTRA_AUTHORITY: issuer.origin,
-        TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}`,
-        TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
-        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-        TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke',
-      },
+      env: fakeModelEnv(llm, entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}`, TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke' })),
     });
     base = `${t.url}/Assistant/0.1`;
   });

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
+import { entraEnv } from '../support/oidc-issuer';
 import { RedisServerHandle, startRedisServer } from '../support/services';
 
 /**
@@ -13,14 +14,7 @@ const AGENTS = join(ROOT, 'test', 'fixtures', 'config', 'cli');
 const cli = (env: Record<string, string>): CliRun => runCli(['serve', AGENTS, '--port', '0'], { TA_LOG_LEVEL: 'info', ...env });
 
 /** Entra settings (never contacted at boot): production refuses dev auth. */
-const PRODUCTION = {
-  NODE_ENV: 'production',
-  TA_AUTH_MODE: 'entra',
-  TA_ENTRA_AUTHORITY: 'http://127.0.0.1:9',
-  TA_ENTRA_TENANT_ID: 'c0ffee00-0000-4000-8000-00000000000a',
-  TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
-  TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-};
+const PRODUCTION = { NODE_ENV: 'production', ...entraEnv('http://127.0.0.1:9') };
 const DEV = { TA_AUTH_MODE: 'dev' };
 const WARNING = /Redis maxmemory-policy is allkeys-lru/;
 

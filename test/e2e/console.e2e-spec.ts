@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import { launchBrowser, TestBrowser } from '../support/browser';
 import { artifactDir, ensureConsoleBuilt } from '../support/console-browser';
 import { request } from '../support/http';
-import { DEFAULT_AUDIENCE, DEFAULT_TENANT, startOidcIssuer } from '../support/oidc-issuer';
+import { DEFAULT_AUDIENCE, DEFAULT_TENANT, entraEnv, startOidcIssuer } from '../support/oidc-issuer';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 
 // A real browser on a shared machine: each step may wait for the page (15 s per wait, below).
@@ -197,15 +197,7 @@ describe('the console in Entra mode', () => {
     writeFileSync(join(dir, 'custom_plugins.js'), DESK_PLUGIN);
     const app = await startTestApp({
       configPath: dir,
-      env: {
-        TA_AUTH_MODE: 'entra',
-        TA_ENTRA_AUTHORITY: issuer.origin,
-        TA_ENTRA_TENANT_ID: DEFAULT_TENANT,
-        TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
-        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-        TA_CONSOLE_CLIENT_ID: '0a0a0a0a-0000-4000-8000-00000000c0de',
-        TA_LOG_LEVEL: 'warn',
-      },
+      env: entraEnv(issuer, { TA_CONSOLE_CLIENT_ID: '0a0a0a0a-0000-4000-8000-00000000c0de', TA_LOG_LEVEL: 'warn' }),
     });
     const browser = await launchBrowser();
     try {

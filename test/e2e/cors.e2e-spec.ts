@@ -1,6 +1,6 @@
 import { EnvConfigError, loadEnvConfig } from '../../src/config/env.config';
 import { JsonResponse, request } from '../support/http';
-import { DEFAULT_AUDIENCE, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { AGENTS } from '../support/cors-agents';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -196,7 +196,7 @@ describe('CORS with Entra ID bearer tokens', () => {
     issuer = await startOidcIssuer();
     t = await startTestApp({
       agents: AGENTS,
-      env: { ...entraVars(issuer, TENANT), TA_ENTRA_JWKS_COOLDOWN_MS: '0', TA_LOG_LEVEL: 'silent', TA_CORS_ORIGINS: APP },
+      env: entraEnv(issuer, { TA_ENTRA_TENANT_ID: TENANT, TA_ENTRA_JWKS_COOLDOWN_MS: '0', TA_LOG_LEVEL: 'silent', TA_CORS_ORIGINS: APP }),
     });
   });
   afterAll(async () => {
@@ -227,21 +227,11 @@ describe('CORS with Entra ID bearer tokens', () => {
   });
 
   it('refuses TA_CORS_ORIGINS=* at boot, naming the variable', async () => {
-    const boot = startTestApp({ agents: AGENTS, env: { ...entraVars(issuer, TENANT), TA_CORS_ORIGINS: '*' } });
+    const boot = startTestApp({ agents: AGENTS, env: entraEnv(issuer, { TA_ENTRA_TENANT_ID: TENANT, TA_CORS_ORIGINS: '*' }) });
     await expect(boot).rejects.toBeInstanceOf(EnvConfigError);
     await expect(boot).rejects.toThrow(/TA_CORS_ORIGINS=\* is refused when TA_AUTH_MODE=entra/);
   });
 });
-
-function entraVars(issuer: OidcIssuer, tenant: string): Record<string, string> {
-  return {
-    TA_AUTH_MODE: 'entra',
-    TA_ENTRA_AUTHORITY: issuer.origin,
-    TA_ENTRA_TENANT_ID: tenant,
-    TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
-    TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-  };
-}
 
 describe('TA_CORS_ORIGINS validation at boot', () => {
   it.each([

@@ -22,20 +22,10 @@ import { freePort, RedisServerHandle, startRedisServer } from '../support/servic
 import { getSse, openSse, parseSse, SseEvent, SseReader } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { CHAT_V1 } from '../support/stateless-agents';
+import { v3Agent } from '../support/v3-agents';
 import { text, v3Client } from '../support/v3-client';
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Drain
-version: 1
-description: Agent whose requests meet a shutdown
-spec:
-  agent:
-    name: default
-    model: gpt-test
-  concurrency:
-    on_busy: enqueue
-`;
+const AGENT = v3Agent('Drain', { description: 'Agent whose requests meet a shutdown', systemPrompt: null, concurrency: { on_busy: 'enqueue' } });
 const ROOT = join(__dirname, '..', '..');
 const GRACE_MS = 5000;
 const SHORT = 12;

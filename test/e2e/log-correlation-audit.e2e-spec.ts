@@ -8,49 +8,20 @@
  * answers a problem naming the Failed request.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
-import { OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { NOTES_WIPE_PLUGIN, v3Agent } from '../support/v3-agents';
 import { text } from '../support/v3-client';
 import { refusedUpgrade, wsUrl } from '../support/ws-client';
 
-const NOTES_PLUGIN = `
-const id = { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: false };
-exports.plugins = [{ name: 'Notes', tools: [
-  { name: 'wipe', description: 'Deletes a note', parameters: id, handler: ({ id }) => 'wiped ' + id },
-] }];
-`;
-
-const GUARD = `
-apiVersion: tealagents/v1alpha1
-name: Guard
-version: 1
-description: Log correlation e2e
-spec:
-  governance:
-    autonomy_level: L1
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be careful.
-    plugins: [Notes]
-`;
-
-const ECHO = `
-apiVersion: tealagents/v1alpha1
-name: Echo
-version: 1
-description: Entra audit e2e
-spec:
-  agent:
-    name: default
-    model: local/echo
-    system_prompt: Be brief.
-`;
+const GUARD = v3Agent('Guard', { description: 'Log correlation e2e', systemPrompt: 'Be careful.', plugins: ['Notes'], governance: { autonomy_level: 'L1' } });
+const ECHO = v3Agent('Echo', { description: 'Entra audit e2e', model: 'local/echo' });
 
 const CHAT = `
 apiVersion: skagents/v1
@@ -112,12 +83,11 @@ describe('v3 log correlation and audit (dev mode)', () => {
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    const dir = writeAgentDir({ 'guard.yaml': GUARD });
-    writeFileSync(join(dir, 'custom_plugins.js'), NOTES_PLUGIN);
+    const dir = writeAgentDir({ 'guard.yaml': GUARD, 'custom_plugins.js': NOTES_WIPE_PLUGIN });
     auditPath = join(mkdtempSync(join(tmpdir(), 'ta-audit-')), 'audit.jsonl');
     t = await startTestApp({
       configPath: dir,
-      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath },
+      env: fakeModelEnv(llm, { TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath }),
       llmFetch: realmSafeFetch,
     });
 
@@ -253,16 +223,7 @@ describe('audit of refused callers (entra mode)', () => {
     auditPath = join(mkdtempSync(join(tmpdir(), 'ta-audit-')), 'audit.jsonl');
     t = await startTestApp({
       agents: { 'echo.yaml': ECHO, 'chat.yaml': CHAT },
-      env: {
-        TA_AUTH_MODE: 'entra',
-        TA_ENTRA_AUTHORITY: issuer.origin,
-        TA_ENTRA_ALLOWED_TENANTS: T1,
-        TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
-        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-        TA_ENTRA_JWKS_COOLDOWN_MS: '0',
-        TA_LOG_LEVEL: 'debug',
-        TA_AUDIT_LOG: auditPath,
-      },
+      env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: T1, TA_ENTRA_JWKS_COOLDOWN_MS: '0', TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath }),
     });
   });
   afterAll(async () => {
@@ -315,25 +276,13 @@ describe('audit of refused callers (entra mode)', () => {
 });
 
 describe('log correlation of a run handed over in the background', () => {
-  const QUEUE = `
-apiVersion: tealagents/v1alpha1
-name: Queue
-version: 1
-description: Agent that enqueues follow-ons
-spec:
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-  concurrency:
-    on_busy: enqueue
-`;
+  const QUEUE = v3Agent('Queue', { description: 'Agent that enqueues follow-ons', concurrency: { on_busy: 'enqueue' } });
   let llm: FakeOpenAi;
   let t: TestApp;
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    t = await startTestApp({ agents: { 'queue.yaml': QUEUE }, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' }, llmFetch: realmSafeFetch });
+    t = await startTestApp({ agents: { 'queue.yaml': QUEUE }, env: fakeModelEnv(llm), llmFetch: realmSafeFetch });
   });
   afterAll(async () => {
     await t?.close();

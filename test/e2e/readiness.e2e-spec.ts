@@ -1,6 +1,6 @@
 import { request } from '../support/http';
 import { McpTestServer, startMcpTestServer } from '../support/mcp-test-server';
-import { DEFAULT_AUDIENCE, DEFAULT_TENANT, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { DEFAULT_TENANT, entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
 
@@ -89,14 +89,7 @@ describe('readiness with a required MCP server (real MCP server over HTTP, stopp
 describe('readiness in Entra mode: the identity provider', () => {
   let issuer: OidcIssuer;
   let t: TestApp;
-  const entraEnv = (cooldownMs: number) => ({
-    TA_AUTH_MODE: 'entra',
-    TA_ENTRA_AUTHORITY: issuer.origin,
-    TA_ENTRA_ALLOWED_TENANTS: DEFAULT_TENANT,
-    TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
-    TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-    TA_ENTRA_JWKS_COOLDOWN_MS: String(cooldownMs),
-  });
+  const withCooldown = (cooldownMs: number) => entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: DEFAULT_TENANT, TA_ENTRA_JWKS_COOLDOWN_MS: String(cooldownMs) });
 
   beforeEach(async () => {
     issuer = await startOidcIssuer();
@@ -112,7 +105,7 @@ describe('readiness in Entra mode: the identity provider', () => {
   };
 
   it('is up once the metadata and keys are fetched, and stays up while the provider is down (the keys in hand still work)', async () => {
-    t = await startTestApp({ agents: { 'a.yaml': agent('A') }, env: entraEnv(0) });
+    t = await startTestApp({ agents: { 'a.yaml': agent('A') }, env: withCooldown(0) });
     expect(await idp()).toEqual({ status: 200, dep: { name: 'identity_provider', state: 'up' } });
     expect(issuer.counts.jwks).toBe(1);
     issuer.setMode('down');
@@ -122,7 +115,7 @@ describe('readiness in Entra mode: the identity provider', () => {
 
   it('is down (503) while no keys could be fetched, and probes fetch no more often than the key cooldown allows', async () => {
     issuer.setMode('down');
-    t = await startTestApp({ agents: { 'a.yaml': agent('A') }, env: entraEnv(60_000) });
+    t = await startTestApp({ agents: { 'a.yaml': agent('A') }, env: withCooldown(60_000) });
     const first = await idp();
     expect(first.status).toBe(503);
     expect(first.dep).toEqual({ name: 'identity_provider', state: 'down', detail: expect.stringContaining(`metadata or signing keys not fetched from ${issuer.origin}/`) });

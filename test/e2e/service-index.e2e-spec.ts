@@ -1,7 +1,8 @@
 import type { IndexAgent } from '../../src/api/index/service-index';
 import { request } from '../support/http';
-import { DEFAULT_AUDIENCE, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { startTestApp, TestApp } from '../support/test-app';
+import { ECHO_ASSISTANT } from '../support/v3-agents';
 
 /** `GET /`: what the process serves, as JSON, or as a page for a browser (docs/api.md, Service index). */
 
@@ -28,14 +29,7 @@ spec:
     model: local/echo
     system_prompt: Be brief.
 `,
-  'assistant.yaml': `apiVersion: tealagents/v1alpha1
-name: Assistant
-version: 0.1
-spec:
-  agent:
-    name: default
-    model: local/echo
-`,
+  'assistant.yaml': ECHO_ASSISTANT,
 };
 
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
@@ -139,14 +133,7 @@ describe('GET / in entra mode', () => {
     issuer = await startOidcIssuer();
     t = await startTestApp({
       agents: { 'assistant.yaml': AGENTS['assistant.yaml'] },
-      env: {
-        TA_AUTH_MODE: 'entra',
-        TA_ENTRA_AUTHORITY: issuer.origin,
-        TA_ENTRA_TENANT_ID: 'c0ffee00-0000-4000-8000-0000000000a1',
-        TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
-        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-        TA_LOG_LEVEL: 'silent',
-      },
+      env: entraEnv(issuer, { TA_ENTRA_TENANT_ID: 'c0ffee00-0000-4000-8000-0000000000a1', TA_LOG_LEVEL: 'silent' }),
     });
   });
   afterAll(async () => {

@@ -1,25 +1,13 @@
 import { postJson } from '../support/http';
 import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
 import { FakeOpenAi, reply } from '../support/fake-openai.server';
+import { CHAT_V1 as CHAT } from '../support/stateless-agents';
 import { TestApp } from '../support/test-app';
 
 /** v1 Chat, v1 Agent and v2alpha1 `POST /{name}/{version}` against an OpenAI-compatible provider. */
 
-const CHAT_V1 = `
-apiVersion: skagents/v1
-kind: Chat
-description: A v1 chat agent
-service_name: ChatBot
-version: 1.0
-input_type: BaseMultiModalInputWithUserContext
-spec:
-  agent:
-    name: default
-    model: gpt-4o
-    system_prompt: You are terse.
-    temperature: 0
-    max_tokens: 256
-`;
+/** The stream tests' Chat agent, with sampling settings to see in the model request. */
+const CHAT_V1 = `${CHAT}    temperature: 0\n    max_tokens: 256\n`;
 
 const AGENT_V1_TEXT = `
 apiVersion: skagents/v1

@@ -2,10 +2,11 @@ import { TELEMETRY } from '../../src/app.tokens';
 import { Telemetry } from '../../src/telemetry/telemetry';
 import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
 import { FakeOpenAi, reply } from '../support/fake-openai.server';
-import { DEFAULT_AUDIENCE, DEFAULT_TENANT, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { DEFAULT_TENANT, entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { OtlpReceiver, SPAN_KIND, startOtlpReceiver } from '../support/otlp-receiver';
 import { AGENT_V2, CHAT_V1, SEQUENTIAL_V1 } from '../support/stateless-agents';
 import { TestApp } from '../support/test-app';
+import { ECHO_ASSISTANT } from '../support/v3-agents';
 import { refusedUpgrade, streamSocket, wsUrl } from '../support/ws-client';
 
 /**
@@ -17,16 +18,6 @@ import { refusedUpgrade, streamSocket, wsUrl } from '../support/ws-client';
  * oversize message with 1009, a model failure with 1013/1011 and its error code. Only the model
  * vendor is fake (a real OpenAI-compatible HTTP server), and the client is a real WebSocket client.
  */
-
-const STATEFUL_V3 = `
-apiVersion: tealagents/v1alpha1
-name: Assistant
-version: 0.1
-spec:
-  agent:
-    name: default
-    model: local/echo
-`;
 
 const MAX_BODY_BYTES = 2048;
 const CALLER_TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -42,7 +33,7 @@ describe('WebSocket /stream (dev auth)', () => {
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     app = await startFakeModelApp({
-      agents: { 'chat.yaml': CHAT_V1, 'v2.yaml': AGENT_V2, 'seq.yaml': SEQUENTIAL_V1, 'v3.yaml': STATEFUL_V3 },
+      agents: { 'chat.yaml': CHAT_V1, 'v2.yaml': AGENT_V2, 'seq.yaml': SEQUENTIAL_V1, 'v3.yaml': ECHO_ASSISTANT },
       // A ping every 150 ms: every stream below also proves that keepalives never become messages.
       env: { TA_MAX_BODY_BYTES: String(MAX_BODY_BYTES), TA_SSE_KEEPALIVE_MS: '150', TA_OTEL_ENDPOINT: receiver.url },
     });
@@ -220,14 +211,7 @@ describe('WebSocket /stream (Entra ID bearer tokens)', () => {
         // spec.auth replaces the server's required scopes for this agent's routes, the socket included.
         'v2.yaml': `${AGENT_V2}  auth:\n    required_scopes: [helper.stream]\n`,
       },
-      env: {
-        TA_AUTH_MODE: 'entra',
-        TA_ENTRA_AUTHORITY: issuer.origin,
-        TA_ENTRA_ALLOWED_TENANTS: DEFAULT_TENANT,
-        TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
-        TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
-        TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke',
-      },
+      env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: DEFAULT_TENANT, TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke' }),
     });
     ws = wsUrl(app.t.url);
   });

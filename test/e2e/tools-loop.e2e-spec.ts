@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { McpTestServer, startMcpTestServer } from '../support/mcp-test-server';
-import { openSse, parseSse } from '../support/sse-reader';
+import { openSse, parseSse, SseEvent, SseReader } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
 
@@ -41,6 +42,14 @@ exports.plugins = [{ name: 'Lab', tools: [
 ] }];
 `;
 
+/** The reference MCP server (server-everything) as a stdio child of the app: an `mcp_servers` entry. */
+const EV_SERVER = `      - name: ev
+        transport: stdio
+        command: ${process.execPath}
+        args: ["${EVERYTHING}", "stdio"]
+        request_timeout: 10
+`;
+
 const agentYaml = (mcpUrl: string) => `
 apiVersion: tealagents/v1alpha1
 name: Lab
@@ -54,12 +63,7 @@ spec:
     max_tool_rounds: 2
     plugins: [Lab]
     mcp_servers:
-      - name: ev
-        transport: stdio
-        command: ${process.execPath}
-        args: ["${EVERYTHING}", "stdio"]
-        request_timeout: 10
-      - name: remote
+${EV_SERVER}      - name: remote
         transport: http
         url: ${mcpUrl}
         user_id_header: X-User-Id
@@ -91,6 +95,16 @@ function childPids(needle: string): number[] {
   }
 }
 
+/** Kills the stdio MCP server once the run on `stream` has called it; the dead pid, the run's events and its tool result. */
+async function killServerMidCall(stream: SseReader): Promise<{ pid: number; events: SseEvent[]; result: Record<string, unknown> }> {
+  await stream.readUntil((s) => s.includes('event: tool-call'));
+  const [pid] = childPids('server-everything');
+  await new Promise((r) => setTimeout(r, 150)); // let the call reach the server
+  process.kill(pid!, 'SIGKILL');
+  const events = parseSse(await stream.readAll());
+  return { pid: pid!, events, result: JSON.parse(events.find((e) => e.event === 'tool-result')!.data) as Record<string, unknown> };
+}
+
 describe('the tool loop through the HTTP API (fake OpenAI-compatible model, real tools)', () => {
   let llm: FakeOpenAi;
   let mcp: McpTestServer;
@@ -104,14 +118,7 @@ describe('the tool loop through the HTTP API (fake OpenAI-compatible model, real
     writeFileSync(join(dir, 'custom_plugins.js'), LAB_PLUGIN);
     t = await startTestApp({
       configPath: dir,
-      env: {
-        TA_BASE_URL: llm.baseURL,
-        TA_API_KEY: 'sk-test',
-        TA_LLM_MAX_RETRIES: '0',
-        TA_TOOL_TIMEOUT_MS: '300',
-        TA_TOOL_MAX_RETRIES: '2',
-        TA_TOOL_RETRY_BASE_MS: '5',
-      },
+      env: fakeModelEnv(llm, { TA_TOOL_TIMEOUT_MS: '300', TA_TOOL_MAX_RETRIES: '2', TA_TOOL_RETRY_BASE_MS: '5' }),
       llmFetch: realmSafeFetch,
     });
     api = v3Client(`${t.url}/Lab/1`);
@@ -242,13 +249,7 @@ describe('the tool loop through the HTTP API (fake OpenAI-compatible model, real
 
   it('retries a read-only MCP call whose server was killed mid-call, on a fresh server process', async () => {
     llm.script(reply.toolCalls([tc('k0', 'ev-trigger-long-running-operation', { duration: 1, steps: 1 })]), reply.text('done'));
-    const stream = await openSse(`${t.url}/Lab/1/sse`, { items: [{ content_type: 'text', content: 'long op' }] });
-    await stream.readUntil((s) => s.includes('event: tool-call'));
-    const [pid] = childPids('server-everything');
-    await new Promise((r) => setTimeout(r, 150)); // let the call reach the server
-    process.kill(pid!, 'SIGKILL');
-    const events = parseSse(await stream.readAll());
-    const result = JSON.parse(events.find((e) => e.event === 'tool-result')!.data);
+    const { pid, result } = await killServerMidCall(await openSse(`${t.url}/Lab/1/sse`, { items: [{ content_type: 'text', content: 'long op' }] }));
     expect(result).toMatchObject({ outcome: 'ok', result: 'Long running operation completed. Duration: 1 seconds, Steps: 1.' });
     expect(childPids('server-everything')).toHaveLength(1);
     expect(childPids('server-everything')).not.toContain(pid);
@@ -313,15 +314,10 @@ spec:
     name: default
     model: gpt-test
     mcp_servers:
-      - name: ev
-        transport: stdio
-        command: ${process.execPath}
-        args: ["${EVERYTHING}", "stdio"]
-        request_timeout: 10
-`;
+${EV_SERVER}`;
     t = await startTestApp({
       agents: { 'kill.yaml': agent },
-      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TOOL_MAX_RETRIES: '0' },
+      env: fakeModelEnv(llm, { TA_TOOL_MAX_RETRIES: '0' }),
       llmFetch: realmSafeFetch,
     });
   });
@@ -333,13 +329,7 @@ spec:
   it('gives the model an error result at once, and the next request reconnects; closing the app stops the child', async () => {
     llm.script(reply.toolCalls([tc('k1', 'ev-trigger-long-running-operation', { duration: 30, steps: 1 })]), reply.text('it died'));
     const started = Date.now();
-    const stream = await openSse(`${t.url}/Kill/1/sse`, { items: [{ content_type: 'text', content: 'long op' }] });
-    await stream.readUntil((s) => s.includes('event: tool-call'));
-    const [pid] = childPids('server-everything');
-    await new Promise((r) => setTimeout(r, 150)); // let the call reach the server
-    process.kill(pid!, 'SIGKILL');
-    const events = parseSse(await stream.readAll());
-    const result = JSON.parse(events.find((e) => e.event === 'tool-result')!.data);
+    const { pid, events, result } = await killServerMidCall(await openSse(`${t.url}/Kill/1/sse`, { items: [{ content_type: 'text', content: 'long op' }] }));
     expect(result).toMatchObject({ tool_call_id: 'k1', outcome: 'error' });
     expect(result.result).toMatch(/^Error: ev-trigger-long-running-operation failed: .*Connection closed/i);
     expect(Date.now() - started).toBeLessThan(5_000);

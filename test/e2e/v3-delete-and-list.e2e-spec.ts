@@ -20,30 +20,11 @@ import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.serve
 import { request } from '../support/http';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
 
-const echoAgent = (name: string) => `
-apiVersion: tealagents/v1alpha1
-name: ${name}
-version: 1
-description: ${name} agent
-spec:
-  agent:
-    name: default
-    model: local/echo
-    system_prompt: Be brief.
-`;
-const SLOW_AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Slow
-version: 1
-description: An agent whose model the test holds
-spec:
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-`;
+const echoAgent = (name: string) => v3Agent(name, { model: 'local/echo' });
+const SLOW_AGENT = v3Agent('Slow', { description: 'An agent whose model the test holds' });
 
 interface Backend {
   name: string;

@@ -8,21 +8,10 @@ import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
 import { FakeOpenAi, reply } from '../support/fake-openai.server';
 import { openSse, parseSse } from '../support/sse-reader';
 import { TestApp } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { modelInput, text, v3Client } from '../support/v3-client';
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Queue
-version: 1
-description: Agent that enqueues follow-ons
-spec:
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-  concurrency:
-    on_busy: enqueue
-`;
+const AGENT = v3Agent('Queue', { description: 'Agent that enqueues follow-ons', concurrency: { on_busy: 'enqueue' } });
 
 describe('on_busy: enqueue', () => {
   let llm: FakeOpenAi;

@@ -9,30 +9,19 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Redis from 'ioredis';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { v3Agent, V3AgentOptions } from '../support/v3-agents';
 import { modelInput, text, v3Client } from '../support/v3-client';
 
-const agent = (name: string, extra = '') => `
-apiVersion: tealagents/v1alpha1
-name: ${name}
-version: 1
-description: Lifecycle e2e
-spec:
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-    plugins: [Notes]
-${extra}`;
+const agent = (name: string, o: V3AgentOptions = {}) => v3Agent(name, { description: 'Lifecycle e2e', plugins: ['Notes'], ...o });
 
 const NOTES_PLUGIN = `
 const calls = (globalThis.__lifecycleNotes ??= []);
@@ -44,14 +33,13 @@ exports.plugins = [{ name: 'Notes', tools: [
 const wiped = (): string[] => ((globalThis as { __lifecycleNotes?: string[] }).__lifecycleNotes ??= []);
 
 function agentDir(): string {
-  const dir = writeAgentDir({
+  return writeAgentDir({
     'plain.yaml': agent('Plain'),
-    'queue.yaml': agent('Queue', '  concurrency:\n    on_busy: enqueue\n'),
-    'guard.yaml': agent('Guard', '  governance:\n    autonomy_level: L1\n    approval_ttl_seconds: 1\n'),
-    'guardq.yaml': agent('GuardQ', '  governance:\n    autonomy_level: L1\n  concurrency:\n    on_busy: enqueue\n'),
+    'queue.yaml': agent('Queue', { concurrency: { on_busy: 'enqueue' } }),
+    'guard.yaml': agent('Guard', { governance: { autonomy_level: 'L1', approval_ttl_seconds: 1 } }),
+    'guardq.yaml': agent('GuardQ', { governance: { autonomy_level: 'L1' }, concurrency: { on_busy: 'enqueue' } }),
+    'custom_plugins.js': NOTES_PLUGIN,
   });
-  writeFileSync(join(dir, 'custom_plugins.js'), NOTES_PLUGIN);
-  return dir;
 }
 
 const tc = (id: string, args: unknown) => ({ id, name: 'Notes-wipe', arguments: JSON.stringify(args) });
@@ -82,7 +70,7 @@ describe('v3 lifecycle: store stalls on a Redis of its own (two replicas)', () =
     admin = new Redis(redis.url);
     const keyPrefix = `${uniqueName('lifecycle')}:`;
     const dir = agentDir();
-    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_TTL_SECONDS: '2' };
+    const env = fakeModelEnv(llm, { TA_TASK_TTL_SECONDS: '2' });
     replica = (leaseMs) =>
       startTestApp({
         configPath: dir,
@@ -216,7 +204,7 @@ describe('v3 lifecycle on a shared Redis (two replicas)', () => {
     llm = await startFakeOpenAi();
     const keyPrefix = `${uniqueName('lifecycle2')}:`;
     const dir = agentDir();
-    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' };
+    const env = fakeModelEnv(llm);
     a = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
     b = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
   }, 30_000);
@@ -353,7 +341,7 @@ describe('v3 lifecycle on DynamoDB Local (two replicas)', () => {
     await createStateTable(client, table);
     client.destroy();
     const dir = agentDir();
-    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_TTL_SECONDS: '2', TA_TASK_LEASE_MS: '6000' };
+    const env = fakeModelEnv(llm, { TA_TASK_TTL_SECONDS: '2', TA_TASK_LEASE_MS: '6000' });
     const store = () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     a = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
     b = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });

@@ -12,20 +12,10 @@ import { request } from '../support/http';
 import { freePort, testRedisUrl } from '../support/services';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { text, v3Client } from '../support/v3-client';
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Recover
-version: 1
-description: Agent whose queued follow-ons survive a dead replica
-spec:
-  agent:
-    name: default
-    model: gpt-test
-  concurrency:
-    on_busy: enqueue
-`;
+const AGENT = v3Agent('Recover', { description: 'Agent whose queued follow-ons survive a dead replica', systemPrompt: null, concurrency: { on_busy: 'enqueue' } });
 const ROOT = join(__dirname, '..', '..');
 
 describe('a queued follow-on when the replica ahead of it dies', () => {

@@ -5,34 +5,18 @@
  * old fixed offset of 100,000 per pause), and a reconnect with an id from any of them replays
  * exactly what follows it.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { getSse, openSse, parseSse, SseEvent } from '../support/sse-reader';
 import { testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { NOTES_WIPE_PLUGIN, v3Agent } from '../support/v3-agents';
 
-const PLUGIN = `
-const id = { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: false };
-exports.plugins = [{ name: 'Notes', tools: [
-  { name: 'wipe', description: 'Deletes a note', parameters: id, handler: ({ id }) => 'wiped ' + id },
-] }];
-`;
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Ids
-version: 1
-description: Resume ids e2e
-spec:
-  governance:
-    autonomy_level: L1
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be careful.
-    plugins: [Notes]
-`;
+const AGENTS = {
+  'ids.yaml': v3Agent('Ids', { description: 'Resume ids e2e', systemPrompt: 'Be careful.', plugins: ['Notes'], governance: { autonomy_level: 'L1' } }),
+  'custom_plugins.js': NOTES_WIPE_PLUGIN,
+};
 const tc = (id: string) => ({ id, name: 'Notes-wipe', arguments: JSON.stringify({ id }) });
 const nOf = (e: SseEvent) => Number(e.id!.split('-')[1]);
 const real = (text: string) => parseSse(text).filter((e) => !e.comment);
@@ -43,9 +27,7 @@ describe('v3 resume stream ids', () => {
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    const dir = writeAgentDir({ 'ids.yaml': AGENT });
-    writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN);
-    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' }, llmFetch: realmSafeFetch });
+    t = await startTestApp({ agents: AGENTS, env: fakeModelEnv(llm), llmFetch: realmSafeFetch });
   });
   afterAll(async () => {
     await t?.close();
@@ -88,10 +70,9 @@ describe('v3 resume stream ids', () => {
     let a: TestApp;
     let b: TestApp;
     beforeAll(async () => {
-      const dir = writeAgentDir({ 'ids.yaml': AGENT });
-      writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN);
+      const dir = writeAgentDir(AGENTS);
       const keyPrefix = `${uniqueName('v3-resume-ids')}:`;
-      const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' };
+      const env = fakeModelEnv(llm);
       [a, b] = await Promise.all([0, 1].map(() => startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) })));
     });
     afterAll(async () => {

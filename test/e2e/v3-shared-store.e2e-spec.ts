@@ -13,19 +13,10 @@ import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.serve
 import { postJson } from '../support/http';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Shared
-version: 1
-description: Agent served by two instances
-spec:
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-`;
+const AGENT = v3Agent('Shared', { description: 'Agent served by two instances' });
 
 interface Backend {
   name: string;

@@ -1,3 +1,5 @@
+import { ECHO_ASSISTANT } from './v3-agents';
+
 /** The two agents of the CORS tests (over HTTP and in a browser): one stateless, one stateful, on local/echo. */
 export const AGENTS = {
   'echo.yaml': `apiVersion: skagents/v2alpha1
@@ -9,12 +11,5 @@ spec:
     name: default
     model: local/echo
 `,
-  'assistant.yaml': `apiVersion: tealagents/v1alpha1
-name: Assistant
-version: 0.1
-spec:
-  agent:
-    name: default
-    model: local/echo
-`,
+  'assistant.yaml': ECHO_ASSISTANT,
 };

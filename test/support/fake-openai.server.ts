@@ -1,5 +1,6 @@
 import { createServer, IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { text as readText } from 'node:stream/consumers';
 
 /**
  * A real HTTP server speaking the OpenAI chat-completions API, so tests run the real `openai` SDK
@@ -115,7 +116,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
-    const raw = await readBody(req);
+    const raw = await readText(req);
     const n = ++seq;
     let resolveGone!: () => void;
     const recorded: RecordedRequest = {
@@ -293,15 +294,6 @@ export function errorBody(status: number, message?: string) {
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function safeJson(raw: string): unknown {

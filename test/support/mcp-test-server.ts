@@ -3,6 +3,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { text as readText } from 'node:stream/consumers';
 import { z } from 'zod';
 
 /** One `tools/call` the server received, with the identity headers it came with. */
@@ -116,7 +117,7 @@ export async function startMcpTestServer(options: { userIdHeader?: string; tenan
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = req.method === 'POST' ? JSON.parse((await readBody(req)) || 'null') : undefined;
+    const body = req.method === 'POST' ? JSON.parse((await readText(req)) || 'null') : undefined;
     if (hung) {
       parked.push(res);
       parkedMethods.push(...(Array.isArray(body) ? body : [body]).map((m: { method?: string } | null) => m?.method ?? 'response'));
@@ -199,11 +200,3 @@ function isToolCall(body: unknown): boolean {
   return msgs.some((m) => (m as { method?: string } | null)?.method === 'tools/call');
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}

@@ -72,6 +72,27 @@ export interface OidcIssuer {
 export const DEFAULT_TENANT = 'c0ffee00-0000-4000-8000-00000000000a';
 export const DEFAULT_AUDIENCE = 'api://teal-agent-server';
 
+/**
+ * The env that points the server's Entra auth at `authority` (an issuer, or a bare URL where none
+ * need answer): a single-tenant app (TA_ENTRA_TENANT_ID = DEFAULT_TENANT) for DEFAULT_AUDIENCE that
+ * requires the scope `agents.invoke`, so what `mint()` makes by default passes. `vars` adds or
+ * replaces variables, `undefined` removes one (as `MintOptions.claims`). Giving
+ * TA_ENTRA_ALLOWED_TENANTS makes it a multi-tenant app: the default tenant id is then left out,
+ * since with one the server reads metadata from that tenant instead of `organizations`.
+ */
+export function entraEnv(authority: Pick<OidcIssuer, 'origin'> | string, vars: Record<string, string | undefined> = {}): Record<string, string> {
+  const tenancy = 'TA_ENTRA_ALLOWED_TENANTS' in vars ? {} : { TA_ENTRA_TENANT_ID: DEFAULT_TENANT };
+  const env: Record<string, string | undefined> = {
+    TA_AUTH_MODE: 'entra',
+    TA_ENTRA_AUTHORITY: typeof authority === 'string' ? authority : authority.origin,
+    ...tenancy,
+    TA_ENTRA_AUDIENCE: DEFAULT_AUDIENCE,
+    TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
+    ...vars,
+  };
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
 export async function newSigningKey(kid = `key-${randomUUID().slice(0, 8)}`): Promise<SigningKey> {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk = await exportJWK(publicKey);

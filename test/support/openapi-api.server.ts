@@ -1,8 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { text as readText } from 'node:stream/consumers';
 
 export interface RecordedApiRequest {
   method: string;
@@ -37,7 +38,7 @@ export async function startOpenApiTestApi(): Promise<OpenApiTestApi> {
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://api');
-      const raw = await readBody(req);
+      const raw = await readText(req);
       const body = raw ? JSON.parse(raw) : undefined;
       requests.push({ method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization, body });
       const send = (status: number, value: unknown) => {
@@ -136,11 +137,3 @@ function inventoryDocument(url: string): Record<string, unknown> {
   };
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => resolve(Buffer.concat(parts).toString('utf8')));
-    req.on('error', reject);
-  });
-}

@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { buffer as readBuffer } from 'node:stream/consumers';
 import { gunzipSync } from 'node:zlib';
 
 /**
@@ -142,15 +143,6 @@ function collectMetrics(body: any, out: ReceivedMetricPoint[]): void {
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const points: ReceivedMetricPoint[] = [];
@@ -160,7 +152,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '').split('?')[0]!;
     const contentType = String(req.headers['content-type'] ?? '');
-    let raw = await readBody(req);
+    let raw = await readBuffer(req);
     if (req.method !== 'POST' || (path !== '/v1/traces' && path !== '/v1/metrics')) {
       res.writeHead(404).end();
       return;

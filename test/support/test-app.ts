@@ -25,7 +25,7 @@ export interface TestApp {
 export interface TestAppOptions {
   /** A config file or directory; or give `agents` as YAML texts. */
   configPath?: string;
-  /** File name → YAML text, written to a fresh temp directory. */
+  /** File name → text (agent YAML, or a `custom_plugins.js` beside it), written to a fresh temp directory. */
   agents?: Record<string, string>;
   /** Environment for the app (on top of TA_AUTH_MODE=dev and TA_LOG_LEVEL=info); process.env is NOT read. */
   env?: Record<string, string>;
@@ -35,7 +35,7 @@ export interface TestAppOptions {
   store?: StateStore;
 }
 
-/** Writes YAML agent files to a new temporary directory and returns its path. */
+/** Writes agent files (YAML, plugins) to a new temporary directory and returns its path. */
 export function writeAgentDir(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'ta-agents-'));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
