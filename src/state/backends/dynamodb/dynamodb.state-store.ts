@@ -165,8 +165,11 @@ export class DynamoDbStateStore extends StateStore {
     });
   }
 
-  /** One page (`count` entries after `after`) of an index partition: an owner's sessions or a session's tasks. */
-  private async queryIndexPage(pk: string, after: string | undefined, count: number): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
+  /**
+   * One page (`count` entries after `after`) of an index partition: an owner's sessions or a
+   * session's tasks; with `projection`, only those attributes of each.
+   */
+  private async queryIndexPage(pk: string, after: string | undefined, count: number, projection?: string): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
     const result = await this.doc.send(
       new QueryCommand({
         TableName: this.table,
@@ -175,6 +178,7 @@ export class DynamoDbStateStore extends StateStore {
         ConsistentRead: true,
         Limit: count,
         ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+        ProjectionExpression: projection,
       }),
     );
     return { items: result.Items ?? [], more: result.LastEvaluatedKey !== undefined };
@@ -213,17 +217,7 @@ export class DynamoDbStateStore extends StateStore {
   }
 
   private async sessionHasEntries(pk: string): Promise<boolean> {
-    const result = await this.doc.send(
-      new QueryCommand({
-        TableName: this.table,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ConsistentRead: true,
-        Limit: 1,
-        ProjectionExpression: 'pk',
-      }),
-    );
-    return (result.Items ?? []).length > 0;
+    return (await this.queryIndexPage(pk, undefined, 1, 'pk')).items.length > 0;
   }
 
   async listRequests(tenantId: string, taskId: string): Promise<RequestRecord[]> {
