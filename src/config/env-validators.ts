@@ -1,4 +1,4 @@
-import { registerDecorator, ValidationArguments } from 'class-validator';
+import { registerDecorator, ValidationArguments } from '../common/validation/class-validator-parts';
 
 /**
  * Environment validators with one message each, naming the variable and (unless `secret`) the

@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { validateSync } from '../common/validation/class-validator-parts';
 import { flattenValidationErrors } from '../agents/config/flatten-validation-errors';
 import { CorsConfig, corsConfigOf } from '../common/http/cors-policy';
 import type { LogLevel } from '../common/logging/logger';

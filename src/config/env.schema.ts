@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsOptional, IsString } from 'class-validator';
+import { IsOptional, IsString } from '../common/validation/class-validator-parts';
 import { LOG_LEVELS, toLogLevel } from '../common/logging/logger';
 import { GUID } from '../auth/entra/entra-issuers';
 import { CORS_ORIGINS_EXPECTED, isCorsOriginList } from '../common/http/cors-policy';

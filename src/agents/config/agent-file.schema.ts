@@ -1,5 +1,5 @@
 import { Transform, Type } from 'class-transformer';
-import { ValidateIf, ValidateNested } from 'class-validator';
+import { ValidateIf, ValidateNested } from '../../common/validation/class-validator-parts';
 import { AgentSpecConfig, SequentialTaskConfig } from './agent.schema';
 import { AgentAuthConfig } from './auth.schema';
 import {

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ValidateNested } from 'class-validator';
+import { ValidateNested } from '../../common/validation/class-validator-parts';
 import {
   Defaulted,
   IsIntFrom,

@@ -1,4 +1,4 @@
-import { getMetadataStorage, ValidationError } from 'class-validator';
+import { getMetadataStorage, ValidationError } from '../../common/validation/class-validator-parts';
 import { AgentSpecConfig } from './agent.schema';
 import { SpecConfig } from './agent-file.schema';
 

@@ -1,6 +1,6 @@
 // The schemas' @Type decorators read design-time metadata: load the polyfill wherever they are used.
 import 'reflect-metadata';
-import { registerDecorator, ValidateIf, ValidationArguments } from 'class-validator';
+import { registerDecorator, ValidateIf, ValidationArguments } from '../../common/validation/class-validator-parts';
 
 /**
  * Validators for the agent YAML. Each one checks a field completely (type AND range) and has ONE

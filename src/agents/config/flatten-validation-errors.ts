@@ -1,4 +1,4 @@
-import { ValidationError } from 'class-validator';
+import { ValidationError } from '../../common/validation/class-validator-parts';
 import { FieldError } from '../../common/errors/domain-error';
 
 /** class-validator's error tree as a flat list of `{field: "a.b.0.c", message}`. */

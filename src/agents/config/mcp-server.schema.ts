@@ -1,4 +1,4 @@
-import { ValidateIf } from 'class-validator';
+import { ValidateIf } from '../../common/validation/class-validator-parts';
 import {
   badItem,
   Defaulted,

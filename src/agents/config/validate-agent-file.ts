@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { validateSync } from '../../common/validation/class-validator-parts';
 import { AgentFileConfig } from './agent-file.schema';
 import { checkAgentShape, LocalModelCheck } from './check-agent-shape';
 import { collectConfigProblems, FieldProblem } from './config-problems';

@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { registerDecorator, ValidateNested, ValidationOptions } from 'class-validator';
+import { registerDecorator, ValidateNested, ValidationOptions } from '../../common/validation/class-validator-parts';
 import { describeValue, isMapping } from './field-validators';
 
 /** A plain object whose values are all strings (env maps, headers, user_context). */

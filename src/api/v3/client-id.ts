@@ -1,4 +1,4 @@
-import { Matches } from 'class-validator';
+import { Matches } from '../../common/validation/class-validator-parts';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsUUID } from 'class-validator';
+import { IsUUID } from '../../common/validation/class-validator-parts';
 
 /**
  * A server-minted id named in a body (`request_id`, `pause_id`): a UUID, which the server mints in

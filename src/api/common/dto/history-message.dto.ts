@@ -1,5 +1,5 @@
 import { Expose, plainToInstance, Transform, Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsIn, ValidateNested } from 'class-validator';
+import { ArrayMinSize, IsArray, IsIn, ValidateNested } from '../../../common/validation/class-validator-parts';
 import { MultiModalItemDto } from './multi-modal-item.dto';
 
 /**

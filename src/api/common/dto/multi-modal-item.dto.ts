@@ -1,4 +1,4 @@
-import { IsIn, IsOptional, IsString, registerDecorator } from 'class-validator';
+import { IsIn, IsOptional, IsString, registerDecorator } from '../../../common/validation/class-validator-parts';
 import { imageDataUriProblem } from './image-data-uri';
 
 export const CONTENT_TYPES = ['text', 'image'] as const;

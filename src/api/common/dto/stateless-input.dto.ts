@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { IsArray, IsOptional, IsString, MaxLength, ValidateNested } from '../../../common/validation/class-validator-parts';
 import { IsStringRecord } from '../../../agents/config/validators';
 import { HistoryMessageDto } from './history-message.dto';
 

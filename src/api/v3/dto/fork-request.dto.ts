@@ -1,4 +1,4 @@
-import { IsOptional } from 'class-validator';
+import { IsOptional } from '../../../common/validation/class-validator-parts';
 import { IsClientId } from '../client-id';
 import { IsServerId } from '../server-id';
 

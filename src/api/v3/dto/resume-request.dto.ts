@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength, ValidateNested } from 'class-validator';
+import { IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength, ValidateNested } from '../../../common/validation/class-validator-parts';
 import { IsServerId } from '../server-id';
 
 export class ToolDecisionDto {

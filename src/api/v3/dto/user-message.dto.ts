@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsOptional, ValidateNested } from 'class-validator';
+import { ArrayMinSize, IsArray, IsOptional, ValidateNested } from '../../../common/validation/class-validator-parts';
 import { IsStringRecord } from '../../../agents/config/validators';
 import { MultiModalItemDto } from '../../common/dto/multi-modal-item.dto';
 import { IsClientId } from '../client-id';
