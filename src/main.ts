@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { createApp } from './app.factory';
+import { flushBootCompileCacheSoon } from './boot-compile-cache';
 import { reportBootFailure } from './boot-failure';
 import { releaseBootHeap } from './boot-heap';
 import { drainAndClose } from './common/shutdown/graceful-shutdown';
@@ -24,6 +25,7 @@ export async function serve(options: { configPath?: string; port?: number } = {}
     },
     'teal-agent-server listening',
   );
+  flushBootCompileCacheSoon();
   // Not Nest's shutdown hooks: they close at once and re-raise the signal (exit 143). A drained
   // shutdown exits 0, one that had to cut work off (its outcome maybe not stored) 1; a second
   // signal stops the process at once (the default action).

@@ -36,6 +36,13 @@ const OPTIONAL = {
   jose: '/node_modules/jose/',
   /** The SDK's root (its client, ~230 modules). */
   openAi: '/node_modules/openai/index.js',
+  /**
+   * Never, whatever the configuration: class-validator's index (every decorator, with validator.js
+   * whole and libphonenumber-js, ~290 modules more); the app loads the parts it uses
+   * (src/common/validation/class-validator-parts.ts).
+   */
+  classValidatorIndex: '/node_modules/class-validator/cjs/index.js',
+  libphonenumber: '/node_modules/libphonenumber-js/',
 };
 type Optional = keyof typeof OPTIONAL;
 

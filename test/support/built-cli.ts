@@ -38,9 +38,12 @@ export interface CliRun {
   stop: () => Promise<void>;
 }
 
-/** Starts the CLI with only the given environment (never the test runner's TA_* variables). */
-export function runCli(args: string[], env: Record<string, string> = {}): CliRun {
-  const child = spawn(process.execPath, [BIN, ...args], {
+/**
+ * Starts the CLI with only the given environment (never the test runner's TA_* variables): the
+ * installed command by default, or `dist/cli.js` run directly (`entry: 'dist'`, as the benchmark does).
+ */
+export function runCli(args: string[], env: Record<string, string> = {}, { entry = 'bin' }: { entry?: 'bin' | 'dist' } = {}): CliRun {
+  const child = spawn(process.execPath, [entry === 'bin' ? BIN : join(ROOT, 'dist', 'cli.js'), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TA_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

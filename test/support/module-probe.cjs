@@ -10,5 +10,7 @@ const file = process.env.MODULE_PROBE_FILE;
 if (!file) throw new Error('module-probe.cjs needs MODULE_PROBE_FILE');
 process.on('SIGUSR2', () => {
   const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-  writeFileSync(file, JSON.stringify({ modules: Object.keys(require.cache), newSpaceBytes: newSpace ? newSpace.space_size : undefined }));
+  // `builtins`: Node's own modules the process has loaded (process.moduleLoadList), by id.
+  const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length));
+  writeFileSync(file, JSON.stringify({ modules: Object.keys(require.cache), builtins, newSpaceBytes: newSpace ? newSpace.space_size : undefined }));
 });

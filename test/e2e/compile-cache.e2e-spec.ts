@@ -1,0 +1,132 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { COMPILE_CACHE_FLUSH_DELAY_MS } from '../../src/boot-compile-cache';
+import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
+import { request } from '../support/http';
+
+/**
+ * Node's on-disk compile cache, turned on by the server's entry points (src/boot-compile-cache.ts,
+ * issue 14): real server processes, each with its own temporary directory (TMPDIR, which Node's
+ * default cache directory follows, or NODE_COMPILE_CACHE), so nothing is shared with other runs.
+ * Whether the cache is read is Node's own account of it (NODE_DEBUG_NATIVE=COMPILE_CACHE prints
+ * each module's cache hit on stderr). Structure only, no timings: how much faster is the
+ * benchmark's to say (scripts/measure-startup.sh).
+ */
+const ROOT = resolve(__dirname, '../..');
+/** The benchmark's agent (a model on TA_BASE_URL, no tools): nothing is called at boot. */
+const AGENTS = join(ROOT, 'bench', 'agents');
+const ENV = { TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'info', TA_BASE_URL: 'http://127.0.0.1:9/v1', TA_API_KEY: 'x' };
+/** Far fewer than the ~1,700 modules of this boot, far more than the bin and the CLI alone. */
+const MANY = 100;
+
+const runs: CliRun[] = [];
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ta-compile-cache-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** The cache entries under `dir` (Node keeps them in one subdirectory per Node version). */
+function entries(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/**
+ * Waits until `dir` holds at least `atLeast` entries and no more are coming: the server writes them
+ * all at once, COMPILE_CACHE_FLUSH_DELAY_MS after listening.
+ */
+async function awaitEntries(dir: string, atLeast: number): Promise<string[]> {
+  const deadline = Date.now() + COMPILE_CACHE_FLUSH_DELAY_MS + 10_000;
+  let seen = -1;
+  while (Date.now() < deadline && (entries(dir).length < atLeast || entries(dir).length !== seen)) {
+    seen = entries(dir).length;
+    await sleep(250);
+  }
+  return entries(dir);
+}
+
+/** Boots a server on a free port and waits until it listens; returns the run and its base URL. */
+async function boot(env: Record<string, string>, entry: 'bin' | 'dist' = 'bin'): Promise<{ run: CliRun; base: string }> {
+  const run = runCli(['serve', AGENTS, '--port', '0'], { ...ENV, ...env }, { entry });
+  runs.push(run);
+  return { run, base: `http://127.0.0.1:${await run.listening()}` };
+}
+
+/** Stops the server as an operator does (SIGTERM, a drained exit), so that Node's own write at exit happens too. */
+async function stopGracefully(run: CliRun): Promise<void> {
+  run.child.kill('SIGTERM');
+  expect(await run.exited).toEqual({ code: 0, signal: null });
+}
+
+jest.setTimeout(60_000);
+beforeAll(ensureBuilt, 150_000);
+afterAll(async () => {
+  await Promise.all(runs.map((r) => r.stop()));
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('compile cache: on by default', () => {
+  const tmp = tempDir();
+  const cacheDir = join(tmp, 'node-compile-cache'); // Node's default: node-compile-cache under os.tmpdir()
+
+  it('the installed command writes the boot’s modules to node-compile-cache under TMPDIR soon after it listens, not only at exit', async () => {
+    const { run } = await boot({ TMPDIR: tmp });
+    expect((await awaitEntries(cacheDir, MANY)).length).toBeGreaterThanOrEqual(MANY);
+    expect(run.stderr()).toBe(''); // nothing said about the cache
+    expect(run.child.exitCode).toBeNull();
+    await run.stop(); // SIGKILL: what is on disk was written while it ran
+  });
+
+  it('a second start reads it: Node accepts the cached code of the app’s own modules and of its ESM packages', async () => {
+    const { run } = await boot({ TMPDIR: tmp, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+    await stopGracefully(run);
+    const log = run.stderr();
+    const accepted = log.split('\n').filter((l) => / was accepted/.test(l));
+    expect(accepted.length).toBeGreaterThanOrEqual(MANY);
+    expect(log).toContain(`V8 code cache for CommonJS ${join(ROOT, 'dist', 'app.factory.js')} was accepted`);
+    expect(log).toMatch(/V8 code cache for ESM file:\/\/\S*\/node_modules\/@nestjs\/core\/\S+ was accepted/);
+    // Every module of dist/ came from the cache: none had to be compiled afresh.
+    expect(log.split('\n').filter((l) => l.includes(join(ROOT, 'dist')) && / was not initialized| was rejected/.test(l))).toEqual([]);
+  });
+
+  it('dist/cli.js run directly (as the benchmark runs it) turns it on as well, and an operator’s NODE_COMPILE_CACHE wins over the default', async () => {
+    const own = tempDir();
+    const operators = join(tempDir(), 'cache');
+    const { run } = await boot({ TMPDIR: own, NODE_COMPILE_CACHE: operators }, 'dist');
+    expect((await awaitEntries(operators, MANY)).length).toBeGreaterThanOrEqual(MANY);
+    await stopGracefully(run);
+    expect(existsSync(join(own, 'node-compile-cache'))).toBe(false);
+  });
+});
+
+describe('compile cache: off, or impossible', () => {
+  it('NODE_DISABLE_COMPILE_CACHE=1 writes nothing, neither to the default directory nor to NODE_COMPILE_CACHE, not even at exit', async () => {
+    const tmp = tempDir();
+    const operators = join(tmp, 'operator-cache');
+    const { run, base } = await boot({ TMPDIR: tmp, NODE_COMPILE_CACHE: operators, NODE_DISABLE_COMPILE_CACHE: '1' });
+    expect((await request(`${base}/health/live`)).status).toBe(200);
+    await stopGracefully(run);
+    expect(readdirSync(tmp)).toEqual([]);
+  });
+
+  // A path under a regular file can be created by no one, root included (CI runs as root, which
+  // file modes would not stop).
+  it.each([
+    ['the default directory (TMPDIR is a file)', (file: string) => ({ TMPDIR: file })],
+    ['an operator’s NODE_COMPILE_CACHE', (file: string) => ({ NODE_COMPILE_CACHE: join(file, 'cache') })],
+  ])('a cache directory that cannot be created, %s, still boots quietly and answers 200 on /health/live', async (_, env) => {
+    const file = join(tempDir(), 'not-a-directory');
+    writeFileSync(file, '');
+    const { run, base } = await boot(env(file));
+    expect((await request(`${base}/health/live`)).status).toBe(200);
+    await stopGracefully(run);
+    expect(run.stderr()).toBe('');
+  });
+});
