@@ -3,6 +3,7 @@ import {
   context,
   Context,
   Counter,
+  createNoopMeter,
   diag,
   Histogram,
   Meter,
@@ -20,7 +21,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
-import { MeterProvider, MetricReader, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { LogContext, LogFields } from '../common/logging/log-context';
 import { TokenUsage } from '../llm/llm-client.port';
@@ -67,7 +68,8 @@ export class Telemetry {
   readonly tracer: Tracer;
   private readonly meter: Meter;
   private readonly tracerProvider: TracerProvider;
-  private readonly meterProvider: MeterProvider;
+  /** None when nothing reads the metrics (no OTLP endpoint, no Prometheus): see the constructor. */
+  private readonly meterProvider?: MeterProvider;
   private readonly propagator = new W3CTraceContextPropagator();
   readonly httpRequests: Counter;
   readonly httpDuration: Histogram;
@@ -97,16 +99,24 @@ export class Telemetry {
       spanProcessors: otlp ? [new BatchSpanProcessor({ exporter: otlp.traces, scheduledDelayMillis: 1000 })] : [],
     });
     const readers: MetricReader[] = [];
-    if (otlp) readers.push(new PeriodicExportingMetricReader({ exporter: otlp.metrics, exportIntervalMillis: options.metricExportIntervalMs ?? 10_000 }));
+    if (otlp) {
+      const { PeriodicExportingMetricReader } = require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
+      readers.push(new PeriodicExportingMetricReader({ exporter: otlp.metrics, exportIntervalMillis: options.metricExportIntervalMs ?? 10_000 }));
+    }
     if (options.prometheus) {
       const { PrometheusExporter, PrometheusSerializer } = require('@opentelemetry/exporter-prometheus') as typeof import('@opentelemetry/exporter-prometheus');
       // Served by our own route (auth-free, beside the API), never by a server of its own.
       this.prometheus = { reader: new PrometheusExporter({ preventServerStart: true }), serializer: new PrometheusSerializer() };
       readers.push(this.prometheus.reader);
     }
-    this.meterProvider = new MeterProvider({ resource, readers });
+    if (readers.length) {
+      const { MeterProvider } = require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
+      this.meterProvider = new MeterProvider({ resource, readers });
+    }
+    // Metrics nothing reads are not kept: the API's no-op meter takes every add and record for
+    // nothing, and the metrics SDK (~50 modules) is not even loaded (issue 14).
+    this.meter = this.meterProvider?.getMeter('teal-agent-server', options.serviceVersion) ?? createNoopMeter();
     this.tracer = this.tracerProvider.getTracer('teal-agent-server', options.serviceVersion);
-    this.meter = this.meterProvider.getMeter('teal-agent-server', options.serviceVersion);
     this.httpRequests = this.meter.createCounter('ta.http.server.requests', { description: 'HTTP requests served' });
     this.httpDuration = this.meter.createHistogram('http.server.request.duration', {
       description: 'Duration of HTTP requests',
@@ -217,11 +227,11 @@ export class Telemetry {
   }
 
   async flush(): Promise<void> {
-    await Promise.allSettled([this.tracerProvider.forceFlush(), this.meterProvider.forceFlush()]);
+    await Promise.allSettled([this.tracerProvider.forceFlush(), this.meterProvider?.forceFlush()]);
   }
 
   async shutdown(): Promise<void> {
-    await Promise.allSettled([this.tracerProvider.shutdown(), this.meterProvider.shutdown()]);
+    await Promise.allSettled([this.tracerProvider.shutdown(), this.meterProvider?.shutdown()]);
   }
 }
 

@@ -28,6 +28,8 @@ const OPTIONAL = {
   otlpTraces: '/node_modules/@opentelemetry/exporter-trace-otlp-http/',
   otlpMetrics: '/node_modules/@opentelemetry/exporter-metrics-otlp-http/',
   prometheus: '/node_modules/@opentelemetry/exporter-prometheus/',
+  /** The metrics SDK: only when something reads the metrics (OTLP or Prometheus). */
+  metricsSdk: '/node_modules/@opentelemetry/sdk-metrics/',
   mcp: '/node_modules/@modelcontextprotocol/sdk/',
   ajv: '/node_modules/ajv/',
   zod: '/node_modules/zod/',
@@ -132,7 +134,7 @@ describe('boot footprint: optional packages load only when configured', () => {
       TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
       TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
     });
-    expect([...probe.loaded].sort()).toEqual(['ajv', 'jose', 'mcp', 'otlpMetrics', 'otlpTraces', 'passport', 'prometheus', 'redis', 'zod']);
+    expect([...probe.loaded].sort()).toEqual(['ajv', 'jose', 'mcp', 'metricsSdk', 'otlpMetrics', 'otlpTraces', 'passport', 'prometheus', 'redis', 'zod']);
   });
 
   it('DynamoDB loads the AWS SDK (and not ioredis)', async () => {
