@@ -28,6 +28,8 @@ const OPTIONAL = {
   otlpTraces: '/node_modules/@opentelemetry/exporter-trace-otlp-http/',
   otlpMetrics: '/node_modules/@opentelemetry/exporter-metrics-otlp-http/',
   prometheus: '/node_modules/@opentelemetry/exporter-prometheus/',
+  /** The WebSocket server: on the first upgrade to a v1/v2 agent's `/stream`. */
+  ws: '/node_modules/ws/',
   /** The metrics SDK: only when something reads the metrics (OTLP or Prometheus). */
   metricsSdk: '/node_modules/@opentelemetry/sdk-metrics/',
   mcp: '/node_modules/@modelcontextprotocol/sdk/',

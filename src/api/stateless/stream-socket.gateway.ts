@@ -7,7 +7,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { WebSocket, WebSocketServer } from 'ws';
+import type { WebSocketServer } from 'ws';
 import type { AgentDefinition } from '../../agents/config/agent-definition';
 import { AGENTS, ENV_CONFIG, LOGGER, TELEMETRY } from '../../app.tokens';
 import { agentAccessOverride, auditRefusal } from '../../auth/auth.guard';
@@ -47,7 +47,8 @@ const SHUTDOWN_GRACE_MS = 1000;
 @Injectable()
 export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly routes = new Map<string, AgentDefinition>();
-  private readonly wss: WebSocketServer;
+  /** Made on the first upgrade to a `/stream` route: a server without one never loads `ws`. */
+  private wss?: WebSocketServer;
   /** Headers for the 101 answer (request id, traceresponse), by request. */
   private readonly handshakeHeaders = new WeakMap<IncomingMessage, string[]>();
   private server?: Server;
@@ -64,9 +65,15 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     private readonly limiter: RateLimiter,
   ) {
     for (const agent of agents) if (agent.module !== 'v3') this.routes.set(`${agent.prefix}/stream`, agent);
+  }
+
+  private socketServer(): WebSocketServer {
+    if (this.wss) return this.wss;
+    const { WebSocketServer } = require('ws') as typeof import('ws');
     // No per-message compression: a small compressed message must not inflate past the limit's intent.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: env.http.maxBodyBytes, perMessageDeflate: false });
-    this.wss.on('headers', (headers, req) => headers.push(...(this.handshakeHeaders.get(req) ?? [])));
+    const wss = new WebSocketServer({ noServer: true, maxPayload: this.env.http.maxBodyBytes, perMessageDeflate: false });
+    wss.on('headers', (headers, req) => headers.push(...(this.handshakeHeaders.get(req) ?? [])));
+    return (this.wss = wss);
   }
 
   onApplicationBootstrap(): void {
@@ -77,12 +84,14 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
   /** Open sockets would keep the HTTP server from closing: ask them to go (1001), then cut the rest. */
   async beforeApplicationShutdown(): Promise<void> {
     this.server?.off('upgrade', this.onUpgrade);
-    const open = [...this.wss.clients];
+    const wss = this.wss;
+    if (!wss) return;
+    const open = [...wss.clients];
     for (const ws of open) ws.close(CloseCode.GOING_AWAY, 'server shutting down');
-    const closed = open.filter((ws) => ws.readyState !== WebSocket.CLOSED).map((ws) => once(ws, 'close'));
+    const closed = open.filter((ws) => ws.readyState !== ws.CLOSED).map((ws) => once(ws, 'close'));
     await Promise.race([Promise.all(closed), delay(SHUTDOWN_GRACE_MS)]);
-    for (const ws of this.wss.clients) ws.terminate();
-    this.wss.close();
+    for (const ws of wss.clients) ws.terminate();
+    wss.close();
   }
 
   private readonly onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
@@ -126,7 +135,7 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     // `ws` refused the handshake itself (400/405: not a valid WebSocket upgrade), or the client left.
     socket.once('close', () => accepted || t.finish(400));
     this.handshakeHeaders.set(req, Object.entries(headers).map(([name, value]) => `${name}: ${value}`));
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
+    this.socketServer().handleUpgrade(req, socket, head, (ws) => {
       accepted = true;
       const session = new StreamSocketSession(ws, agent, caller, {
         invoker: this.invoker,

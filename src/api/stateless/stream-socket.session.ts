@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { RawData, WebSocket } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { AgentDefinition } from '../../agents/config/agent-definition';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
@@ -72,7 +72,7 @@ export class StreamSocketSession {
         signal: this.left.signal,
         caller: this.caller,
         emit: (e) => {
-          if (e.event === 'partial-response' && ws.readyState === WebSocket.OPEN) ws.send(e.data.output_partial);
+          if (e.event === 'partial-response' && ws.readyState === ws.OPEN) ws.send(e.data.output_partial);
         },
       });
       this.close(CloseCode.NORMAL);
@@ -133,7 +133,7 @@ export class StreamSocketSession {
 
   private close(code: number, reason = ''): void {
     // Not when already closing: the client, or the server shutting down (1001), chose the code.
-    if (this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.ws.readyState !== this.ws.OPEN) return;
     this.closeCode = code;
     this.ws.close(code, closeReason(reason));
   }
