@@ -46,12 +46,12 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY demos ./demos
 COPY demos/agents /agents
-# Node's compile cache (docs/configuration.md, Compile cache) is not warmed here: Node refuses a
-# cache directory it cannot write (measured: a read-only one is "Cannot create cache directory:
-# permission denied", the cache off), so a cache baked into the image would be used only where its
-# directory stays writable, and never under the Kubernetes manifest, whose read-only root and
-# emptyDir /tmp hide it; which modules a boot loads also follows the runtime configuration (Entra,
-# Redis, OTLP), which the build does not have. The first start of a container writes it in /tmp.
+# Node's compile cache (docs/configuration.md, Compile cache) is off by default and not warmed
+# here: Node refuses a cache directory it cannot write (measured: a read-only one is "Cannot create
+# cache directory: permission denied", the cache off), so a cache baked into the image would be
+# used only where its directory stays writable, and never under the Kubernetes manifest, whose
+# read-only root and emptyDir /tmp hide it; which modules a boot loads also follows the runtime
+# configuration (Entra, Redis, OTLP), which the build does not have.
 # [R3] Not root. The image's `node` user (uid 1000); Kubernetes runAsNonRoot needs the numeric id.
 USER 1000:1000
 EXPOSE 8000

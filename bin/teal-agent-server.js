@@ -10,7 +10,4 @@ if (!existsSync(entry)) {
   process.stderr.write('teal-agent-server is not built: run `npm run build` (or `npm install`) in ' + join(__dirname, '..') + '\n');
   process.exit(1);
 }
-// Node's compile cache, before the app's modules load (src/boot-compile-cache.ts): they are then
-// read from disk already compiled, which is most of the boot.
-require(join(__dirname, '..', 'dist', 'boot-compile-cache.js')).enableBootCompileCache();
 require(entry).runCli(process.argv.slice(2)).catch((err) => require(join(__dirname, '..', 'dist', 'boot-failure.js')).reportBootFailure(err));

@@ -8,9 +8,9 @@
 # IDLE_S seconds of idling.
 # Prints every run, then the medians.
 #
-# Node's compile cache (src/boot-compile-cache.ts) is as a user has it: the default directory, warm
-# after the first start (run 1 may be cold). COLD=1 gives every run a new, empty cache directory (a
-# container's first start); NODE_DISABLE_COMPILE_CACHE=1 runs without the cache.
+# Node's compile cache (src/boot-compile-cache.ts) is as a user has it: off by default; with
+# NODE_COMPILE_CACHE=<dir> on, warm after the first start (run 1 may be cold). COLD=1 gives every
+# run a new, empty cache directory (a container's first start with the cache on).
 #
 # Usage: bash scripts/measure-startup.sh            (RUNS=5 IDLE_S=5 by default)
 #        RUNS=9 IDLE_S=10 SKIP_BUILD=1 bash scripts/measure-startup.sh
@@ -107,7 +107,8 @@ async function once() {
   const cache =
     process.env.NODE_DISABLE_COMPILE_CACHE === '1' ? 'off (NODE_DISABLE_COMPILE_CACHE=1)'
     : process.env.COLD === '1' ? 'cold (a new directory each run)'
-    : `warm after run 1 (${process.env.NODE_COMPILE_CACHE || join(tmpdir(), 'node-compile-cache')})`;
+    : process.env.NODE_COMPILE_CACHE ? `warm after run 1 (${process.env.NODE_COMPILE_CACHE})`
+    : 'off (the default; NODE_COMPILE_CACHE=<dir> turns it on)';
   console.log(`node ${process.version}, ${runs} runs, RSS after ${idleMs / 1000} s idle, compile cache ${cache}`);
   const results = [];
   for (let i = 1; i <= runs; i++) {

@@ -1,35 +1,13 @@
-import { constants, enableCompileCache, flushCompileCache } from 'node:module';
-import { debuglog } from 'node:util';
+import { flushCompileCache } from 'node:module';
 
-/** NODE_DEBUG=teal-agent-server prints what became of the cache; nothing is printed otherwise. */
-const debug = debuglog('teal-agent-server');
-
-/**
- * Turns on Node's on-disk V8 compile cache for every module loaded after this call (issue 14: a
- * warm cache cut spawn → first 200 by about a third, since the ~1,500 modules of a boot are then
- * deserialized instead of parsed and compiled). Called first by the entry points (the bin and
- * dist/cli.js run directly), never on import, so tests that import the app are left alone.
- *
- * - An operator's NODE_COMPILE_CACHE wins: Node has already enabled that directory before any code
- *   ran, and this call answers ALREADY_ENABLED. NODE_DISABLE_COMPILE_CACHE=1 (Node's own switch)
- *   turns it off: the call answers DISABLED.
- * - The default is Node's own, `node-compile-cache` under os.tmpdir() (TMPDIR), not a directory of
- *   ours: the temporary directory is writable where the package directory is not (the image runs as
- *   uid 1000 over a root-owned /app; Kubernetes mounts an emptyDir at /tmp under a read-only root),
- *   and it is the directory other Node tools already share (TypeScript's tsc uses it too). Sharing
- *   is safe: Node keeps one subdirectory per Node version, and each entry is found by the module's
- *   path and used only when the hash of the module's source matches (a rebuilt dist/ recompiles).
- * - A directory that cannot be created or written never stops the boot: Node answers FAILED (or
- *   silently skips the writes) and modules compile as without a cache.
- */
-export function enableBootCompileCache(): void {
-  const result = enableCompileCache();
-  if (result.status === constants.compileCacheStatus.FAILED || result.status === constants.compileCacheStatus.DISABLED) {
-    debug('compile cache off: %s', result.message);
-  } else {
-    debug('compile cache in %s', result.directory);
-  }
-}
+// Node's on-disk V8 compile cache is off by default and on with NODE_COMPILE_CACHE=<directory>
+// (Node's own variable, read before any code runs; NODE_DISABLE_COMPILE_CACHE=1 wins over it).
+// Not on by default because it no longer pays for itself here (issue 14, measured with the
+// benchmark's agent, 9 alternating starts each): the boot loads ~930 modules since class-validator's
+// index and undici are left out, and a warm cache then saves ~40 ms of the boot's ~1.1 s of CPU
+// while Node keeps every entry it read in memory for the life of the process (+6.5 MiB RSS, 104 vs
+// 98 MiB). A configuration that loads far more modules (MCP, Entra, the OpenAI SDK, DynamoDB) may
+// find it worth turning on: docs/configuration.md, Compile cache.
 
 /**
  * How long after listening the boot's cache entries are written. Writing them blocks the event loop

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { enableBootCompileCache } from './boot-compile-cache';
 import { holdBootHeap } from './boot-heap';
 import { withoutHttpUndiciExports } from './boot-http-facade';
 // Only what every command needs is imported here: `serve` loads the rest (validation, Nest)
@@ -103,8 +102,5 @@ export async function runCli(argv: string[]): Promise<void> {
 }
 
 if (require.main === module) {
-  // Run directly (`node dist/cli.js serve`, as the benchmark does): the cache covers every module
-  // runCli loads, which is all of the app (the bin enables it itself before requiring this file).
-  enableBootCompileCache();
   runCli(process.argv.slice(2)).catch((err: unknown) => (require('./boot-failure') as typeof import('./boot-failure')).reportBootFailure(err));
 }
