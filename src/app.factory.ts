@@ -1,5 +1,8 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+// The adapter's own module, not the package's index: that also loads the multer integration (multer
+// and busboy, ~20 modules), which nothing here uses (no file uploads).
+import { ExpressAdapter } from '@nestjs/platform-express/adapters/express-adapter.js';
 import type { DestinationStream, Logger } from 'pino';
 import { AgentDefinition } from './agents/config/agent-definition';
 import { ConfigError } from './agents/config/config-error';
@@ -97,7 +100,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   let reload: AgentReload | undefined;
   const reloaded = options.shared && { audit: options.shared.audit, shutdown: options.shared.shutdown };
   const beforeClose = options.shared ? undefined : async () => reload?.close();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ env, agents, logger, telemetry, llm, store, reloaded, beforeClose }), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ env, agents, logger, telemetry, llm, store, reloaded, beforeClose }), new ExpressAdapter(), {
     bodyParser: false,
     logger: new PinoNestLogger(logger),
     abortOnError: false,

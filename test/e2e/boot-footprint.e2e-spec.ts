@@ -46,6 +46,8 @@ const OPTIONAL = {
    * (src/common/validation/class-validator-parts.ts).
    */
   classValidatorIndex: '/node_modules/class-validator/cjs/index.js',
+  /** Never either: Nest's multer integration (no uploads here; src/app.factory.ts passes the adapter). */
+  multer: '/node_modules/multer/',
   libphonenumber: '/node_modules/libphonenumber-js/',
 };
 type Optional = keyof typeof OPTIONAL;
