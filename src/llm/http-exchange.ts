@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, IncomingHttpHeaders, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 /**
@@ -15,11 +15,17 @@ const IDLE_SOCKET_MS = 30_000;
  */
 export const MAX_MODEL_ANSWER_BYTES = 64 * 1024 * 1024;
 
-/** The keep-alive agents every model call goes through (this module and http-fetch.ts). */
-export const modelAgents = {
+const agents = {
   http: new HttpAgent({ keepAlive: true, maxSockets: MODEL_SOCKETS_PER_ORIGIN, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS }),
   https: new HttpsAgent({ keepAlive: true, maxSockets: MODEL_SOCKETS_PER_ORIGIN, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS }),
 };
+
+/** A request to the model provider on the kept-alive sockets: every model call (this module and http-fetch.ts). */
+export function modelRequest(url: URL, method: string, headers: Record<string, string>): ClientRequest {
+  return url.protocol === 'https:'
+    ? httpsRequest(url, { method, headers, agent: agents.https })
+    : httpRequest(url, { method, headers, agent: agents.http });
+}
 
 export interface HttpExchange {
   status: number;
@@ -60,12 +66,7 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<HttpExchan
   return new Promise<HttpExchange>((resolve, reject) => {
     const { signal } = options;
     if (signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: signal.reason }));
-    const https = url.protocol === 'https:';
-    const req = (https ? httpsRequest : httpRequest)(url, {
-      method: options.method,
-      headers: options.headers,
-      agent: https ? modelAgents.https : modelAgents.http,
-    });
+    const req = modelRequest(url, options.method, options.headers);
     let failure: Error | undefined;
     const fail = (err: Error) => {
       failure ??= err;

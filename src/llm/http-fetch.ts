@@ -1,7 +1,6 @@
-import { IncomingMessage, request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { modelAgents as agents } from './http-exchange';
+import { modelRequest } from './http-exchange';
 
 /**
  * The `fetch` the OpenAI SDK calls the model provider with: `node:http(s)` on a keep-alive agent
@@ -19,12 +18,7 @@ export const httpFetch: typeof fetch = (input, init = {}) =>
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return reject(abortError(signal));
-    const https = url.protocol === 'https:';
-    const req = (https ? httpsRequest : httpRequest)(url, {
-      method: init.method ?? 'GET',
-      headers: headersOf(init.headers),
-      agent: https ? agents.https : agents.http,
-    });
+    const req = modelRequest(url, init.method ?? 'GET', headersOf(init.headers));
     const onAbort = () => req.destroy(abortError(signal!));
     signal?.addEventListener('abort', onAbort, { once: true });
     const done = () => signal?.removeEventListener('abort', onAbort);

@@ -44,6 +44,8 @@ describe('mapLlmError', () => {
     const inAMinute = new Date(Date.now() + 60_000).toUTCString();
     expect(mapLlmError(httpError(429, { 'retry-after': inAMinute })).retryAfter).toBeGreaterThan(50);
     expect(mapLlmError(httpError(429)).retryAfter).toBe(1);
+    // A past date or a negative number is "now", never a negative Retry-After.
+    expect(mapLlmError(httpError(429, { 'retry-after': '-5' })).retryAfter).toBe(0);
   });
 
   it('recognises content filtering by code, by message, and by the SDK finish-reason error', () => {

@@ -71,27 +71,33 @@ export class LlmProvider {
   private endpointOf(model: string): ChatEndpoint {
     let endpoint = this.endpoints.get(model);
     if (endpoint) return endpoint;
-    const { apiKey, baseUrl, azure } = this.config;
+    const { apiKey, azure } = this.config;
     const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json', 'user-agent': 'teal-agent-server' };
     // The SDK reads these two from the environment too; the same calls carry the same headers.
     if (process.env.OPENAI_ORG_ID) headers['openai-organization'] = process.env.OPENAI_ORG_ID;
     if (process.env.OPENAI_PROJECT_ID) headers['openai-project'] = process.env.OPENAI_PROJECT_ID;
     if (azure) {
       headers['api-key'] = apiKey!;
-      const url = new URL(`${azure.endpoint.replace(/\/+$/, '')}/openai/deployments/${encodeURIComponent(model)}/chat/completions`);
+      const url = new URL(`${this.baseUrl()}/deployments/${encodeURIComponent(model)}/chat/completions`);
       url.searchParams.set('api-version', azure.apiVersion);
       endpoint = { url, headers };
     } else {
       if (apiKey) headers.authorization = `Bearer ${apiKey}`;
-      endpoint = { url: new URL(`${(baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, '')}/chat/completions`), headers };
+      endpoint = { url: new URL(`${this.baseUrl()}/chat/completions`), headers };
     }
     this.endpoints.set(model, endpoint);
     return endpoint;
   }
 
+  /** The API root both clients post under: Azure's `{endpoint}/openai`, else TA_BASE_URL or OpenAI's; no trailing slash. */
+  private baseUrl(): string {
+    const { baseUrl, azure } = this.config;
+    return azure ? `${azure.endpoint.replace(/\/+$/, '')}/openai` : (baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, '');
+  }
+
   private createSdk(): OpenAI {
     const { default: OpenAIClient, AzureOpenAI } = require('openai') as typeof import('openai');
-    const { apiKey, baseUrl, azure, timeoutMs, maxRetries } = this.config;
+    const { apiKey, azure, timeoutMs, maxRetries } = this.config;
     // Our keep-alive node:http transport unless a test injects another (src/llm/http-fetch.ts).
     const { httpFetch } = require('./http-fetch') as typeof import('./http-fetch');
     const common = { timeout: timeoutMs, maxRetries, fetch: this.fetchImpl ?? httpFetch };
@@ -99,9 +105,9 @@ export class LlmProvider {
     // from the process environment behind our TA_ settings (and AzureOpenAI would then refuse to
     // combine it with the endpoint, at the first request rather than at boot).
     if (azure) {
-      return new AzureOpenAI({ ...common, baseURL: `${azure.endpoint.replace(/\/+$/, '')}/openai`, apiVersion: azure.apiVersion, apiKey });
+      return new AzureOpenAI({ ...common, baseURL: this.baseUrl(), apiVersion: azure.apiVersion, apiKey });
     }
     // OpenAI-compatible servers (Ollama, vLLM, LiteLLM) often need no key, but the SDK insists on one.
-    return new OpenAIClient({ ...common, apiKey: apiKey ?? 'not-needed', baseURL: baseUrl ?? OPENAI_BASE_URL });
+    return new OpenAIClient({ ...common, apiKey: apiKey ?? 'not-needed', baseURL: this.baseUrl() });
   }
 }

@@ -1,4 +1,4 @@
-import { HeaderOf } from './provider-status.mapper';
+import { HeaderOf, providerDelayMs } from './provider-status.mapper';
 
 /** The first retry waits about this long, each further one twice as long, up to MAX_DELAY_MS. */
 const INITIAL_DELAY_MS = 500;
@@ -24,16 +24,7 @@ export function shouldRetry(status: number, header: HeaderOf): boolean {
  * backoff from 0.5 s up to 8 s, less up to a quarter at random so that replicas do not retry in step.
  */
 export function retryDelayMs(header: HeaderOf | undefined, retry: number, random = Math.random): number {
-  const asked = providerDelayMs(header);
+  const asked = header && providerDelayMs(header);
   if (asked !== undefined && Number.isFinite(asked) && asked >= 0 && asked <= MAX_PROVIDER_DELAY_MS) return asked;
   return Math.min(INITIAL_DELAY_MS * 2 ** retry, MAX_DELAY_MS) * (1 - random() * 0.25);
-}
-
-function providerDelayMs(header: HeaderOf | undefined): number | undefined {
-  const ms = header?.('retry-after-ms');
-  if (ms && !Number.isNaN(parseFloat(ms))) return parseFloat(ms);
-  const after = header?.('retry-after');
-  if (!after) return undefined;
-  const seconds = parseFloat(after);
-  return Number.isNaN(seconds) ? Date.parse(after) - Date.now() : seconds * 1000;
 }

@@ -49,14 +49,24 @@ function isContentFilter(refusal: ProviderRefusal): boolean {
   return refusal.status === 400 && /content[_ ]?filter|content management policy/i.test(refusal.message);
 }
 
-/** Whole seconds to wait, from `retry-after-ms`, or `retry-after` in seconds or as an HTTP date. */
+/** Whole seconds to wait, as the provider asked (providerDelayMs), never below 0. */
 export function retryAfterSeconds(header: HeaderOf): number | undefined {
+  const ms = providerDelayMs(header);
+  return ms === undefined ? undefined : Math.max(0, Math.ceil(ms / 1000));
+}
+
+/**
+ * The wait the provider asked for, in ms: its `retry-after-ms`, else `retry-after` in seconds or as
+ * an HTTP date (then possibly past: below 0). Undefined when it said nothing readable. Read by both
+ * the 429 we answer (retryAfterSeconds) and the wait before our own retry (model-retry.policy.ts).
+ */
+export function providerDelayMs(header: HeaderOf): number | undefined {
   const ms = header('retry-after-ms');
-  if (ms && !Number.isNaN(Number(ms))) return Math.ceil(Number(ms) / 1000);
+  if (ms && !Number.isNaN(Number(ms))) return Number(ms);
   const raw = header('retry-after');
   if (!raw) return undefined;
-  const secs = Number(raw);
-  if (!Number.isNaN(secs)) return Math.ceil(secs);
+  const seconds = Number(raw);
+  if (!Number.isNaN(seconds)) return seconds * 1000;
   const date = Date.parse(raw);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+  return Number.isNaN(date) ? undefined : date - Date.now();
 }
