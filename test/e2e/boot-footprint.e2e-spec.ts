@@ -54,6 +54,8 @@ type Optional = keyof typeof OPTIONAL;
 
 interface Probe {
   loaded: Set<Optional>;
+  /** Node's own modules the process has loaded (process.moduleLoadList), by id. */
+  builtins: string[];
   newSpaceBytes: number;
 }
 
@@ -78,10 +80,10 @@ async function bootAndProbe(configPath: string, env: Record<string, string>, nod
   await use?.(port);
   run.child.kill('SIGUSR2');
   for (let i = 0; i < 200 && !existsSync(file); i++) await sleep(25);
-  const { modules, newSpaceBytes } = JSON.parse(readFileSync(file, 'utf8')) as { modules: string[]; newSpaceBytes: number };
+  const { modules, builtins, newSpaceBytes } = JSON.parse(readFileSync(file, 'utf8')) as { modules: string[]; builtins: string[]; newSpaceBytes: number };
   await run.stop();
   const loaded = new Set((Object.keys(OPTIONAL) as Optional[]).filter((k) => modules.some((m) => m.includes(OPTIONAL[k]))));
-  return { loaded, newSpaceBytes };
+  return { loaded, builtins, newSpaceBytes };
 }
 
 function agentsDir(files: Record<string, string>): string {
@@ -119,6 +121,12 @@ describe('boot footprint: optional packages load only when configured', () => {
     expect([...probe.loaded]).toEqual([]);
     // V8 grows it to 32-64 MiB while 1,500 modules load unless held (src/boot-heap.ts).
     expect(probe.newSpaceBytes).toBeLessThanOrEqual(8 * 1024 * 1024);
+  });
+
+  it('Node\'s bundled undici is not loaded, though NestJS imports http (src/boot-http-facade.ts)', async () => {
+    const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' });
+    expect(probe.builtins).toContain('http'); // the facade was built
+    expect(probe.builtins).not.toContain('internal/deps/undici/undici');
   });
 
   it("an operator's own young-generation sizing (NODE_OPTIONS) is left alone: the boot grows it as V8 would", async () => {
