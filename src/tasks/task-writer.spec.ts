@@ -89,6 +89,28 @@ describe('TaskWriter', () => {
     expect(result.cancelRequested).toBe(true);
   });
 
+  it('a task deleted and created again up to the version it was read at is not written over: the writer re-decides on the new one', async () => {
+    await store.commit('ten', { task: { ...base, version: 1, writeId: 'old' }, expectedVersion: 1 });
+    const real = store.commit.bind(store);
+    let raced = false;
+    store.commit = async (tenantId, write) => {
+      if (!raced && write.expectedVersion === 2) {
+        raced = true;
+        // Between the writer's read and its commit: a DELETE finishes and a follow-on creates the id
+        // anew, whose versions climb again to the one the writer read (the ABA the writeId pins).
+        await real(tenantId, { task: { ...base, version: 2, deletingAt: 'now', writeId: 'del' }, expectedVersion: 2 });
+        while (!(await store.deleteTaskBatch(tenantId, 't', 50)));
+        await real(tenantId, { task: { ...base, writeId: 'new-1' }, expectedVersion: 0 });
+        await real(tenantId, { task: { ...base, version: 1, writeId: 'new-2', cancelRequested: 'r0' }, expectedVersion: 1 });
+      }
+      return real(tenantId, write);
+    };
+    const { task, result } = await writer.update({ tenantId: 'ten', taskId: 't' }, renew('r0', writer.timing));
+    // Decided again on the new incarnation (version 2, writeId new-2), so it sees that one's cancel.
+    expect(task.version).toBe(3);
+    expect(result.cancelRequested).toBe(true);
+  });
+
   it('checks ownership once: another owner is 401 (or 404 for reads), another agent 404', async () => {
     await expect(writer.read({ tenantId: 'ten', taskId: 't', ownerId: 'x' })).rejects.toMatchObject({ code: 'NOT_OWNER' });
     await expect(writer.read({ tenantId: 'ten', taskId: 't', ownerId: 'x', foreign: 'not-found' })).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });

@@ -167,7 +167,9 @@ export class TaskWriter {
       }
       const next = { ...change.task, writeId: randomUUID() };
       try {
-        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, view ? task.writeId : undefined);
+        // Pinned by writeId as well as version, read or cached alike: a task deleted and created
+        // again since it was read climbs through the same versions, and must not be written over.
+        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, task.writeId);
         if (all) this.cache.remember(key, stored, all, change.requests);
         else this.cache.delete(key);
         this.countPause(task, stored);
