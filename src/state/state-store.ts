@@ -17,10 +17,10 @@ export interface TaskWrite {
   requests?: RequestRecord[];
   /**
    * When set (with `expectedVersion > 0`), the commit also requires the stored header's `writeId`
-   * to be exactly this, else VERSION_CONFLICT with nothing written. The task writer commits from
-   * its cached view of a task without reading it first (src/tasks/task-cache.ts): a version alone
-   * does not pin that view, since a task deleted or expired and created again under the same id
-   * climbs through the same versions; every write's writeId is unique, so it does.
+   * to be exactly this, else VERSION_CONFLICT with nothing written. The task writer sets it on
+   * every update, from a read or from its cached view (src/tasks/task-cache.ts): a version alone
+   * does not pin what was read, since a task deleted or expired and created again under the same
+   * id climbs through the same versions; every write's writeId is unique, so it does.
    */
   expectedWriteId?: string;
 }
@@ -99,7 +99,9 @@ export abstract class StateStore {
    * request records with their request-id index entries; once none remain, the header, its session
    * index entry and, when the session is left empty, the owner's session entry. True when no task
    * marked for deletion is left under that id: it is gone (now, or before), or the id holds a task
-   * that is not marked (never marked, or created again once the deletion was done), which is left alone.
+   * that is not marked (never marked, or created again once the deletion was done), which is left
+   * alone — also when another process finished the deletion and the id was created again between
+   * this step's read of the marked header and its writes (test/backends/deletion-race.e2e-spec.ts).
    */
   abstract deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean>;
 

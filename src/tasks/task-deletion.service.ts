@@ -15,7 +15,7 @@ import { RunningRequests } from './running-requests';
 import { TaskEventLog } from './task-event-log';
 import { TaskAccess, TaskWriter } from './task-writer';
 
-/** Requests removed per store step (each step is atomic; DynamoDB takes at most 50). */
+/** Requests removed per store step (each step is atomic; DynamoDB takes at most 49). */
 export const DELETE_BATCH_SIZE = 25;
 /** Tasks of a session collected, then deleted, per round of `DELETE /sessions/{id}`. */
 const SESSION_ROUND = 1000;

@@ -17,8 +17,8 @@ import { queryPrefix } from './dynamodb-query';
  *   commit can name them (a later writer commits on top of the new version, with parts of its
  *   own). A writer whose commit was cancelled deletes its own parts; one whose commit may or may
  *   not have applied (a lost answer) keeps them. What a crash or such a race leaves behind carries
- *   the task's `ttl`; the task's deletion removes each request's parts with it, then any left over
- *   (allPartKeys).
+ *   the task's `ttl`; the task's deletion removes each request's parts after it, then any of its
+ *   incarnation left over (incarnationPartKeys).
  * - A reader that finds parts missing (deleted by a writer that replaced the record meanwhile)
  *   reads the request item again.
  */
@@ -168,7 +168,11 @@ export async function readRequestItem(doc: DynamoDBDocumentClient, table: string
   }
 }
 
-/** The keys of every part under a task (named or not): what a deletion sweeps up last. */
-export async function allPartKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<Key[]> {
-  return (await queryPrefix(doc, table, pk, PART_PREFIX, 'pk, sk')).map((i) => ({ pk: String(i.pk), sk: String(i.sk) }));
+/**
+ * The keys of the parts under a task written for incarnation `inc` (named or not): what a deletion
+ * sweeps up last. Parts of another incarnation are left: they may be a create's, written just
+ * before its transaction, that will hold the id once this deletion is done.
+ */
+export async function incarnationPartKeys(doc: DynamoDBDocumentClient, table: string, pk: string, inc: unknown): Promise<Key[]> {
+  return (await queryPrefix(doc, table, pk, PART_PREFIX, 'pk, sk, inc')).filter((i) => i.inc === inc).map((i) => ({ pk: String(i.pk), sk: String(i.sk) }));
 }

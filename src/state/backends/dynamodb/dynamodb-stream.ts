@@ -57,12 +57,9 @@ export async function readStreamItems(doc: DynamoDBDocumentClient, table: string
   return out;
 }
 
-/** Up to `limit` stream items of a task removed (a step of the task's deletion); true when some were. */
-export async function deleteStreamItems(doc: DynamoDBDocumentClient, table: string, pk: string, limit: number): Promise<boolean> {
-  const keys = (await streamKeys(doc, table, pk)).slice(0, Math.max(1, limit));
-  if (!keys.length) return false;
-  await Promise.all(keys.map((k) => doc.send(new DeleteCommand({ TableName: table, Key: { pk, sk: k.sk } }))));
-  return true;
+/** The keys of up to `limit` stream items of a task (a step of its deletion removes them). */
+export async function streamItemKeys(doc: DynamoDBDocumentClient, table: string, pk: string, limit: number): Promise<{ pk: string; sk: string }[]> {
+  return (await streamKeys(doc, table, pk)).slice(0, Math.max(1, limit)).map(({ sk }) => ({ pk, sk }));
 }
 
 async function liveHeader(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ inc: unknown; childTtl?: number } | undefined> {

@@ -14,8 +14,8 @@ import { expiresAtMs } from '../ttl-horizon.util';
 import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT, snapshotOf } from './dynamodb-commit';
 import { HeaderCache } from './dynamodb-header-cache';
 import { toStateError } from './dynamodb-errors';
-import { allPartKeys, DEFAULT_MAX_REQUEST_BYTES, deleteKeys, layoutRequests, partItems, partKeysOf, putItems, readRequestItem, readSplits, replaceSplits, RequestLayout, withParts } from './dynamodb-parts';
-import { appendStreamItems, deleteStreamItems, readStreamItems } from './dynamodb-stream';
+import { DEFAULT_MAX_REQUEST_BYTES, deleteKeys, incarnationPartKeys, layoutRequests, partItems, partKeysOf, putItems, readRequestItem, readSplits, replaceSplits, RequestLayout, withParts } from './dynamodb-parts';
+import { appendStreamItems, readStreamItems, streamItemKeys } from './dynamodb-stream';
 import { HEADER_SK, itemName, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, REQUESTS_END, sessionPk, taskPk } from './dynamodb-keys';
 import { ChildTtlPlan, extendChildTtl, planChildTtl } from './dynamodb-ttl';
 
@@ -39,8 +39,11 @@ export interface DynamoDbStateStoreOptions {
 
 type Item = Record<string, unknown>;
 
-/** Requests removed per deletion step at most: two deletes each in one transaction of at most 100 items. */
-const MAX_DELETE_BATCH = 50;
+/**
+ * Requests (or stream items) removed per deletion step at most: two deletes each, with the check
+ * of the marked header, in one transaction of at most 100 items.
+ */
+const MAX_DELETE_BATCH = 49;
 
 /** Concurrent transactions on one item can cancel each other (`TransactionConflict`); retry these. */
 const TRANSACTION_CONFLICT_ATTEMPTS = 4;
@@ -98,11 +101,17 @@ export class DynamoDbStateStore extends StateStore {
   }
 
   /**
-   * A step removes up to `batchSize` (at most 50) requests with their index entries in one
-   * transaction, and the parts they name just before (dynamodb-parts.ts); once no request is left,
-   * a step removes the parts no request names, if any; the step that finds neither removes the
-   * header (conditioned on the marked version) with its session entry, then the owner's entry for
-   * the session if that left it empty.
+   * A step removes up to `batchSize` (at most 49) stream items, else up to that many requests with
+   * their index entries, in one transaction, then the parts those requests named; once no request
+   * is left, a step removes the parts of the task's incarnation no request names, if any; the step
+   * that finds none removes the header with its session entry, then the owner's entry for the
+   * session if that left it empty.
+   *
+   * Every transaction of a step also checks that the header is still the marked one it read
+   * (version and incarnation): between that read and a write, another process may have finished
+   * the deletion and a follow-on created the id anew, whose items must not go. While the marked
+   * header is there no newer incarnation can hold an item, so what the transaction removes is the
+   * old task's (or older garbage). A cancelled transaction writes nothing, and the next step reads again.
    */
   async deleteTaskBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean> {
     return this.run(async () => {
@@ -112,7 +121,17 @@ export class DynamoDbStateStore extends StateStore {
       this.headers.forget(pk);
       if (!header) return true;
       if (parseItem<TaskRecord>(header).deletingAt === undefined) return true;
-      if (await deleteStreamItems(this.doc, this.table, pk, batchSize)) return false;
+      const marked = { '#v': 'version', '#i': 'inc' };
+      const pinned = { ConditionExpression: '#v = :v AND #i = :i', ExpressionAttributeNames: marked, ExpressionAttributeValues: { ':v': header.version, ':i': header.inc } };
+      const stillMarked = { ConditionCheck: { TableName: this.table, Key: { pk, sk: HEADER_SK }, ...pinned } };
+      const del = (key: { pk: string; sk: string }) => ({ Delete: { TableName: this.table, Key: key } });
+      const limit = Math.max(1, Math.min(MAX_DELETE_BATCH, Math.floor(batchSize)));
+
+      const events = await streamItemKeys(this.doc, this.table, pk, limit);
+      if (events.length) {
+        await this.deleteTransaction([stillMarked, ...events.map(del)]);
+        return false;
+      }
       const found = await this.doc.send(
         new QueryCommand({
           TableName: this.table,
@@ -120,41 +139,28 @@ export class DynamoDbStateStore extends StateStore {
           ExpressionAttributeValues: { ':pk': pk, ':req': 'REQ#' },
           ProjectionExpression: 'pk, sk, requestId, gen, parts',
           ConsistentRead: true,
-          Limit: Math.max(1, Math.min(MAX_DELETE_BATCH, Math.floor(batchSize))),
+          Limit: limit,
         }),
       );
-      const del = (key: { pk: string; sk: string }) => ({ Delete: { TableName: this.table, Key: key } });
       const requests = found.Items ?? [];
       if (requests.length) {
-        // The parts they name first: a step cut short after this leaves items naming missing parts,
-        // of a task no reader sees, and the next step deletes them again (a no-op) and the items.
-        await deleteKeys(this.doc, this.table, requests.flatMap(partKeysOf));
         const items = requests.flatMap((i) => [
           del({ pk, sk: String(i.sk) }),
           ...(typeof i.requestId === 'string' ? [del({ pk: requestIndexPk(tenantId, i.requestId), sk: REQUEST_INDEX_SK })] : []),
         ]);
-        await this.deleteTransaction(items);
+        // The parts they named once they are surely the old task's: a step cut short in between
+        // leaves parts no request names, of the marked incarnation, which a later step sweeps up.
+        if (await this.deleteTransaction([stillMarked, ...items])) await deleteKeys(this.doc, this.table, requests.flatMap(partKeysOf));
         return false;
       }
       // Parts no request names (of writers that crashed or lost, dynamodb-parts.ts): rare, all at once.
-      const leftovers = await allPartKeys(this.doc, this.table, pk);
+      const leftovers = await incarnationPartKeys(this.doc, this.table, pk, header.inc);
       if (leftovers.length) {
         await deleteKeys(this.doc, this.table, leftovers);
         return false;
       }
       const session = { pk: String(header.sessionPk), sk: String(header.sessionSk) };
-      const removed = await this.deleteTransaction([
-        {
-          Delete: {
-            TableName: this.table,
-            Key: { pk, sk: HEADER_SK },
-            ConditionExpression: '#v = :v',
-            ExpressionAttributeNames: { '#v': 'version' },
-            ExpressionAttributeValues: { ':v': header.version },
-          },
-        },
-        del(session),
-      ]);
+      const removed = await this.deleteTransaction([{ Delete: { TableName: this.table, Key: { pk, sk: HEADER_SK }, ...pinned } }, del(session)]);
       // Another process finishing the same deletion got there first: the next step sees what is left.
       if (!removed) return false;
       if (!(await this.sessionHasEntries(session.pk))) {

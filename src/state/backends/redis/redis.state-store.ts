@@ -135,11 +135,9 @@ export class RedisStateStore extends StateStore {
     if (!task) return true;
     if (task.deletingAt === undefined) return true;
     const k = this.keys(tenantId);
-    const keys = [k.task(taskId), k.requests(taskId), k.requestIds(taskId), k.session(task.ownerId, task.sessionId), k.ownerSessions(task.ownerId)];
-    const args = [task.version, Math.max(1, Math.floor(batchSize)), k.requestIndexPrefix, taskId, task.sessionId];
+    const keys = [k.task(taskId), k.requests(taskId), k.requestIds(taskId), k.session(task.ownerId, task.sessionId), k.ownerSessions(task.ownerId), k.stream(taskId)];
+    const args = [task.version, Math.max(1, Math.floor(batchSize)), k.requestIndexPrefix, taskId, task.sessionId, task.writeId ?? ''];
     const reply = await this.run(keys[0], () => this.redis.taDeleteBatch(keys.length, ...keys, ...args));
-    // The stream log goes once the header is gone (an append needs the header, so none follows).
-    if (reply === 'done') await this.run(keys[0], () => this.redis.del(k.stream(taskId)));
     // 'changed': the marked header is gone and the id holds another task since.
     return reply !== 'more';
   }

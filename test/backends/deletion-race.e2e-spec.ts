@@ -1,0 +1,148 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
+import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
+import { HEADER_SK } from '../../src/state/backends/dynamodb/dynamodb-keys';
+import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { StateStore } from '../../src/state/state-store';
+import { RequestRecord, TaskRecord } from '../../src/state/state.entities';
+import { isoAt, makeRequest, makeTask } from '../conformance/fixtures';
+import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+
+/**
+ * A deletion step that read the marked header, then lost the race: before it acted, another
+ * process finished the deletion and a follow-on created the id anew, up to the very version that
+ * was marked. The step must leave that new task whole (its header, requests, parts, stream log).
+ * This happened in CI: a DELETE raced follow-ons, one of which finished the deletion itself
+ * (TaskDeletion.finishInterrupted), and the DELETE's own step then removed the new task's first
+ * request.
+ *
+ * The pause sits where each backend reads the header in a step: Redis reads it, then runs one
+ * script; DynamoDB reads it, then sends several requests. The in-memory store does a step at once.
+ */
+
+/** Arms `store`: its next deletion step runs `race` right after reading the task header. */
+type Arm = (store: StateStore, race: () => Promise<void>) => void;
+
+interface Backend {
+  name: string;
+  setup(): Promise<void>;
+  stores(): [StateStore, StateStore];
+  arm: Arm;
+  teardown(): Promise<void>;
+}
+
+const redisPrefix = `${uniqueName('ta-race')}:`;
+const redis: Backend = (() => {
+  let pair: [RedisStateStore, RedisStateStore];
+  return {
+    name: 'redis',
+    async setup() {
+      pair = [new RedisStateStore({ url: testRedisUrl(), keyPrefix: redisPrefix }), new RedisStateStore({ url: testRedisUrl(), keyPrefix: redisPrefix })];
+    },
+    stores: () => pair,
+    arm(store, race) {
+      const s = store as RedisStateStore;
+      const read = s.getTaskForDeletion.bind(s);
+      s.getTaskForDeletion = async (tenantId, taskId) => {
+        s.getTaskForDeletion = read;
+        const task = await read(tenantId, taskId);
+        await race();
+        return task;
+      };
+    },
+    teardown: async () => {
+      await Promise.all(pair.map((s) => s.close()));
+    },
+  };
+})();
+
+const table = uniqueName('ta-race');
+const dynamodb: Backend = (() => {
+  let pair: [DynamoDbStateStore, DynamoDbStateStore];
+  const races = new Map<StateStore, () => Promise<void>>();
+  const isHeaderGet = (input: { Key?: { sk?: unknown } }) => {
+    const sk = input.Key?.sk as string | { S?: string } | undefined;
+    return sk === HEADER_SK || (typeof sk === 'object' && sk?.S === HEADER_SK);
+  };
+  return {
+    name: 'dynamodb',
+    async setup() {
+      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
+      await createStateTable(client, table);
+      client.destroy();
+      pair = [0, 1].map(() => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL })) as [DynamoDbStateStore, DynamoDbStateStore];
+      for (const store of pair) {
+        store.dynamoDbClient.middlewareStack.add(
+          (next, context) => async (args) => {
+            const result = await next(args);
+            const race = races.get(store);
+            if (race && context.commandName?.startsWith('Get') && isHeaderGet(args.input as { Key?: { sk?: unknown } })) {
+              races.delete(store);
+              await race();
+            }
+            return result;
+          },
+          { step: 'initialize', name: 'taDeletionRaceTestMiddleware' },
+        );
+      }
+    },
+    stores: () => pair,
+    arm: (store, race) => races.set(store, race),
+    teardown: async () => {
+      await Promise.all(pair.map((s) => s.close()));
+    },
+  };
+})();
+
+/** What the follow-on puts in the new task, besides its header. */
+const SHAPES = ['a request', 'a request stored in parts', 'a stream log', 'nothing else'] as const;
+type Shape = (typeof SHAPES)[number];
+
+async function drain(store: StateStore, tenant: string, taskId: string): Promise<number> {
+  for (let calls = 1; calls <= 20; calls++) if (await store.deleteTaskBatch(tenant, taskId, 25)) return calls;
+  throw new Error(`task ${taskId} still not deleted after 20 batches`);
+}
+
+describe.each([redis, dynamodb])('a deletion step that lost the race to a new task under the same id ($name)', (backend) => {
+  beforeAll(() => backend.setup(), 60_000);
+  afterAll(() => backend.teardown());
+
+  it.each(SHAPES)('leaves the new task whole when it holds %s', async (shape: Shape) => {
+    const [slow, other] = backend.stores();
+    const tenant = uniqueName('tenant');
+    const old = makeTask(tenant, { requestCount: 1 });
+    const oldRequest = makeRequest(old, 0);
+    const seeded = await slow.commit(tenant, { task: old, expectedVersion: 0, requests: [oldRequest] });
+    const marked = await slow.commit(tenant, { task: { ...seeded, deletingAt: isoAt(59), writeId: 'mark' }, expectedVersion: seeded.version });
+
+    let fresh: TaskRecord | undefined;
+    const freshRequests: RequestRecord[] = [];
+    backend.arm(slow, async () => {
+      // Another process finishes the deletion, and a follow-on creates the id anew, up to the marked version.
+      await drain(other, tenant, old.taskId);
+      const task = makeTask(tenant, { taskId: old.taskId, sessionId: old.sessionId, ownerId: old.ownerId, writeId: 'new-1' });
+      if (shape === 'a request' || shape === 'a request stored in parts') {
+        const big = shape === 'a request stored in parts' ? { output: 'x'.repeat(600 * 1024) } : {};
+        freshRequests.push(makeRequest(task, 0, big));
+      }
+      let stored = await other.commit(tenant, { task: { ...task, requestCount: freshRequests.length }, expectedVersion: 0, requests: freshRequests });
+      while (stored.version < marked.version) {
+        stored = await other.commit(tenant, { task: { ...stored, writeId: `new-${stored.version + 1}` }, expectedVersion: stored.version });
+      }
+      if (shape === 'a stream log') await other.appendStreamEvents(tenant, old.taskId, 0, [{ n: 1, event: 'message', data: { text: 'kept' } }]);
+      fresh = stored;
+    });
+
+    await drain(slow, tenant, old.taskId);
+
+    expect(fresh).toMatchObject({ version: marked.version, writeId: `new-${marked.version}` });
+    expect(await other.getTask(tenant, old.taskId)).toEqual(fresh);
+    expect(await other.listRequests(tenant, old.taskId)).toEqual(freshRequests);
+    for (const r of freshRequests) expect(await other.getRequest(tenant, r.requestId)).toEqual(r);
+    expect(await other.getRequest(tenant, oldRequest.requestId)).toBeUndefined();
+    const events = await other.readStreamEvents(tenant, old.taskId, 0, 0);
+    expect(events).toEqual(shape === 'a stream log' ? [{ n: 1, event: 'message', data: { text: 'kept' } }] : []);
+    expect((await other.listSessionTasks(tenant, old.ownerId, old.sessionId, { limit: 10 })).items.map((t) => t.taskId)).toEqual([old.taskId]);
+    expect((await other.listOwnerSessions(tenant, old.ownerId, { limit: 10 })).items).toEqual([old.sessionId]);
+  });
+});
