@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { holdBootHeap } from './boot-heap';
 import { withoutHttpUndiciExports } from './boot-http-facade';
+import { withLazyDateTimeFormats } from './boot-intl';
 // Only what every command needs is imported here: `serve` loads the rest (validation, Nest)
 // after holdBootHeap, and `--help` or a usage error loads none of it.
 
@@ -97,7 +98,7 @@ export async function runCli(argv: string[]): Promise<void> {
   holdBootHeap(); // released once the server listens (main.ts)
   require('reflect-metadata');
   preflight(configPath);
-  const { serve } = withoutHttpUndiciExports(() => require('./main') as typeof import('./main'));
+  const { serve } = withoutHttpUndiciExports(() => withLazyDateTimeFormats(() => require('./main') as typeof import('./main')));
   await serve({ configPath, port });
 }
 

@@ -57,6 +57,8 @@ interface Probe {
   /** Node's own modules the process has loaded (process.moduleLoadList), by id. */
   builtins: string[];
   newSpaceBytes: number;
+  /** Intl.DateTimeFormat formatters really built (each reads ICU's locale data into memory). */
+  dateTimeFormats: number;
 }
 
 const runs: CliRun[] = [];
@@ -80,10 +82,10 @@ async function bootAndProbe(configPath: string, env: Record<string, string>, nod
   await use?.(port);
   run.child.kill('SIGUSR2');
   for (let i = 0; i < 200 && !existsSync(file); i++) await sleep(25);
-  const { modules, builtins, newSpaceBytes } = JSON.parse(readFileSync(file, 'utf8')) as { modules: string[]; builtins: string[]; newSpaceBytes: number };
+  const { modules, builtins, newSpaceBytes, dateTimeFormats } = JSON.parse(readFileSync(file, 'utf8')) as Omit<Probe, 'loaded'> & { modules: string[] };
   await run.stop();
   const loaded = new Set((Object.keys(OPTIONAL) as Optional[]).filter((k) => modules.some((m) => m.includes(OPTIONAL[k]))));
-  return { loaded, builtins, newSpaceBytes };
+  return { loaded, builtins, newSpaceBytes, dateTimeFormats };
 }
 
 function agentsDir(files: Record<string, string>): string {
@@ -127,6 +129,13 @@ describe('boot footprint: optional packages load only when configured', () => {
     const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' });
     expect(probe.builtins).toContain('http'); // the facade was built
     expect(probe.builtins).not.toContain('internal/deps/undici/undici');
+  });
+
+  it('no date formatter is built, though NestJS makes one as it loads (src/boot-intl.ts): ICU\'s locale data stays out of memory', async () => {
+    const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' }, '', async (port) => {
+      expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
+    });
+    expect(probe.dateTimeFormats).toBe(0);
   });
 
   it("an operator's own young-generation sizing (NODE_OPTIONS) is left alone: the boot grows it as V8 would", async () => {
