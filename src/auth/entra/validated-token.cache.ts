@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CryptoKey } from 'jose';
 import type { EntraIdentity } from './entra-token.validator';
 
@@ -56,4 +56,5 @@ export class ValidatedTokenCache {
   }
 }
 
-const hashOf = (token: string) => createHash('sha256').update(token).digest('base64url');
+// One-shot crypto.hash: no Hash object per request (it showed in the Entra profile, issue 14).
+const hashOf = (token: string) => hash('sha256', token, 'base64url');
