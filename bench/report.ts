@@ -41,7 +41,7 @@ export function formatReport(sizes: Sizes, baseline: BaselineFigures, stores: St
     `Plain v3 invoke (non-streaming), ours with dev auth, telemetry, validation and info logging on as shipped, against a bare node:http baseline doing the same stateful turn; both call the same instant model server. ` +
       `Per store ${sizes.rounds} alternating rounds (baseline, ours, baseline, …): c=1 ${sizes.c1Requests} turns, c=16 ${sizes.c16Requests} turns, ` +
       `then ${sizes.historySamples} follow-ons one at a time on a conversation of ${sizes.historyTurns} turns (growing by ${sizes.historySamples} a round). ` +
-      `CPU = the server process's user + sys time from /proc/<pid>/stat over the phase ÷ turns.`,
+      `CPU = the server process's CPU time over the phase (the sum of its threads' /proc/<pid>/task/<tid>/schedstat, in ns) ÷ turns.`,
   );
   const withEntra = stores.filter((s) => s.rounds[0]?.entra).map((s) => s.store);
   if (withEntra.length) {
