@@ -146,3 +146,36 @@ describe.each([redis, dynamodb])('a deletion step that lost the race to a new ta
     expect((await other.listOwnerSessions(tenant, old.ownerId, { limit: 10 })).items).toEqual([old.sessionId]);
   });
 });
+
+describe('a stream append that lost the race to the task\'s deletion (dynamodb; Redis appends in one script)', () => {
+  beforeAll(() => dynamodb.setup(), 60_000);
+  afterAll(() => dynamodb.teardown());
+
+  it('leaves an item no later task of the id is held back by: the new task logs and replays its own stream', async () => {
+    const [slow, other] = dynamodb.stores();
+    const tenant = uniqueName('tenant');
+    const old = makeTask(tenant, { requestCount: 4 });
+    const seeded = await slow.commit(tenant, { task: old, expectedVersion: 0 });
+    dynamodb.arm(slow, async () => {
+      // The append read the task as live; before its write, a DELETE marks and removes the task.
+      await other.commit(tenant, { task: { ...seeded, deletingAt: isoAt(59), writeId: 'mark' }, expectedVersion: seeded.version });
+      await drain(other, tenant, old.taskId);
+    });
+    await slow.appendStreamEvents(tenant, old.taskId, 3, [{ n: 1, event: 'late', data: {} }]);
+
+    // A follow-on creates the id anew: its first request's log starts at seq 0, below the late item.
+    const fresh = makeTask(tenant, { taskId: old.taskId, requestCount: 1 });
+    await other.commit(tenant, { task: fresh, expectedVersion: 0 });
+    const events = [{ n: 1, event: 'message', data: { text: 'mine' } }, { n: 2, event: 'done', data: {} }];
+    await other.appendStreamEvents(tenant, old.taskId, 0, events.slice(0, 1));
+    await other.appendStreamEvents(tenant, old.taskId, 0, events);
+
+    expect(await other.readStreamEvents(tenant, old.taskId, 0, 0)).toEqual(events);
+    expect(await other.readStreamEvents(tenant, old.taskId, 3, 0)).toEqual([]);
+    // Its deletion takes the late item too.
+    const current = (await other.getTask(tenant, old.taskId))!;
+    await other.commit(tenant, { task: { ...current, deletingAt: isoAt(59) }, expectedVersion: current.version });
+    await drain(other, tenant, old.taskId);
+    expect(await (other as DynamoDbStateStore).getTaskForDeletion(tenant, old.taskId)).toBeUndefined();
+  });
+});

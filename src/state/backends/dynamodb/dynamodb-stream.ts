@@ -30,7 +30,10 @@ export async function appendStreamItems(doc: DynamoDBDocumentClient, table: stri
   const pk = taskPk(tenantId, taskId);
   const header = await liveHeader(doc, table, pk);
   if (!header) return;
-  const held = await streamKeys(doc, table, pk);
+  // Only this incarnation's items count: one of an earlier task of the id (an append that read it
+  // live just before its deletion) must not hold this one's log back; the deletion of this task
+  // removes it, and so does its ttl.
+  const held = (await streamKeys(doc, table, pk)).filter((k) => k.inc === header.inc);
   const latest = held.at(-1);
   if (latest && seqOf(latest.sk) > seq) return;
   const last = latest && seqOf(latest.sk) === seq ? latest.lastN : -1;
@@ -41,8 +44,10 @@ export async function appendStreamItems(doc: DynamoDBDocumentClient, table: stri
     if (header.childTtl !== undefined) item.ttl = header.childTtl;
     await ignoringConditionFailure(doc.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
   }
-  // An earlier request's log goes once this one's is there (a task keeps one).
-  await Promise.all(older.map((k) => doc.send(new DeleteCommand({ TableName: table, Key: { pk, sk: k.sk } }))));
+  // An earlier request's log goes once this one's is there (a task keeps one); only while it is
+  // still this incarnation's (a later task of the id may have written the same key since).
+  const ours = { ConditionExpression: 'inc = :inc', ExpressionAttributeValues: { ':inc': header.inc } };
+  await Promise.all(older.map((k) => ignoringConditionFailure(doc.send(new DeleteCommand({ TableName: table, Key: { pk, sk: k.sk }, ...ours })))));
 }
 
 export async function readStreamItems(doc: DynamoDBDocumentClient, table: string, tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
@@ -70,8 +75,8 @@ async function liveHeader(doc: DynamoDBDocumentClient, table: string, pk: string
   return { inc: item.inc, childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl) };
 }
 
-async function streamKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ sk: string; lastN: number }[]> {
-  return (await queryPrefix(doc, table, pk, STREAM_SK_PREFIX, 'sk, lastN')).map((i) => ({ sk: String(i.sk), lastN: Number(i.lastN) }));
+async function streamKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ sk: string; lastN: number; inc: unknown }[]> {
+  return (await queryPrefix(doc, table, pk, STREAM_SK_PREFIX, 'sk, lastN, inc')).map((i) => ({ sk: String(i.sk), lastN: Number(i.lastN), inc: i.inc }));
 }
 
 /** Events in groups whose JSON stays under ITEM_BYTES; an event alone over it is left out. */
@@ -98,7 +103,7 @@ async function ignoringConditionFailure(put: Promise<unknown>): Promise<void> {
   try {
     await put;
   } catch (err) {
-    // Already there: a retried append.
+    // Already there (a retried append), or no longer this incarnation's (a conditioned delete).
     if ((err as { name?: string }).name !== 'ConditionalCheckFailedException') throw err;
   }
 }
