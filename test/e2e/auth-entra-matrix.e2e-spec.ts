@@ -424,3 +424,35 @@ spec:
     );
   });
 });
+
+describe('Entra ID: the validated token reaches the tools that ask for it, and only them', () => {
+  const PLUGINS = `exports.plugins = [
+    { name: 'Peeker', forward_token: true, tools: [{ name: 'peek', description: 'the token', risk: 'read_only', handler: (args, ctx) => 'peeker saw ' + ctx.bearerToken }] },
+    { name: 'Plain', tools: [{ name: 'peek', description: 'the token?', risk: 'read_only', handler: (args, ctx) => 'plain saw ' + ctx.bearerToken }] },
+  ];`;
+  let issuer: OidcIssuer;
+  let t: TestApp;
+  beforeAll(async () => {
+    issuer = await startOidcIssuer();
+    const agent = v3Agent('Assistant', { version: '0.1', model: 'local/echo', plugins: ['Peeker', 'Plain'] });
+    t = await startTestApp({ agents: { 'a.yaml': agent, 'custom_plugins.js': PLUGINS }, env: matrixEnv(issuer) });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await issuer?.close();
+  });
+
+  it('a v3 turn: the forwarding plugin gets the caller\'s own token, the other none', async () => {
+    const token = await issuer.mint({ tid: T1 });
+    const res = await request(`${t.url}/Assistant/0.1`, {
+      body: { items: [text('/tool Peeker-peek {}\n/tool Plain-peek {}')] },
+      headers: { authorization: bearer(token) },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.content.output).toBe(`peeker saw ${token}\nplain saw undefined`);
+    // A second caller's turn sees its own token, not the first one's.
+    const other = await issuer.mint({ tid: T2 });
+    const again = await request(`${t.url}/Assistant/0.1`, { body: { items: [text('/tool Peeker-peek {}')] }, headers: { authorization: bearer(other) } });
+    expect(again.body.content.output).toBe(`peeker saw ${other}`);
+  });
+});
