@@ -121,7 +121,10 @@ export abstract class StateStore {
    *   lower one; events of a lower `seq` than the one held are ignored (a late writer).
    * - Within a request, events are kept in `n` order and an event whose `n` is not above the last
    *   stored one is ignored, so a retried append stores nothing twice.
-   * - Appending to a task that is missing, expired or marked for deletion stores nothing.
+   * - Appending to a task that is missing, expired or marked for deletion stores nothing; so does
+   *   appending for a `seq` the task holds no request of (`seq >= requestCount`): a writer of an
+   *   earlier task of the id, late after its deletion, must not hold the new task's log back.
+   *   (One of the same `seq` is not told apart: its events would join the new request's log.)
    * - The log expires with its task (the task's `expiresAt`) and is removed by its deletion.
    * - Bounds (bytes and count) are the writer's (src/tasks/stream-event-writer.ts); a backend may
    *   split a batch to fit its item limits.

@@ -46,6 +46,16 @@ export const streamEventsCases: ConformanceCases = (ctx) => {
       expect((await ctx.store.readStreamEvents(tenant, task.taskId, 1, -1))!.map((e) => e.n)).toEqual([5]);
     });
 
+    it("stores nothing for a request the task does not hold (a writer of an earlier task of the id), which then holds no later log back", async () => {
+      if (!(await supported())) return;
+      const tenant = ctx.tenant();
+      const task = await seed(ctx.store, tenant); // requests 0 and 1
+      await ctx.store.appendStreamEvents(tenant, task.taskId, 3, [ev(0)]);
+      expect(await ctx.store.readStreamEvents(tenant, task.taskId, 3, -1)).toEqual([]);
+      await ctx.store.appendStreamEvents(tenant, task.taskId, 0, [ev(0)]);
+      expect(await ctx.store.readStreamEvents(tenant, task.taskId, 0, -1)).toEqual([ev(0)]);
+    });
+
     it('is tenant-scoped, needs a live task, and is removed by the task deletion', async () => {
       if (!(await supported())) return;
       const tenant = ctx.tenant();

@@ -29,7 +29,8 @@ type Item = Record<string, unknown>;
 export async function appendStreamItems(doc: DynamoDBDocumentClient, table: string, tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
   const pk = taskPk(tenantId, taskId);
   const header = await liveHeader(doc, table, pk);
-  if (!header) return;
+  // Not a request of this task: a writer of an earlier task of the id (StateStore.appendStreamEvents).
+  if (!header || seq >= header.requestCount) return;
   // Only this incarnation's items count: one of an earlier task of the id (an append that read it
   // live just before its deletion) must not hold this one's log back; the deletion of this task
   // removes it, and so does its ttl.
@@ -67,12 +68,12 @@ export async function streamItemKeys(doc: DynamoDBDocumentClient, table: string,
   return (await streamKeys(doc, table, pk)).slice(0, Math.max(1, limit)).map(({ sk }) => ({ pk, sk }));
 }
 
-async function liveHeader(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ inc: unknown; childTtl?: number } | undefined> {
+async function liveHeader(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ inc: unknown; requestCount: number; childTtl?: number } | undefined> {
   const item = (await doc.send(new GetCommand({ TableName: table, Key: { pk, sk: HEADER_SK }, ConsistentRead: true }))).Item;
   if (!item || typeof item.data !== 'string') return undefined;
   const task = JSON.parse(item.data) as TaskRecord;
   if (isExpired(task) || task.deletingAt !== undefined) return undefined;
-  return { inc: item.inc, childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl) };
+  return { inc: item.inc, requestCount: task.requestCount, childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl) };
 }
 
 async function streamKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ sk: string; lastN: number; inc: unknown }[]> {

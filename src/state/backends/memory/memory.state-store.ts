@@ -163,7 +163,9 @@ export class MemoryStateStore extends StateStore {
   }
 
   override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
-    if (!(await this.getTask(tenantId, taskId))) return;
+    const task = await this.getTask(tenantId, taskId);
+    // Not a request of this task: a writer of an earlier task of the id (StateStore.appendStreamEvents).
+    if (!task || seq >= task.requestCount) return;
     const key = `${tenantId}\u0000${taskId}`;
     let log = this.streams.get(key);
     if (log && log.seq > seq) return;

@@ -6,14 +6,17 @@
  * KEYS: 1 task header, 2 the stream list.
  * ARGV: 1 seq, then pairs (n, entry JSON) in n order.
  *
- * Stores nothing when the header is missing or marked `deletingAt`, or the list holds a later
- * request; drops the list when it holds an earlier one; skips entries whose n is not above the last.
+ * Stores nothing when the header is missing or marked `deletingAt`, the task holds no request
+ * `seq` (a writer of an earlier task of the id), or the list holds a later request; drops the list
+ * when it holds an earlier one; skips entries whose n is not above the last.
  */
 export const STREAM_APPEND_LUA = `
 local cur = redis.call('HMGET', KEYS[1], 'ttl', 'data')
 if not cur[2] then return 0 end
-if cjson.decode(cur[2]).deletingAt then return 0 end
+local task = cjson.decode(cur[2])
+if task.deletingAt then return 0 end
 local seq = tonumber(ARGV[1])
+if seq >= (tonumber(task.requestCount) or 0) then return 0 end
 local last = -1
 local head = redis.call('LINDEX', KEYS[2], 0)
 if head then
