@@ -122,14 +122,15 @@ export abstract class StateStore {
    * - Within a request, events are kept in `n` order and an event whose `n` is not above the last
    *   stored one is ignored, so a retried append stores nothing twice.
    * - Appending to a task that is missing, expired or marked for deletion stores nothing; so does
-   *   appending for a `seq` the task holds no request of (`seq >= requestCount`): a writer of an
-   *   earlier task of the id, late after its deletion, must not hold the new task's log back.
-   *   (One of the same `seq` is not told apart: its events would join the new request's log.)
+   *   appending for a `seq` the task holds no request of (`seq >= requestCount`), or, when
+   *   `requestId` is given (the request runner always gives it), for a request the task does not
+   *   hold: a writer of an earlier task of the id, late after its deletion, must neither hold the
+   *   new task's log back nor add its events to it (test/backends/deletion-race.e2e-spec.ts).
    * - The log expires with its task (the task's `expiresAt`) and is removed by its deletion.
    * - Bounds (bytes and count) are the writer's (src/tasks/stream-event-writer.ts); a backend may
    *   split a batch to fit its item limits.
    */
-  async appendStreamEvents(_tenantId: string, _taskId: string, _seq: number, _events: StreamEvent[]): Promise<void> {}
+  async appendStreamEvents(_tenantId: string, _taskId: string, _seq: number, _events: StreamEvent[], _requestId?: string): Promise<void> {}
 
   /** Request `seq`'s stored events with `n > after`, in order; [] when none (or the task is missing); undefined when unsupported. */
   async readStreamEvents(_tenantId: string, _taskId: string, _seq: number, _after: number): Promise<StreamEvent[] | undefined> {

@@ -109,7 +109,7 @@ export class RequestRunner {
    */
   streamed(agent: AgentDefinition, request: Pick<RequestRecord, 'tenantId' | 'taskId' | 'seq' | 'sessionId' | 'requestId'>, startAt: number, instance: string, work: (emit: Emit) => Promise<StateResponse>): RequestEventLog {
     const log = this.events.open(request.tenantId, request.taskId, request.seq, startAt);
-    const stored = this.streamLog.open(request.tenantId, request.taskId, request.seq);
+    const stored = this.streamLog.open(request.tenantId, request.taskId, request.seq, request.requestId);
     const emit: Emit = (event, data) => stored.add(this.events.append(log, event, data));
     // The last event reaches the store before the client: a resume the client sends next, on any
     // replica, must find every id this stream used (its ids continue after them).

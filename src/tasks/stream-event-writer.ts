@@ -34,9 +34,9 @@ export class StreamEventWriter {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** A recorder for the events of request `seq` of a task. */
-  open(tenantId: string, taskId: string, seq: number): StreamRecorder {
-    return new StreamRecorder(this.store, this.logger, { tenantId, taskId, seq }, this.env.http.streamLogMaxBytes);
+  /** A recorder for the events of request `seq` (`requestId`) of a task. */
+  open(tenantId: string, taskId: string, seq: number, requestId: string): StreamRecorder {
+    return new StreamRecorder(this.store, this.logger, { tenantId, taskId, seq, requestId }, this.env.http.streamLogMaxBytes);
   }
 }
 
@@ -51,7 +51,7 @@ export class StreamRecorder {
   constructor(
     private readonly store: StateStore,
     private readonly logger: Logger,
-    private readonly target: { tenantId: string; taskId: string; seq: number },
+    private readonly target: { tenantId: string; taskId: string; seq: number; requestId?: string },
     private readonly maxBytes: number,
   ) {}
 
@@ -81,9 +81,10 @@ export class StreamRecorder {
 
   private async write(batch: StreamEvent[]): Promise<void> {
     if (this.failed) return;
-    const { tenantId, taskId, seq } = this.target;
+    const { tenantId, taskId, seq, requestId } = this.target;
     try {
-      await this.store.appendStreamEvents(tenantId, taskId, seq, batch);
+      // Named, so the store refuses the events once the task holds another request there (a re-created task).
+      await this.store.appendStreamEvents(tenantId, taskId, seq, batch, requestId);
     } catch (err) {
       this.failed = true;
       this.logger.warn({ err, task_id: taskId, seq }, 'writing stream events to the store failed; a reattach on another replica gets the outcome only');

@@ -1,6 +1,6 @@
 import { StateStore, StreamEvent } from '../../../src/state/state-store';
 import { ConformanceCases } from '../state-store.conformance';
-import { isoAt, makeTask } from '../fixtures';
+import { isoAt, makeRequest, makeTask } from '../fixtures';
 
 const ev = (n: number, event = 'partial-response', extra: Record<string, unknown> = {}): StreamEvent => ({
   n,
@@ -54,6 +54,29 @@ export const streamEventsCases: ConformanceCases = (ctx) => {
       expect(await ctx.store.readStreamEvents(tenant, task.taskId, 3, -1)).toEqual([]);
       await ctx.store.appendStreamEvents(tenant, task.taskId, 0, [ev(0)]);
       expect(await ctx.store.readStreamEvents(tenant, task.taskId, 0, -1)).toEqual([ev(0)]);
+    });
+
+    it('with the request named, stores nothing unless the task holds that request: a late writer of a deleted task of the same seq joins no new log', async () => {
+      if (!(await supported())) return;
+      const tenant = ctx.tenant();
+      const old = makeTask(tenant, { requestCount: 1 });
+      const oldRequest = makeRequest(old, 0);
+      const stored = await ctx.store.commit(tenant, { task: old, expectedVersion: 0, requests: [oldRequest] });
+      await ctx.store.appendStreamEvents(tenant, old.taskId, 0, [ev(0)], oldRequest.requestId);
+      expect(await ctx.store.readStreamEvents(tenant, old.taskId, 0, -1)).toEqual([ev(0)]);
+      await ctx.store.appendStreamEvents(tenant, old.taskId, 0, [ev(1)], 'req-of-no-such-request');
+      expect(await ctx.store.readStreamEvents(tenant, old.taskId, 0, -1)).toEqual([ev(0)]);
+
+      // Deleted, and created again under the id by another request at the same seq.
+      const marked = await ctx.store.commit(tenant, { task: { ...stored, deletingAt: isoAt(59) }, expectedVersion: stored.version });
+      while (!(await ctx.store.deleteTaskBatch(tenant, marked.taskId, 25)));
+      const fresh = makeTask(tenant, { taskId: old.taskId, requestCount: 1 });
+      const freshRequest = makeRequest(fresh, 0);
+      await ctx.store.commit(tenant, { task: fresh, expectedVersion: 0, requests: [freshRequest] });
+      await ctx.store.appendStreamEvents(tenant, old.taskId, 0, [ev(0, 'mine')], freshRequest.requestId);
+      await ctx.store.appendStreamEvents(tenant, old.taskId, 0, [ev(1, 'stale'), ev(2, 'stale')], oldRequest.requestId);
+      await ctx.store.appendStreamEvents(tenant, old.taskId, 0, [ev(1, 'mine')], freshRequest.requestId);
+      expect(await ctx.store.readStreamEvents(tenant, old.taskId, 0, -1)).toEqual([ev(0, 'mine'), ev(1, 'mine')]);
     });
 
     it('is tenant-scoped, needs a live task, and is removed by the task deletion', async () => {

@@ -2,7 +2,7 @@ import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@
 import type { StreamEvent } from '../../state-store';
 import { isExpired } from '../../state-store.util';
 import type { TaskRecord } from '../../state.entities';
-import { HEADER_SK, taskPk } from './dynamodb-keys';
+import { HEADER_SK, REQUEST_INDEX_SK, requestIndexPk, taskPk } from './dynamodb-keys';
 import { queryPrefix } from './dynamodb-query';
 
 /**
@@ -26,11 +26,24 @@ const seqOf = (sk: string) => Number(sk.slice(STREAM_SK_PREFIX.length, STREAM_SK
 
 type Item = Record<string, unknown>;
 
-export async function appendStreamItems(doc: DynamoDBDocumentClient, table: string, tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
+export async function appendStreamItems(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  tenantId: string,
+  taskId: string,
+  seq: number,
+  events: StreamEvent[],
+  requestId?: string,
+): Promise<void> {
   const pk = taskPk(tenantId, taskId);
-  const header = await liveHeader(doc, table, pk);
+  // The named request's index entry, read beside the header: it names the incarnation it belongs to.
+  const [header, ref] = await Promise.all([
+    liveHeader(doc, table, pk),
+    requestId === undefined ? undefined : doc.send(new GetCommand({ TableName: table, Key: { pk: requestIndexPk(tenantId, requestId), sk: REQUEST_INDEX_SK }, ConsistentRead: true })),
+  ]);
   // Not a request of this task: a writer of an earlier task of the id (StateStore.appendStreamEvents).
   if (!header || seq >= header.requestCount) return;
+  if (ref && !(ref.Item && ref.Item.inc === header.inc && ref.Item.taskId === taskId && Number(ref.Item.seq) === seq)) return;
   // Only this incarnation's items count: one of an earlier task of the id (an append that read it
   // live just before its deletion) must not hold this one's log back; the deletion of this task
   // removes it, and so does its ttl.

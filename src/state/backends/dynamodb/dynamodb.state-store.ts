@@ -396,8 +396,8 @@ export class DynamoDbStateStore extends StateStore {
     return { stored: JSON.parse(json) as TaskRecord };
   }
 
-  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
-    if (events.length) await this.run(() => appendStreamItems(this.doc, this.table, tenantId, taskId, seq, events));
+  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {
+    if (events.length) await this.run(() => appendStreamItems(this.doc, this.table, tenantId, taskId, seq, events, requestId));
   }
 
   override async readStreamEvents(tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {

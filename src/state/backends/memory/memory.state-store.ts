@@ -162,10 +162,11 @@ export class MemoryStateStore extends StateStore {
     return stored;
   }
 
-  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
+  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {
     const task = await this.getTask(tenantId, taskId);
     // Not a request of this task: a writer of an earlier task of the id (StateStore.appendStreamEvents).
     if (!task || seq >= task.requestCount) return;
+    if (requestId !== undefined && this.tenants.get(tenantId)?.requests.get(taskId)?.[seq]?.requestId !== requestId) return;
     const key = `${tenantId}\u0000${taskId}`;
     let log = this.streams.get(key);
     if (log && log.seq > seq) return;

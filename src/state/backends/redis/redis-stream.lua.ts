@@ -3,12 +3,14 @@
  * checks and the push are atomic. The log is a list of `{"s":seq,"n":n,"e":event,"d":data}`
  * entries holding one request's events; it expires with the task's key (its `ttl` horizon).
  *
- * KEYS: 1 task header, 2 the stream list.
- * ARGV: 1 seq, then pairs (n, entry JSON) in n order.
+ * KEYS: 1 task header, 2 the stream list, 3 the task's request-ids set.
+ * ARGV: 1 seq, 2 the writing request's id as the commit stores it in that set (encoded; '' for
+ *       none), then pairs (n, entry JSON) in n order.
  *
  * Stores nothing when the header is missing or marked `deletingAt`, the task holds no request
- * `seq` (a writer of an earlier task of the id), or the list holds a later request; drops the list
- * when it holds an earlier one; skips entries whose n is not above the last.
+ * `seq` or not the named request (a writer of an earlier task of the id: a create clears the set),
+ * or the list holds a later request; drops the list when it holds an earlier one; skips entries
+ * whose n is not above the last.
  */
 export const STREAM_APPEND_LUA = `
 local cur = redis.call('HMGET', KEYS[1], 'ttl', 'data')
@@ -17,6 +19,7 @@ local task = cjson.decode(cur[2])
 if task.deletingAt then return 0 end
 local seq = tonumber(ARGV[1])
 if seq >= (tonumber(task.requestCount) or 0) then return 0 end
+if ARGV[2] ~= '' and redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 0 then return 0 end
 local last = -1
 local head = redis.call('LINDEX', KEYS[2], 0)
 if head then
@@ -24,7 +27,7 @@ if head then
   if held > seq then return 0 end
   if held < seq then redis.call('DEL', KEYS[2]) else last = cjson.decode(redis.call('LINDEX', KEYS[2], -1)).n end
 end
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   local n = tonumber(ARGV[i])
   if n > last then
     redis.call('RPUSH', KEYS[2], ARGV[i + 1])

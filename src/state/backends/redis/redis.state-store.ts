@@ -142,12 +142,13 @@ export class RedisStateStore extends StateStore {
     return reply !== 'more';
   }
 
-  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[]): Promise<void> {
+  override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {
     if (!events.length) return;
     const k = this.keys(tenantId);
-    const args: (string | number)[] = [seq];
+    // The request-ids set holds the members as the commit script adds them (encoded).
+    const args: (string | number)[] = [seq, requestId === undefined ? '' : enc(requestId)];
     for (const e of events) args.push(e.n, JSON.stringify({ s: seq, n: e.n, e: e.event, d: e.data }));
-    await this.run(k.task(taskId), () => this.redis.taStreamAppend(2, k.task(taskId), k.stream(taskId), ...args));
+    await this.run(k.task(taskId), () => this.redis.taStreamAppend(3, k.task(taskId), k.stream(taskId), k.requestIds(taskId), ...args));
   }
 
   override async readStreamEvents(tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
