@@ -3,7 +3,7 @@
  * cancel), and reattach to a running request after a reload. Components only render what this
  * returns; every request to the service starts here or in the hooks it composes.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { AgentInfo, api, ConsoleConfig, getSse, newId, postSse } from './api';
 import { msalToken } from './auth';
 import { Decision, RUNNING } from './console.types';
@@ -45,8 +45,10 @@ export function useConsole() {
     })().catch((e) => setFatal(String(e.message ?? e)));
   }, []);
 
-  // While a request runs, the view and the last event id survive a reload (reattachTo).
-  useEffect(() => {
+  // While a request runs, the view and the last event id survive a reload (reattachTo). A layout
+  // effect, so they are saved in the same task that shows an event: a reload right after it is
+  // seen keeps it (useEffect ran a frame later, and a reload in between lost the last events).
+  useLayoutEffect(() => {
     if (running && taskId && lastEvent.current) sessionStorage.setItem(liveKey(taskId), JSON.stringify({ lastEvent: lastEvent.current, items }));
   }, [items, running, taskId]);
 
