@@ -5,16 +5,18 @@ import { FLUSH_EVENTS, FLUSH_MS, StreamRecorder } from './stream-event-writer';
 
 class RecordingStore extends MemoryStateStore {
   readonly writes: StreamEvent[][] = [];
+  readonly requestIds: (string | undefined)[] = [];
   fail = false;
-  override async appendStreamEvents(_t: string, _k: string, _s: number, events: StreamEvent[]): Promise<void> {
+  override async appendStreamEvents(_t: string, _k: string, _s: number, events: StreamEvent[], requestId?: string): Promise<void> {
     if (this.fail) throw new Error('store down');
     this.writes.push(events);
+    this.requestIds.push(requestId);
   }
 }
 
 const logger = { warn: jest.fn() } as unknown as Logger;
 const event = (n: number, name = 'partial-response', text = 'x') => ({ id: `0-${n}`, n, event: name, data: { output_partial: text } });
-const recorder = (store: StateStore, maxBytes = 1_000_000) => new StreamRecorder(store, logger, { tenantId: 't', taskId: 'k', seq: 0 }, maxBytes);
+const recorder = (store: StateStore, maxBytes = 1_000_000) => new StreamRecorder(store, logger, { tenantId: 't', taskId: 'k', seq: 0, requestId: 'r-0' }, maxBytes);
 
 describe('StreamRecorder (the stream log writer)', () => {
   beforeEach(() => jest.useFakeTimers());
@@ -33,6 +35,8 @@ describe('StreamRecorder (the stream log writer)', () => {
     r.add(event(2 + FLUSH_EVENTS, 'final-response'));
     await r.flush();
     expect(store.writes.map((w) => w.length)).toEqual([2, FLUSH_EVENTS, 1]);
+    // Every write names its request, so the store can refuse it for a re-created task.
+    expect(store.requestIds).toEqual(['r-0', 'r-0', 'r-0']);
   });
 
   it('stops at the byte bound but always stores the final event', async () => {

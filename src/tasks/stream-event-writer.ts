@@ -51,7 +51,7 @@ export class StreamRecorder {
   constructor(
     private readonly store: StateStore,
     private readonly logger: Logger,
-    private readonly target: { tenantId: string; taskId: string; seq: number; requestId?: string },
+    private readonly target: { tenantId: string; taskId: string; seq: number; requestId: string },
     private readonly maxBytes: number,
   ) {}
 

@@ -6,7 +6,7 @@ import { callerFields } from '../../common/logging/log-context';
 import { AccessPolicy, AccessPolicyOverride, applyOverride } from '../access-policy';
 import { Authenticator } from '../authenticator';
 import type { Principal } from '../principal';
-import { ENTRA_STRATEGY, EntraAuthResult, EntraStrategy, EntraStrategyOptions } from './entra.strategy';
+import { EntraAuthResult, EntraStrategy } from './entra.strategy';
 
 /**
  * The Authenticator port (what the guard calls) implemented by the passport strategy's check.
@@ -30,7 +30,10 @@ export class EntraAuthenticator extends Authenticator {
   async authenticate(req: Request, override?: AccessPolicyOverride): Promise<Principal> {
     let result: EntraAuthResult;
     try {
-      result = await this.runStrategy(req, { policy: applyOverride(this.defaultPolicy, override) });
+      // The strategy's own check, called directly: `passport.authenticate` would only call it and
+      // hand back its result or error, and building its middleware, a strategy copy and five
+      // callbacks per request was a third of Entra auth's cost per turn (profile, issue 14).
+      result = await this.strategy.validate(req, { policy: applyOverride(this.defaultPolicy, override) });
     } catch (err) {
       this.logRefusal(req, err);
       throw err;
@@ -44,15 +47,6 @@ export class EntraAuthenticator extends Authenticator {
       this.logger.debug({ ...req.logContext?.fields, http_request_id: req.requestId, kind: identity.kind, ver: identity.tokenVersion }, 'bearer token accepted');
     }
     return { tenantId: identity.tenantId, ownerId: identity.objectId };
-  }
-
-  /**
-   * The strategy's own check, called directly: `passport.authenticate` would only call it and hand
-   * back its result or error, and building its middleware, a strategy copy and five callbacks per
-   * request was a third of Entra auth's cost per turn (profile, issue 14).
-   */
-  private runStrategy(req: Request, options: EntraStrategyOptions): Promise<EntraAuthResult> {
-    return this.strategy.validate(req, options);
   }
 
   private logRefusal(req: Request, err: unknown): void {
