@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
+import { readProbeFile } from '../support/probe-file';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 
@@ -81,8 +81,7 @@ async function bootAndProbe(configPath: string, env: Record<string, string>, nod
   const port = await run.listening();
   await use?.(port);
   run.child.kill('SIGUSR2');
-  for (let i = 0; i < 200 && !existsSync(file); i++) await sleep(25);
-  const { modules, builtins, newSpaceBytes, dateTimeFormats } = JSON.parse(readFileSync(file, 'utf8')) as Omit<Probe, 'loaded'> & { modules: string[] };
+  const { modules, builtins, newSpaceBytes, dateTimeFormats } = await readProbeFile<Omit<Probe, 'loaded'> & { modules: string[] }>(file);
   await run.stop();
   const loaded = new Set((Object.keys(OPTIONAL) as Optional[]).filter((k) => modules.some((m) => m.includes(OPTIONAL[k]))));
   return { loaded, builtins, newSpaceBytes, dateTimeFormats };

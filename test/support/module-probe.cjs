@@ -3,7 +3,7 @@
 // SIGUSR2 it writes to MODULE_PROBE_FILE what the process has loaded (the files of its CommonJS
 // module cache), the size of V8's young generation and how many Intl.DateTimeFormat were built, as JSON, so a test can tell which packages a
 // configuration pulls in at boot. ES modules (NestJS itself) are not in that cache. Test-only.
-const { writeFileSync } = require('node:fs');
+const { renameSync, writeFileSync } = require('node:fs');
 const { getHeapSpaceStatistics } = require('node:v8');
 
 const file = process.env.MODULE_PROBE_FILE;
@@ -22,5 +22,9 @@ process.on('SIGUSR2', () => {
   const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
   // `builtins`: Node's own modules the process has loaded (process.moduleLoadList), by id.
   const builtins = process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length));
-  writeFileSync(file, JSON.stringify({ modules: Object.keys(require.cache), builtins, newSpaceBytes: newSpace ? newSpace.space_size : undefined, dateTimeFormats }));
+  // A temporary file renamed into place: the name appears only once the JSON is whole, so a reader
+  // waiting for it never parses half a file (test/support/probe-file.ts).
+  const partial = `${file}.${process.pid}.partial`;
+  writeFileSync(partial, JSON.stringify({ modules: Object.keys(require.cache), builtins, newSpaceBytes: newSpace ? newSpace.space_size : undefined, dateTimeFormats }));
+  renameSync(partial, file);
 });
