@@ -90,8 +90,13 @@ describe.each(runners)('on an older Node: %s', (_name, start) => {
     // A home whose ~/.npmrc pins nodedir, as these machines' does.
     const home = mkdtempSync(join(tmpdir(), 'ta-home-'));
     writeFileSync(join(home, '.npmrc'), 'fund=false\nnodedir=/usr\n');
+    // Whether npm warns without the script depends on the machine's npm (npm 10 and early 11 warn
+    // `Unknown user config "nodedir"`; npm 11.19 accepts the key again). Where it does not, the
+    // checks below still hold; only the contrast with "before" is lost, and the log says so.
     const before = run('bash', ['-c', 'npm run'], { PATH: path, HOME: home });
-    expect(before.stderr).toContain('nodedir'); // npm does warn without the script (else this proves nothing)
+    if (!before.stderr.includes('nodedir')) {
+      console.info(`npm ${run('npm', ['-v'], { PATH: path }).stdout.trim()} does not warn about nodedir even without scripts/node24.sh: checking only that none is printed after it`);
+    }
 
     const r = run('bash', ['-c', '. scripts/node24.sh && node -v && npm run && npm exec -- node -p process.env.npm_package_config_node_gyp_nodedir'], { PATH: path, HOME: home });
     expect(r.status).toBe(0);
