@@ -48,8 +48,11 @@ const tc = (id: string) => ({ id, name: 'Notes-wipe', arguments: JSON.stringify(
 
 type Line = Record<string, unknown>;
 
+/** The audit file's complete lines: a line still being written (no newline yet) is not read. */
 function auditFileLines(path: string): Line[] {
-  return readFileSync(path, 'utf8')
+  const text = readFileSync(path, 'utf8');
+  return text
+    .slice(0, text.lastIndexOf('\n') + 1)
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Line);
