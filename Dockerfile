@@ -14,12 +14,10 @@ ARG NODE_VERSION=24.21.0
 # ---- build stage -------------------------------------------------------------------------------
 FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /app
-# [B1] Dependencies first, so a source change reuses this layer. `npm install` from the lockfile,
-# not `npm ci`: the lockfile is written against a registry that serves only the linux builds of
-# optional native packages, and `npm ci` refuses it as out of sync (scripts/ensure-deps.sh).
+# [B1] Dependencies first, so a source change reuses this layer: `npm ci`, exactly the lockfile.
 # --ignore-scripts: the `prepare` script builds dist/, which needs the sources copied below.
 COPY package.json package-lock.json ./
-RUN npm install --no-save --ignore-scripts --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 # [B2] The sources (the build context minus .dockerignore), then the build: tsc → dist/, Vite → dist/console.
 COPY . .
 RUN npm run build
@@ -38,7 +36,7 @@ ENV NODE_ENV=production \
     TA_SERVICE_CONFIG=/agents
 # [R1] Production dependencies only, from the lockfile; no scripts (`prepare` would need the dev tools).
 COPY package.json package-lock.json ./
-RUN npm install --no-save --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 # [R2] What runs: the compiled server and console, the CLI, and the demo plugins (the plugin loader's
 # fallback directory, dist/../demos/plugins) and demo agents, served from /agents unless a volume or
 # a ConfigMap replaces them.

@@ -25,7 +25,7 @@ trap cleanup EXIT
 fail() { echo "image-smoke: $*" >&2; exit 1; }
 step_started=$SECONDS
 step() { echo "image-smoke: $* (+$((SECONDS - step_started))s)" >&2; }
-NPM_FLAGS=(--no-save --no-audit --no-fund --prefer-offline)
+NPM_FLAGS=(--no-audit --no-fund --prefer-offline)
 
 # The build context: the working tree minus .dockerignore (comments and blank lines dropped; the
 # file keeps to plain root-anchored paths and globs so tar reads it as docker does).
@@ -37,8 +37,8 @@ mkdir "$WORK/context"
 
 # ---- build stage (WORKDIR /app = $WORK/context) ----
 cd "$WORK/context"
-step "[B1] npm install --ignore-scripts (all dependencies, from the lockfile)"
-npm install "${NPM_FLAGS[@]}" --ignore-scripts >"$WORK/b1.log" 2>&1 || { cat "$WORK/b1.log" >&2; fail "[B1] failed"; }
+step "[B1] npm ci --ignore-scripts (all dependencies, exactly the lockfile)"
+npm ci "${NPM_FLAGS[@]}" --ignore-scripts >"$WORK/b1.log" 2>&1 || { cat "$WORK/b1.log" >&2; fail "[B1] failed"; }
 step "[B2] npm run build"
 npm run build >"$WORK/b2.log" 2>&1 || { cat "$WORK/b2.log" >&2; fail "[B2] build failed"; }
 [ -f dist/cli.js ] && [ -f dist/console/index.html ] || fail "[B2] dist/cli.js or dist/console/index.html missing"
@@ -46,9 +46,9 @@ npm run build >"$WORK/b2.log" 2>&1 || { cat "$WORK/b2.log" >&2; fail "[B2] build
 # ---- runtime stage (WORKDIR /app = $WORK/app) ----
 mkdir "$WORK/app"
 cd "$WORK/app"
-step "[R1] npm install --omit=dev --ignore-scripts (production dependencies only)"
+step "[R1] npm ci --omit=dev --ignore-scripts (production dependencies only)"
 cp "$WORK/context/package.json" "$WORK/context/package-lock.json" .
-npm install "${NPM_FLAGS[@]}" --omit=dev --ignore-scripts >"$WORK/r1.log" 2>&1 || { cat "$WORK/r1.log" >&2; fail "[R1] failed"; }
+npm ci "${NPM_FLAGS[@]}" --omit=dev --ignore-scripts >"$WORK/r1.log" 2>&1 || { cat "$WORK/r1.log" >&2; fail "[R1] failed"; }
 for dev in typescript vite jest; do [ ! -e "node_modules/$dev" ] || fail "[R1] dev dependency $dev was installed"; done
 step "[R2] copying dist, bin, demos and /agents"
 cp -r "$WORK/context/dist" "$WORK/context/bin" "$WORK/context/demos" .

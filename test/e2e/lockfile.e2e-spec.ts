@@ -1,0 +1,39 @@
+/**
+ * The committed lockfile is what `npm ci` installs (scripts/ensure-deps.sh, the Dockerfile, the
+ * image smoke): it must be in step with package.json. `npm ci --dry-run` checks exactly that and
+ * installs nothing; it runs on a copy of the two files, so node_modules is left alone. The second
+ * case shows the check can fail: a lockfile missing one package is refused.
+ */
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+function npmCiDryRun(lock: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'ta-lockfile-'));
+  try {
+    copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+    writeFileSync(join(dir, 'package-lock.json'), lock);
+    const r = spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    return { status: r.status, output: `${r.stdout}${r.stderr}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const committed = readFileSync(join(ROOT, 'package-lock.json'), 'utf8');
+
+it('npm ci accepts the committed lockfile', () => {
+  const r = npmCiDryRun(committed);
+  expect({ status: r.status, output: r.status === 0 ? '' : r.output }).toEqual({ status: 0, output: '' });
+}, 130_000);
+
+it('npm ci refuses a lockfile that lacks a package package.json needs (so the check above can fail)', () => {
+  const lock = JSON.parse(committed) as { packages: Record<string, unknown> };
+  delete lock.packages['node_modules/yaml'];
+  const r = npmCiDryRun(JSON.stringify(lock, null, 2));
+  expect(r.status).not.toBe(0);
+  expect(r.output).toMatch(/Missing: yaml@/);
+}, 130_000);
