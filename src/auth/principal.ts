@@ -10,6 +10,12 @@ declare module 'express-serve-static-core' {
      * non-enumerable property, never stored and never logged.
      */
     bearerToken?: string;
+    /**
+     * Until when the caller's credential is accepted, in ms since the epoch (entra mode: the
+     * token's `exp` plus TA_ENTRA_CLOCK_SKEW_SECONDS); unset when it does not expire (dev mode).
+     * A connection that outlives its check (the `/stream` WebSocket) refuses input after it.
+     */
+    credentialAcceptedUntilMs?: number;
   }
 }
 

@@ -11,6 +11,7 @@ const user = (scopes: string[], roles: string[] = []): EntraIdentity => ({
   kind: 'delegated',
   scopes,
   roles,
+  acceptedUntilMs: 0,
 });
 const app = (roles: string[]): EntraIdentity => ({ ...user([]), kind: 'app', roles });
 const policy = { requiredScopes: ['agents.invoke', 'agents.all'], requiredRoles: ['Agents.Invoke'] };

@@ -1,4 +1,4 @@
-import { importJWK } from 'jose';
+import { decodeJwt, importJWK } from 'jose';
 import { DomainError } from '../../common/errors/domain-error';
 import {
   claimsOf,
@@ -63,7 +63,8 @@ describe('EntraTokenValidator', () => {
 
   it('accepts a v2.0 delegated token and reports tid, oid, scopes', async () => {
     const oid = 'AAAAAAAA-1111-4111-8111-111111111111';
-    const identity = await validator.validate(await mint({ oid, scp: 'agents.read agents.invoke' }));
+    const token = await mint({ oid, scp: 'agents.read agents.invoke' });
+    const identity = await validator.validate(token);
     expect(identity).toEqual({
       tenantId: DEFAULT_TENANT,
       objectId: oid.toLowerCase(),
@@ -72,6 +73,8 @@ describe('EntraTokenValidator', () => {
       scopes: ['agents.read', 'agents.invoke'],
       roles: [],
       clientAppId: expect.any(String),
+      // exp plus the clock skew: the moment from which the same token is refused.
+      acceptedUntilMs: (decodeJwt(token).exp! + options.clockSkewSeconds) * 1000,
     });
   });
 

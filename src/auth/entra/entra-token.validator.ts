@@ -18,6 +18,8 @@ export interface EntraIdentity {
   roles: string[];
   /** The calling app's client id (`azp` in v2, `appid` in v1). */
   clientAppId?: string;
+  /** `exp` plus the clock skew, in ms since the epoch: from then on this token is refused. */
+  acceptedUntilMs: number;
 }
 
 const REQUIRED_CLAIMS = ['exp', 'iss', 'aud', 'tid', 'oid'] as const;
@@ -89,8 +91,7 @@ export class EntraTokenValidator {
       throw err;
     }
     const identity = this.identityOf(payload);
-    // jose refuses from exp + tolerance on (exp is a required, numeric claim here).
-    return { identity, kid: header.kid, key, acceptedUntilMs: (payload.exp! + this.options.clockSkewSeconds) * 1000 };
+    return { identity, kid: header.kid, key, acceptedUntilMs: identity.acceptedUntilMs };
   }
 
   /** The checks after the signature, on claims Entra ID signed. */
@@ -116,6 +117,8 @@ export class EntraTokenValidator {
         scopes: typeof scp === 'string' ? scp.split(' ').filter(Boolean) : [],
         roles,
         clientAppId: stringClaim(payload.azp) ?? stringClaim(payload.appid),
+        // jose refuses from exp + tolerance on (exp is a required, numeric claim here).
+        acceptedUntilMs: (payload.exp! + this.options.clockSkewSeconds) * 1000,
       });
     } catch (err) {
       throw withRefusedTenant(err, tid);

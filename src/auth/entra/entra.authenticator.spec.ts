@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { importJWK } from 'jose';
+import { decodeJwt, importJWK } from 'jose';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { DomainError } from '../../common/errors/domain-error';
@@ -63,6 +63,8 @@ describe('EntraAuthenticator (passport strategy on jose)', () => {
     expect(req.bearerToken).toBe(token);
     expect(Object.keys(req)).not.toContain('bearerToken');
     expect(JSON.stringify({ ...req, headers: {} })).not.toContain(token);
+    // Until when the token is accepted (exp plus the 60 s skew): a long-lived socket refuses input after it.
+    expect(req.credentialAcceptedUntilMs).toBe((decodeJwt(token).exp! + 60) * 1000);
   });
 
   it('passes the strategy errors through with their own codes (401, 403), not a blanket 401', async () => {
