@@ -23,6 +23,12 @@ export interface StreamReplayLimits {
   maxPerReplica: number;
 }
 
+/** Bounds of the `/stream` WebSockets (src/api/stateless/stream-socket.gateway.ts). */
+export interface StreamSocketLimits {
+  firstMessageTimeoutMs: number;
+  maxPerCaller: number;
+}
+
 export interface RateLimitDefaults {
   callerRpm?: number;
   agentRpm?: number;
@@ -35,7 +41,16 @@ export interface EnvConfig {
   serviceConfigPath?: string;
   /** TA_CONFIG_WATCH: reload the agents when their files change. */
   configWatch: boolean;
-  http: { port: number; host: string; maxBodyBytes: number; sseKeepaliveMs: number; shutdownGraceMs: number; streamLogMaxBytes: number; streamReplay: StreamReplayLimits };
+  http: {
+    port: number;
+    host: string;
+    maxBodyBytes: number;
+    sseKeepaliveMs: number;
+    shutdownGraceMs: number;
+    streamLogMaxBytes: number;
+    streamReplay: StreamReplayLimits;
+    streamSocket: StreamSocketLimits;
+  };
   llm: {
     apiKey?: string;
     baseUrl?: string;
@@ -103,6 +118,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
         maxPerCaller: vars.TA_STREAM_REPLAY_MAX_PER_CALLER,
         maxPerReplica: vars.TA_STREAM_REPLAY_MAX_PER_REPLICA,
       },
+      streamSocket: { firstMessageTimeoutMs: vars.TA_WS_FIRST_MESSAGE_TIMEOUT_MS, maxPerCaller: vars.TA_WS_MAX_SOCKETS_PER_CALLER },
     },
     llm: {
       apiKey: vars.TA_API_KEY,

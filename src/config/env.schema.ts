@@ -45,6 +45,10 @@ export class EnvVars {
   /** Concurrent reconnected streams that follow the store (a request running elsewhere), per caller and per replica. */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_STREAM_REPLAY_MAX_PER_CALLER = 8;
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_STREAM_REPLAY_MAX_PER_REPLICA = 256;
+  /** A `/stream` WebSocket whose input (its first message) has not come this long after the upgrade is closed (1008). */
+  @IsOptional() @Transform(toInt) @EnvInt(100) TA_WS_FIRST_MESSAGE_TIMEOUT_MS = 10_000;
+  /** `/stream` WebSockets open at once per caller (tenant and owner) on one replica; one more is closed (1013). */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_WS_MAX_SOCKETS_PER_CALLER = 20;
   /** Origins browsers may call from (src/common/http/cors-policy.ts); `*` only with TA_AUTH_MODE=dev. Unset: none. */
   @IsOptional() @Transform(toList) @EnvRule(isCorsOriginList, CORS_ORIGINS_EXPECTED) TA_CORS_ORIGINS?: string[];
 

@@ -3,6 +3,8 @@ import { CloseCode, closeCodeFor, closeReason } from './stream-socket-close.util
 describe('closeCodeFor', () => {
   it.each([
     [422, CloseCode.INVALID_PAYLOAD],
+    [401, CloseCode.POLICY_VIOLATION],
+    [408, CloseCode.POLICY_VIOLATION],
     [415, CloseCode.INVALID_PAYLOAD],
     [413, CloseCode.MESSAGE_TOO_BIG],
     [429, CloseCode.TRY_AGAIN_LATER],

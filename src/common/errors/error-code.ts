@@ -27,6 +27,8 @@ export enum ErrorCode {
   TASK_BUSY = 'TASK_BUSY',
   /** Too many reconnected streams following the store at once (per caller or per replica): retry later. */
   TOO_MANY_STREAMS = 'TOO_MANY_STREAMS',
+  /** A `/stream` WebSocket whose input did not come within TA_WS_FIRST_MESSAGE_TIMEOUT_MS. */
+  INPUT_TIMEOUT = 'INPUT_TIMEOUT',
   /** A rate limit of `spec.limits` / `TA_RATE_LIMIT_*` (src/rate-limit): retry after `Retry-After`. */
   RATE_LIMITED = 'RATE_LIMITED',
   TASK_NOT_PAUSED = 'TASK_NOT_PAUSED',

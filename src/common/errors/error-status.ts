@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   [ErrorCode.REQUEST_NOT_FOUND]: { status: 404, title: 'Request not found' },
   [ErrorCode.TASK_BUSY]: { status: 409, title: 'Task is busy' },
   [ErrorCode.TOO_MANY_STREAMS]: { status: 429, title: 'Too many streams' },
+  [ErrorCode.INPUT_TIMEOUT]: { status: 408, title: 'Input not received in time' },
   [ErrorCode.RATE_LIMITED]: { status: 429, title: 'Rate limit exceeded' },
   [ErrorCode.TASK_NOT_PAUSED]: { status: 409, title: 'Task is not paused' },
   [ErrorCode.TASK_PAUSED]: { status: 409, title: 'Task is paused' },
