@@ -5,6 +5,7 @@
  * keeps the history, so a client that sends it whole is not duplicated in the model's input.
  */
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { agUiAgent, ofType, runOnce } from '../support/ag-ui-client';
@@ -15,6 +16,23 @@ import { v3Agent } from '../support/v3-agents';
 import { modelInput, v3Client } from '../support/v3-client';
 
 const PLAIN = v3Agent('Plain', { description: 'AG-UI e2e' });
+
+/** A POST with exactly the given Accept header, or none at all (fetch would add `accept: *\/*`). */
+function postWithAccept(url: string, body: unknown, accept: string | undefined): Promise<{ status: number; contentType?: string; body: Buffer }> {
+  const json = JSON.stringify(body);
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) };
+  if (accept !== undefined) headers.accept = accept;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(json);
+  });
+}
 
 describe('AG-UI: plain runs', () => {
   let llm: FakeOpenAi;
@@ -149,7 +167,23 @@ describe('AG-UI: plain runs', () => {
     expect(ofType(run, 'RUN_FINISHED')[0]).toMatchObject({ result: 'late again' });
   });
 
-  it('negotiates the encoding as @ag-ui/encoder does; an input that is no RunAgentInput is 422 problem+json', async () => {
+  it('answers SSE unless Accept prefers AG-UI protobuf over text/event-stream by q-value (no Accept and */*, what curl and fetch send, are SSE)', async () => {
+    const cases: [string | undefined, string][] = [
+      [undefined, 'text/event-stream'],
+      ['*/*', 'text/event-stream'],
+      ['application/vnd.ag-ui.event+proto;q=0.9, text/event-stream', 'text/event-stream'],
+      ['text/event-stream;q=0.5, */*;q=0.1, application/vnd.ag-ui.event+proto', 'application/vnd.ag-ui.event+proto'],
+    ];
+    for (const [accept, contentType] of cases) {
+      llm.script(reply.text('hi'));
+      const body = { threadId: randomUUID(), runId: randomUUID(), messages: [{ id: 'm1', role: 'user', content: 'x' }], tools: [], context: [] };
+      const res = await postWithAccept(url(), body, accept);
+      expect([accept, res.status, res.contentType]).toEqual([accept, 200, contentType]);
+      if (contentType === 'text/event-stream') expect(res.body.toString()).toMatch(/^data: \{[^\n]*"RUN_STARTED"[\s\S]*"RUN_FINISHED"/);
+    }
+  });
+
+  it('answers AG-UI protobuf to an Accept that asks for it; an input that is no RunAgentInput is 422 problem+json', async () => {
     llm.script(reply.text('proto'));
     const body = { threadId: randomUUID(), runId: randomUUID(), messages: [{ id: 'm1', role: 'user', content: 'x' }], tools: [], context: [], state: {} };
     const proto = await fetch(url(), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/vnd.ag-ui.event+proto' }, body: JSON.stringify(body) });

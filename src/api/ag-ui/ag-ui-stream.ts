@@ -1,12 +1,14 @@
 import type { BaseEvent } from '@ag-ui/core';
 import type { EventEncoder } from '@ag-ui/encoder';
 import type { Response } from 'express';
+import { AG_UI_PROTO_MEDIA_TYPE, prefersProtobuf } from './event-encoding';
 
 /**
  * One AG-UI event stream over an Express response, encoded by the official `@ag-ui/encoder`:
- * server-sent events, or AG-UI protobuf when the `Accept` header prefers it (the encoder's own
- * content negotiation). Owns the 200 headers, keepalive comments in the silences (SSE only:
- * protobuf frames have no comment) and the signal that fires when the client goes away.
+ * server-sent events, or AG-UI protobuf when the `Accept` header prefers it by q-value
+ * (event-encoding.ts; not the encoder's negotiation, which takes `*\/*` for protobuf). Owns the 200
+ * headers, keepalive comments in the silences (SSE only: protobuf frames have no comment) and the
+ * signal that fires when the client goes away.
  */
 export class AgUiStream {
   private readonly encoder: EventEncoder;
@@ -21,7 +23,7 @@ export class AgUiStream {
   ) {
     // Loaded on the first AG-UI run, not at boot: the encoder brings protobuf (~120 modules).
     const { EventEncoder } = require('@ag-ui/encoder') as typeof import('@ag-ui/encoder');
-    this.encoder = new EventEncoder({ accept });
+    this.encoder = new EventEncoder(prefersProtobuf(accept) ? { accept: AG_UI_PROTO_MEDIA_TYPE } : {});
     res.on('close', () => {
       this.stopKeepalive();
       if (!this.ended) this.abortController.abort(new Error('client disconnected'));
