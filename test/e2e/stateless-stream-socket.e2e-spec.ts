@@ -1,3 +1,5 @@
+import { decodeJwt } from 'jose';
+import type { WebSocket } from 'ws';
 import { TELEMETRY } from '../../src/app.tokens';
 import { Telemetry } from '../../src/telemetry/telemetry';
 import { FakeModelApp, startFakeModelApp } from '../support/fake-model-app';
@@ -7,7 +9,7 @@ import { OtlpReceiver, SPAN_KIND, startOtlpReceiver } from '../support/otlp-rece
 import { AGENT_V2, CHAT_V1, SEQUENTIAL_V1 } from '../support/stateless-agents';
 import { TestApp } from '../support/test-app';
 import { ECHO_ASSISTANT } from '../support/v3-agents';
-import { refusedUpgrade, streamSocket, wsUrl } from '../support/ws-client';
+import { refusedUpgrade, SocketTranscript, streamSocket, wsUrl } from '../support/ws-client';
 
 /**
  * The deprecated WebSocket `/{name}/{version}/stream` of v1/v2 agents, as upstream serves it and the
@@ -211,7 +213,8 @@ describe('WebSocket /stream (Entra ID bearer tokens)', () => {
         // spec.auth replaces the server's required scopes for this agent's routes, the socket included.
         'v2.yaml': `${AGENT_V2}  auth:\n    required_scopes: [helper.stream]\n`,
       },
-      env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: DEFAULT_TENANT, TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke' }),
+      // No clock skew: a token is refused from its `exp` on, at the handshake and for input alike.
+      env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: DEFAULT_TENANT, TA_ENTRA_REQUIRED_ROLES: 'Agents.Invoke', TA_ENTRA_CLOCK_SKEW_SECONDS: '0' }),
     });
     ws = wsUrl(app.t.url);
   });
@@ -253,6 +256,121 @@ describe('WebSocket /stream (Entra ID bearer tokens)', () => {
     });
     expect(scoped.frames).toEqual(['scoped']);
   });
+
+  // Last in this block: on a server that serves the late input, the scripted reply is used here.
+  it('refuses input that arrives after the token’s exp: closes with 1008 UNAUTHENTICATED, nothing served', async () => {
+    const token = await issuer.mint({ expiresIn: 3 });
+    const expiresAtMs = decodeJwt(token).exp! * 1000;
+    app.llm.script(reply.chunks(['served on an expired token']));
+    const before = app.llm.requests.length;
+    let openedAt = Infinity;
+    const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, undefined, {
+      headers: { authorization: `Bearer ${token}`, 'x-request-id': 'ws-expired' },
+      onOpen: (socket) => {
+        openedAt = Date.now();
+        setTimeout(() => socket.send(hi()), expiresAtMs - openedAt + 250);
+      },
+    });
+    expect(openedAt).toBeLessThan(expiresAtMs); // the handshake itself was in time
+    expect({ code: out.code, frames: out.frames }).toEqual({ code: 1008, frames: [] });
+    expect(out.reason).toBe('UNAUTHENTICATED: the bearer token expired before the input message came');
+    expect(app.llm.requests).toHaveLength(before);
+    // Audited as the same token on an HTTP request would be, naming the socket's request and caller.
+    const audited = app.t.logs().filter((l) => l.audit === true && l.event === 'auth.failed' && l.http_request_id === 'ws-expired');
+    expect(audited).toEqual([expect.objectContaining({ code: 'UNAUTHENTICATED', tid: DEFAULT_TENANT, oid_hash: expect.any(String) })]);
+  }, 15_000);
+});
+
+describe('WebSocket /stream limits (dev auth)', () => {
+  const FIRST_MESSAGE_TIMEOUT_MS = 300;
+  const MAX_PER_CALLER = 3;
+  /** Long enough that a socket still open then was left open: the test ends it and fails. */
+  const GUARD_MS = 4000;
+  let app: FakeModelApp;
+  let ws: string;
+  beforeAll(async () => {
+    app = await startFakeModelApp({
+      agents: { 'chat.yaml': CHAT_V1 },
+      env: {
+        TA_WS_FIRST_MESSAGE_TIMEOUT_MS: String(FIRST_MESSAGE_TIMEOUT_MS),
+        TA_WS_MAX_SOCKETS_PER_CALLER: String(MAX_PER_CALLER),
+        // Pings every 50 ms, all answered: a live peer that sends nothing must still be closed.
+        TA_SSE_KEEPALIVE_MS: '50',
+      },
+    });
+    ws = wsUrl(app.t.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  /** A socket of `user` that sends `message` (or nothing), ended by the test after GUARD_MS at the latest. */
+  function open(user: string, message?: string, onOpen?: (socket: WebSocket) => void): Promise<SocketTranscript> {
+    return streamSocket(`${ws}/ChatBot/1.0/stream`, message, {
+      headers: { 'x-dev-user': user },
+      onOpen: (socket) => {
+        setTimeout(() => socket.terminate(), GUARD_MS).unref();
+        onOpen?.(socket);
+      },
+    });
+  }
+
+  it('closes with 1008 INPUT_TIMEOUT a socket whose input has not come in time, however well it answers pings', async () => {
+    const before = app.llm.requests.length;
+    const started = Date.now();
+    const outs = await Promise.all([open('idle'), open('idle'), open('idle')]);
+    for (const out of outs) {
+      expect({ code: out.code, frames: out.frames }).toEqual({ code: 1008, frames: [] });
+      expect(out.reason).toBe(`INPUT_TIMEOUT: no input message within ${FIRST_MESSAGE_TIMEOUT_MS} ms`);
+      expect(out.pings).toBeGreaterThanOrEqual(1);
+    }
+    expect(Date.now() - started).toBeGreaterThanOrEqual(FIRST_MESSAGE_TIMEOUT_MS);
+    expect(Date.now() - started).toBeLessThan(GUARD_MS);
+    expect(app.llm.requests).toHaveLength(before);
+  });
+
+  it('caps the open sockets of one caller: one more closes with 1013 TOO_MANY_STREAMS; others are not counted; a close makes room', async () => {
+    const index = app.llm.requests.length;
+    app.llm.script(reply.hang(), reply.hang(), reply.hang());
+    const held: WebSocket[] = [];
+    const busy = Array.from({ length: MAX_PER_CALLER }, () => open('alice', hi(), (s) => held.push(s)));
+    await app.llm.waitForRequest(index + MAX_PER_CALLER - 1);
+
+    const over = await open('alice', hi());
+    expect({ code: over.code, frames: over.frames }).toEqual({ code: 1013, frames: [] });
+    expect(over.reason).toBe(`TOO_MANY_STREAMS: at most ${MAX_PER_CALLER} open /stream sockets per caller; retry later`);
+    expect(app.llm.requests).toHaveLength(index + MAX_PER_CALLER);
+
+    app.llm.script(reply.chunks(['bob']));
+    expect(await open('bob', hi())).toMatchObject({ code: 1000, frames: ['bob'] });
+
+    held[0]!.close();
+    await busy[0];
+    app.llm.script(reply.chunks(['room']));
+    expect(await open('alice', hi())).toMatchObject({ code: 1000, frames: ['room'] });
+
+    for (const s of held) s.close();
+    await Promise.all(busy);
+  });
+
+  it('gives a caller’s count back on every way a socket ends', async () => {
+    app.llm.script(reply.chunks(['done']), reply.hang(['cut ']));
+    const ended = await Promise.all([
+      open('carol', hi()), // served: 1000
+      open('carol', '{"chat_history": 1}'), // refused input: 1007
+      open('carol'), // no input: 1008
+    ]);
+    expect(ended.map((o) => o.code)).toEqual([1000, 1007, 1008]);
+    await Promise.all([
+      open('carol', undefined, (s) => s.close()), // the client leaves before its input
+      open('carol', undefined, (s) => s.terminate()), // the client's connection drops
+      open('carol', hi(), (s) => s.on('message', () => s.close())), // the client leaves mid-stream
+    ]);
+    await app.llm.requests.at(-1)!.disconnected; // the model call of the socket left mid-stream, aborted with it
+    // Nothing of carol's is left counted: she holds the cap at once again (each ends by the timeout).
+    const again = await Promise.all(Array.from({ length: MAX_PER_CALLER }, () => open('carol')));
+    expect(again.map((o) => o.code)).toEqual(Array(MAX_PER_CALLER).fill(1008));
+  }, 20_000);
 });
 
 describe('WebSocket /stream at shutdown', () => {

@@ -38,6 +38,8 @@ export function streamSocket(
   options: {
     headers?: Record<string, string>;
     onFrame?: (frame: string, ws: WebSocket) => void;
+    /** Called once the socket is open (after `message`, if any, is sent): to send late, or close. */
+    onOpen?: (ws: WebSocket) => void;
     /** false: never answer pings, as a peer that vanished without closing its connection. */
     autoPong?: boolean;
   } = {},
@@ -49,6 +51,7 @@ export function streamSocket(
     ws.on('ping', () => out.pings++);
     ws.on('open', () => {
       if (message !== undefined) ws.send(message, { binary: Buffer.isBuffer(message) });
+      options.onOpen?.(ws);
     });
     ws.on('message', (data, isBinary) => {
       const frame = (data as Buffer).toString('utf8');

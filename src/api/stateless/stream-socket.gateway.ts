@@ -26,6 +26,7 @@ import type { ToolCaller } from '../../invocation/tool-loop';
 import { Telemetry } from '../../telemetry/telemetry';
 import { UpgradeRequestTelemetry } from '../../telemetry/upgrade-request-telemetry';
 import { refuseUpgrade } from './refuse-upgrade.util';
+import { SocketsPerCaller } from './sockets-per-caller';
 import { CloseCode } from './stream-socket-close.util';
 import { StreamSocketSession } from './stream-socket.session';
 
@@ -43,6 +44,12 @@ const SHUTDOWN_GRACE_MS = 1000;
  *
  * Messages are limited to TA_MAX_BODY_BYTES (`ws` closes with 1009 beyond it); the session
  * (StreamSocketSession) does the rest through the same StatelessInvoker streaming path as `/sse`.
+ *
+ * An open socket holds an identity checked once, at the upgrade, so it is bounded: its input must
+ * come within TA_WS_FIRST_MESSAGE_TIMEOUT_MS (else 1008 `INPUT_TIMEOUT`), input that comes after
+ * the caller's token stopped being accepted is refused (1008 `UNAUTHENTICATED`, audited as
+ * `auth.failed`), and a caller holds at most TA_WS_MAX_SOCKETS_PER_CALLER sockets on this replica
+ * at once (one more is closed at once with 1013 `TOO_MANY_STREAMS`).
  */
 @Injectable()
 export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -52,6 +59,7 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
   /** Headers for the 101 answer (request id, traceresponse), by request. */
   private readonly handshakeHeaders = new WeakMap<IncomingMessage, string[]>();
   private server?: Server;
+  private readonly sockets: SocketsPerCaller;
 
   constructor(
     @Inject(AGENTS) agents: AgentDefinition[],
@@ -65,6 +73,7 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     private readonly limiter: RateLimiter,
   ) {
     for (const agent of agents) if (agent.module !== 'v3') this.routes.set(`${agent.prefix}/stream`, agent);
+    this.sockets = new SocketsPerCaller(env.http.streamSocket.maxPerCaller);
   }
 
   private socketServer(): WebSocketServer {
@@ -112,8 +121,9 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     if (!agent) return this.refuse(t, socket, req, new DomainError(ErrorCode.ROUTE_NOT_FOUND, 'No such route'), headers);
 
     let caller: ToolCaller;
+    let acceptedUntilMs: number | undefined;
     try {
-      caller = await context.with(t.context, () => this.authenticate(req, requestId, agent, t));
+      ({ caller, acceptedUntilMs } = await context.with(t.context, () => this.authenticate(req, requestId, agent, t)));
     } catch (err) {
       auditRefusal(this.audit, t.log.fields, err);
       return this.refuse(t, socket, req, err, headers);
@@ -137,12 +147,21 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     this.handshakeHeaders.set(req, Object.entries(headers).map(([name, value]) => `${name}: ${value}`));
     this.socketServer().handleUpgrade(req, socket, head, (ws) => {
       accepted = true;
-      const session = new StreamSocketSession(ws, agent, caller, {
+      // Counted from here to the socket's 'close', which `ws` emits once however it ends.
+      const release = this.sockets.admit(caller.principal);
+      if (release) ws.once('close', release);
+      const deps = {
         invoker: this.invoker,
         logger: this.logger,
         keepaliveMs: this.env.http.sseKeepaliveMs,
-      });
+        firstMessageTimeoutMs: this.env.http.streamSocket.firstMessageTimeoutMs,
+      };
+      const session = new StreamSocketSession(ws, agent, caller, deps, () => this.checkCredential(acceptedUntilMs, t));
       ws.once('close', (code: number) => t.finish(101, session.closeCode ?? code));
+      if (!release) {
+        const max = this.sockets.max;
+        return session.refuse(new DomainError(ErrorCode.TOO_MANY_STREAMS, `at most ${max} open /stream sockets per caller; retry later`));
+      }
       context.with(t.context, () =>
         session.run().catch((err: unknown) => {
           this.logger.error({ err, agent: agent.source }, 'stream socket failed');
@@ -156,7 +175,12 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
    * The Authenticator reads an Express request, and an upgrade never went through Express: give it
    * Express's request prototype (what Express's own `init` does to every request) and the request id.
    */
-  private async authenticate(req: IncomingMessage, requestId: string, agent: AgentDefinition, t: UpgradeRequestTelemetry): Promise<ToolCaller> {
+  private async authenticate(
+    req: IncomingMessage,
+    requestId: string,
+    agent: AgentDefinition,
+    t: UpgradeRequestTelemetry,
+  ): Promise<{ caller: ToolCaller; acceptedUntilMs?: number }> {
     Object.setPrototypeOf(req, this.adapterHost.httpAdapter.getInstance<Express>().request);
     const expressReq = req as Request;
     expressReq.requestId = requestId;
@@ -164,7 +188,19 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     const principal = await this.authenticator.authenticate(expressReq, agentAccessOverride(agent));
     // The socket's lines name its caller, as every HTTP request's do (src/auth/auth.guard.ts).
     if (!t.log.fields.oid_hash) t.log.set(callerFields(principal));
-    return { principal, bearerToken: expressReq.bearerToken };
+    return { caller: { principal, bearerToken: expressReq.bearerToken }, acceptedUntilMs: expressReq.credentialAcceptedUntilMs };
+  }
+
+  /**
+   * Input is served on the identity checked at the upgrade only while the token it was checked on
+   * would still be accepted (its `exp` plus the clock skew; dev mode has none): later, the same
+   * refusal and audit line as an HTTP request with that token.
+   */
+  private checkCredential(acceptedUntilMs: number | undefined, t: UpgradeRequestTelemetry): void {
+    if (acceptedUntilMs === undefined || Date.now() < acceptedUntilMs) return;
+    const err = new DomainError(ErrorCode.UNAUTHENTICATED, 'the bearer token expired before the input message came');
+    auditRefusal(this.audit, t.log.fields, err);
+    throw err;
   }
 
   private refuse(t: UpgradeRequestTelemetry, socket: Duplex, req: IncomingMessage, err: unknown, headers: Record<string, string>): void {

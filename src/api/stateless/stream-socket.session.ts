@@ -20,6 +20,8 @@ export interface StreamSocketDeps {
   logger: Logger;
   /** A ping every this many ms while the socket is open, and the peer must answer one of every three (TA_SSE_KEEPALIVE_MS; 0 = none). */
   keepaliveMs: number;
+  /** The input must come within this many ms of the upgrade (TA_WS_FIRST_MESSAGE_TIMEOUT_MS). */
+  firstMessageTimeoutMs: number;
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -33,7 +35,9 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  *
  * Failures close the socket with a code and a reason that starts with the error code: 1007 for a
  * message that is not JSON or fails validation (`VALIDATION_FAILED: chat_history.0.role: ...`),
- * 1013 for a rate limit, 1011 for any other failure. A client that leaves aborts the model call.
+ * 1008 for input that did not come within `firstMessageTimeoutMs` (`INPUT_TIMEOUT`) or that
+ * `checkInput` refuses (the gateway's: the caller's token expired, `UNAUTHENTICATED`), 1013 for a
+ * rate limit, 1011 for any other failure. A client that leaves aborts the model call.
  */
 export class StreamSocketSession {
   /** The close code this side chose, once it chose one. */
@@ -45,13 +49,13 @@ export class StreamSocketSession {
     private readonly agent: AgentDefinition,
     private readonly caller: ToolCaller,
     private readonly deps: StreamSocketDeps,
+    /** Throws when the input, arrived now, must not be served; the socket then closes with the error. */
+    private readonly checkInput: () => void = () => undefined,
   ) {}
 
   async run(): Promise<void> {
     const { ws, deps } = this;
-    // `ws` closes the socket itself on a frame it refuses (1009 over the size limit, 1007 invalid
-    // UTF-8, 1002 a protocol error) and then reports the error here: a listener must exist.
-    ws.on('error', (err) => deps.logger.info({ agent: this.agent.source, reason: err.message }, 'stream socket error'));
+    this.logErrors();
     const keepalive = deps.keepaliveMs > 0 ? this.heartbeat(deps.keepaliveMs) : undefined;
     ws.once('close', () => {
       clearInterval(keepalive);
@@ -62,6 +66,7 @@ export class StreamSocketSession {
     if (message === undefined) return;
     let input: StatelessInputDto;
     try {
+      this.checkInput();
       input = parseInput(this.agent, parseJson(message));
     } catch (err) {
       this.fail(err);
@@ -88,6 +93,20 @@ export class StreamSocketSession {
     }
   }
 
+  /** Closes the socket with `err`'s code and reason before anything is read (the caller holds too many). */
+  refuse(err: unknown): void {
+    this.logErrors();
+    this.fail(err);
+  }
+
+  /**
+   * `ws` closes the socket itself on a frame it refuses (1009 over the size limit, 1007 invalid
+   * UTF-8, 1002 a protocol error) and then reports the error here: a listener must exist.
+   */
+  private logErrors(): void {
+    this.ws.on('error', (err) => this.deps.logger.info({ agent: this.agent.source, reason: err.message }, 'stream socket error'));
+  }
+
   /**
    * A ping every `ms` keeps proxies from closing a socket that waits on a slow model (as SSE
    * keepalives do); a peer that has answered none of the last three pings is gone, and the socket
@@ -108,18 +127,27 @@ export class StreamSocketSession {
     }, ms);
   }
 
-  /** The first message, or undefined when the socket closed before one came. */
+  /**
+   * The first message, or undefined when the socket closed before one came, or none came within
+   * `firstMessageTimeoutMs` (the socket is then closed, 1008): answering pings alone must not keep
+   * a socket, its count against the caller's cap and its checked identity alive.
+   */
   private firstMessage(): Promise<RawData | undefined> {
+    const ms = this.deps.firstMessageTimeoutMs;
     return new Promise((resolve) => {
-      const onMessage = (data: RawData) => {
+      const done = (data?: RawData) => {
+        clearTimeout(timer);
+        this.ws.off('message', done);
         this.ws.off('close', onClose);
         resolve(data);
       };
-      const onClose = () => {
-        this.ws.off('message', onMessage);
-        resolve(undefined);
-      };
-      this.ws.once('message', onMessage);
+      const onClose = () => done();
+      const timer = setTimeout(() => {
+        done();
+        this.deps.logger.info({ agent: this.agent.source, timeout_ms: ms }, 'stream socket sent no input in time');
+        this.fail(new DomainError(ErrorCode.INPUT_TIMEOUT, `no input message within ${ms} ms`));
+      }, ms);
+      this.ws.once('message', done);
       this.ws.once('close', onClose);
     });
   }
