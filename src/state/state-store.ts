@@ -32,6 +32,14 @@ export interface StreamEvent {
   data: Record<string, unknown>;
 }
 
+/** A task whose lease has lapsed, as the lease index lists it (`StateStore.listLapsedLeases`). */
+export interface LeaseEntry {
+  tenantId: string;
+  taskId: string;
+  /** When the lease lapsed: its `expiresAt` (epoch ms, the store's clock). */
+  expiresAt: number;
+}
+
 export interface Page<T> {
   items: T[];
   /** Opaque; pass back to get the next page. Absent on the last page. */
@@ -136,6 +144,24 @@ export abstract class StateStore {
   async readStreamEvents(_tenantId: string, _taskId: string, _seq: number, _after: number): Promise<StreamEvent[] | undefined> {
     return undefined;
   }
+
+  /**
+   * The lease index (src/tasks/lease-sweeper.service.ts): the tasks whose lease lapsed at or before
+   * `before` (epoch ms, the store's clock), of every tenant, the oldest lapse first, paged. This is
+   * how a replica finds the requests of a process that died without anyone touching their tasks.
+   *
+   * - The index follows the header in the same atomic commit: a commit that stores a lease lists
+   *   the task at that lease's `expiresAt`, one that stores none (released, paused, marked for
+   *   deletion: src/tasks/lifecycle/) unlists it, and a commit that fails changes nothing.
+   * - A task that is missing or expired is never listed (an entry an expired task left behind is
+   *   dropped when a listing meets it).
+   * - The cursor is a position in the index: it stays valid for a later call with a later `before`.
+   * - Tenant isolation: this is the one read across tenants. An entry names only a tenant and a
+   *   task id; whoever acts on it reads the task under that tenant, like any other call.
+   * - Cost is proportional to the entries read (the page, plus dead entries dropped on the way),
+   *   never to the number of tasks.
+   */
+  abstract listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>>;
 
   /**
    * The store's clock (docs/api.md, "Leases and clocks"): its current time in epoch ms as this

@@ -7,6 +7,7 @@ import { expectedWriteIdCases } from './cases/expected-write-id.case';
 import { expiryCases } from './cases/expiry.case';
 import { largeRequestCases } from './cases/large-request.case';
 import { leaseCases } from './cases/lease.case';
+import { leaseIndexCases } from './cases/lease-index.case';
 import { missingCases } from './cases/missing.case';
 import { requestIndependenceCases } from './cases/request-independence.case';
 import { roundTripCases } from './cases/round-trip.case';
@@ -60,6 +61,7 @@ const CASES: ConformanceCases[] = [
   expiryCases,
   requestIndependenceCases,
   leaseCases,
+  leaseIndexCases,
   deletionCases,
   streamEventsCases,
   largeRequestCases,

@@ -5,10 +5,12 @@ import { TaskRecord } from '../../state.entities';
 import { expiresAtMs } from '../ttl-horizon.util';
 import { RequestLayout, requestItemBody, Splits } from './dynamodb-parts';
 import { ChildTtlPlan } from './dynamodb-ttl';
-import { HEADER_SK, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
+import { HEADER_SK, leasePk, leaseShard, leaseSk, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
 
 /** DynamoDB allows 100 items per transaction: the header, two per request, and the session entry. */
 export const MAX_REQUESTS_PER_COMMIT = 49;
+/** A commit that stores a lease also puts its lease entry and may delete the one it replaces. */
+export const MAX_REQUESTS_PER_LEASE_COMMIT = 48;
 
 /**
  * The header state a commit builds on and its condition pins: as the commit read it (consistent
@@ -25,6 +27,8 @@ export interface HeaderSnapshot {
   writeId?: string;
   /** Its requests stored in parts; undefined for a header written before headers recorded them. */
   splits?: Splits;
+  /** The sort key of its lease entry (dynamodb-leases.ts) while it holds a lease. */
+  leaseSk?: string;
 }
 
 /** The snapshot of a header item, given its parsed record. */
@@ -40,6 +44,7 @@ export function snapshotOf(item: Record<string, unknown>, task: TaskRecord): Hea
     // An older header kept its writeId only inside `data`.
     writeId: legacy ? task.writeId : typeof item.writeId === 'string' ? item.writeId : undefined,
     splits: legacy ? undefined : (item.splits as Splits),
+    leaseSk: typeof item.leaseSk === 'string' ? item.leaseSk : undefined,
   };
 }
 
@@ -75,6 +80,7 @@ export function buildCommit(
     : { pk: sessionPk(tenantId, stored.ownerId, stored.sessionId), sk: sessionSk(stored.createdAt, taskId) };
   const pk = taskPk(tenantId, taskId);
   const childTtl = ttl.childTtl === undefined ? {} : { ttl: ttl.childTtl };
+  const lease = leaseIndexWrites(table, tenantId, stored, live ? current : undefined, inc, exp);
 
   const header = {
     Put: {
@@ -89,6 +95,7 @@ export function buildCommit(
         sessionSk: session.sk,
         splits: layout.splits,
         ...(stored.writeId === undefined ? {} : { writeId: stored.writeId }),
+        ...(lease.sk === undefined ? {} : { leaseSk: lease.sk }),
         ...(exp === undefined ? {} : { expiresAtMs: exp, ttl: Math.ceil(exp / 1000) }),
         ...(ttl.childTtl === undefined ? {} : { childTtl: ttl.childTtl }),
       },
@@ -102,7 +109,7 @@ export function buildCommit(
     put({ pk: requestIndexPk(tenantId, r.requestId), sk: REQUEST_INDEX_SK, taskId, seq: r.seq }),
   ]);
   const sessionEntry = live ? [] : [put({ ...session, taskId })];
-  const items = [header, ...requests, ...sessionEntry];
+  const items = [header, ...requests, ...sessionEntry, ...lease.items];
   const snapshot: HeaderSnapshot = {
     version: stored.version,
     inc,
@@ -112,6 +119,7 @@ export function buildCommit(
     sessionSk: session.sk,
     writeId: stored.writeId,
     splits: layout.splits,
+    leaseSk: lease.sk,
   };
   if (live) return { input: { TransactItems: items }, json, snapshot };
   // A create also lists the session under its owner: in the transaction when it fits, else (a
@@ -120,6 +128,26 @@ export function buildCommit(
   const ownerSession = { pk: ownerSessionsPk(tenantId, stored.ownerId), sk: stored.sessionId, sessionId: stored.sessionId };
   if (items.length < 100) return { input: { TransactItems: [...items, { Put: { TableName: table, Item: ownerSession } }] }, json, snapshot };
   return { input: { TransactItems: items }, json, snapshot, ownerSession };
+}
+
+/**
+ * The lease index follows the header (StateStore.listLapsedLeases): while the task holds a lease
+ * its entry is put with every commit (it carries the task's expiry, by which a listing tells an
+ * entry of an expired task), and the entry of the lease it replaces or releases is deleted. An
+ * expired incarnation's entry (`current` undefined on a re-create) is left for the listing, which
+ * drops it by its own expiry: it never names the new incarnation.
+ */
+function leaseIndexWrites(table: string, tenantId: string, stored: TaskRecord, current: HeaderSnapshot | undefined, inc: string, exp: number | undefined) {
+  const { taskId } = stored;
+  const pk = leasePk(leaseShard(tenantId, taskId));
+  const sk = stored.lease ? leaseSk(stored.lease.expiresAt, tenantId, taskId) : undefined;
+  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
+  if (current?.leaseSk !== undefined && current.leaseSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.leaseSk } } });
+  if (stored.lease && sk !== undefined) {
+    const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
+    items.push({ Put: { TableName: table, Item: { pk, sk, tenantId, taskId, inc, leaseAt: stored.lease.expiresAt, ...expiry } } });
+  }
+  return { sk, items };
 }
 
 /**

@@ -6,6 +6,7 @@
  *   task header    T#<tenant>#TASK#<taskId>          HEADER                  version, inc, data (TaskRecord JSON),
  *                                                                            expiresAtMs?, childTtl?, ttl?,
  *                                                                            sessionPk, sessionSk, writeId?,
+ *                                                                            leaseSk? (its lease entry's),
  *                                                                            splits (requests in parts, by
  *                                                                            seq: gen, parts; absent on
  *                                                                            headers of older releases)
@@ -19,9 +20,14 @@
  *   owner sessions T#<tenant>#O#<owner>#SESSIONS      <sessionId>             sessionId (no ttl: written by a
  *                                                                            task's create, deleted with the
  *                                                                            session's last task)
+ *   lease entry    LEASES#<shard>                    <expiresAt ms, 15       tenantId, taskId, inc, leaseAt (the
+ *                                                    digits>#<tenant>#<task> lease's exact expiresAt), taskExp?,
+ *                                                                            ttl? (dynamodb-leases.ts)
  *
- * - The tenant leads every partition key, so a key of another tenant cannot be built. Each id is
- *   percent-encoded, so an id containing `#` cannot forge another key.
+ * - The tenant leads every partition key, so a key of another tenant cannot be built; the lease
+ *   index alone is shared (StateStore.listLapsedLeases, the one read across tenants): its entries
+ *   name a tenant and a task and hold nothing of theirs. Each id is percent-encoded, so an id
+ *   containing `#` cannot forge another key.
  * - `inc` (incarnation) is a random id fixed when a task is created. A task id re-created over an
  *   expired task gets a new one, and reads ignore the old incarnation's leftover items.
  * - `data` holds the record as one JSON string: it round-trips exactly (no marshalling of
@@ -77,6 +83,37 @@ export function tenantPkPrefix(tenantId: string): string {
 
 export function sessionSk(createdAt: string, taskId: string): string {
   return `${createdAt}#${enc(taskId)}`;
+}
+
+/**
+ * The lease index is spread over this many partitions (by a hash of tenant and task), so the
+ * writes of every running request in the deployment do not all land on one partition.
+ */
+export const LEASE_SHARDS = 8;
+
+export function leasePk(shard: number): string {
+  return `LEASES#${shard}`;
+}
+
+/** The partition of a task's lease entry (FNV-1a of tenant and task id). */
+export function leaseShard(tenantId: string, taskId: string): number {
+  let h = 0x811c9dc5;
+  for (const c of `${tenantId}\u0000${taskId}`) h = Math.imul(h ^ c.codePointAt(0)!, 0x01000193);
+  return (h >>> 0) % LEASE_SHARDS;
+}
+
+/** A lease entry's sort key: by the whole millisecond it lapses, then tenant and task. */
+export function leaseSk(expiresAt: number, tenantId: string, taskId: string): string {
+  return `${leaseInstant(expiresAt)}#${enc(tenantId)}#${enc(taskId)}`;
+}
+
+/** Above every lease entry's sort key that lapses in the millisecond of `at` or earlier (a Query bound). */
+export function leaseSkUpTo(at: number): string {
+  return `${leaseInstant(at)}$`;
+}
+
+function leaseInstant(ms: number): string {
+  return String(Math.max(0, Math.floor(ms))).padStart(15, '0');
 }
 
 /** The key of an item, for error messages and raw access. */

@@ -3,7 +3,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
+import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateCorruptError, VersionConflictError } from '../../state.errors';
 import { isExpired } from '../../state-store.util';
@@ -11,10 +11,11 @@ import { StoreClock } from '../../store-clock';
 import { DYNAMODB_CLOCK_SKEW_MS, sampleDateHeaders } from './dynamodb-clock';
 import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs } from '../ttl-horizon.util';
-import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT, snapshotOf } from './dynamodb-commit';
+import { buildCommit, HeaderSnapshot, isLive, MAX_REQUESTS_PER_COMMIT, MAX_REQUESTS_PER_LEASE_COMMIT, snapshotOf } from './dynamodb-commit';
 import { HeaderCache } from './dynamodb-header-cache';
 import { toStateError } from './dynamodb-errors';
 import { DEFAULT_MAX_REQUEST_BYTES, deleteKeys, incarnationPartKeys, layoutRequests, partItems, partKeysOf, putItems, readRequestItem, readSplits, replaceSplits, RequestLayout, withParts } from './dynamodb-parts';
+import { readLeaseEntries } from './dynamodb-leases';
 import { appendStreamItems, readStreamItems, streamItemKeys } from './dynamodb-stream';
 import { HEADER_SK, itemName, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, REQUESTS_END, sessionPk, taskPk } from './dynamodb-keys';
 import { ChildTtlPlan, extendChildTtl, planChildTtl } from './dynamodb-ttl';
@@ -309,8 +310,9 @@ export class DynamoDbStateStore extends StateStore {
    */
   async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
     const { taskId } = write.task;
-    if ((write.requests?.length ?? 0) > MAX_REQUESTS_PER_COMMIT) {
-      throw new RangeError(`A commit may write at most ${MAX_REQUESTS_PER_COMMIT} requests`);
+    const most = write.task.lease ? MAX_REQUESTS_PER_LEASE_COMMIT : MAX_REQUESTS_PER_COMMIT;
+    if ((write.requests?.length ?? 0) > most) {
+      throw new RangeError(`A commit may write at most ${most} requests${write.task.lease ? ' when the task holds a lease' : ''}`);
     }
     return this.run(async () => {
       const now = this.now();
@@ -394,6 +396,11 @@ export class DynamoDbStateStore extends StateStore {
     this.headers.remember(pk, snapshot);
     await this.dropGarbage(replaced);
     return { stored: JSON.parse(json) as TaskRecord };
+  }
+
+  /** The lease entries (dynamodb-leases.ts), paged by sort key. */
+  async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
+    return this.run(() => pageLiveEntries(page, (after, count) => readLeaseEntries(this.doc, this.table, { before, now: this.now() }, after, count)));
   }
 
   override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {

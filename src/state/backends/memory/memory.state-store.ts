@@ -1,4 +1,4 @@
-import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
+import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { VersionConflictError } from '../../state.errors';
 import { frozenCopy, isExpired, isHidden, pageOf } from '../../state-store.util';
@@ -39,6 +39,8 @@ export class MemoryStateStore extends StateStore {
   private readonly tenants = new Map<string, TenantData>();
   /** `${tenantId}\u0000${taskId}` → the stream log of the task's latest streamed request. */
   private readonly streams = new Map<string, { seq: number; events: StreamEvent[] }>();
+  /** `${tenantId}\u0000${taskId}` → the lease the task holds (the lease index, set by each commit). */
+  private readonly leases = new Map<string, LeaseEntry>();
   private readonly sweepIntervalMs: number;
   private readonly sweepSliceSize: number;
   private sweepTimer?: NodeJS.Timeout;
@@ -159,7 +161,25 @@ export class MemoryStateStore extends StateStore {
       t.requestIndex.set(r.requestId, { taskId, seq: r.seq });
     }
     t.tasks.set(taskId, stored);
+    const leaseKey = `${tenantId}\u0000${taskId}`;
+    if (stored.lease) this.leases.set(leaseKey, { tenantId, taskId, expiresAt: stored.lease.expiresAt });
+    else this.leases.delete(leaseKey);
     return stored;
+  }
+
+  /**
+   * The held leases are few (one per running request), so a listing sorts those lapsed by
+   * `before`; a task met expired is removed on the spot, its entry with it.
+   */
+  async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
+    const after = page.cursor ? (JSON.parse(Buffer.from(page.cursor, 'base64url').toString()) as LeaseEntry) : undefined;
+    const lapsed = [...this.leases.values()]
+      .filter((e) => e.expiresAt <= before && (!after || leaseOrder(e, after) > 0))
+      .filter((e) => this.liveTask(e.tenantId, e.taskId) !== undefined)
+      .sort(leaseOrder);
+    const items = lapsed.slice(0, Math.max(1, Math.floor(page.limit)));
+    const last = items.at(-1);
+    return lapsed.length > items.length && last ? { items, nextCursor: Buffer.from(JSON.stringify(last)).toString('base64url') } : { items };
   }
 
   override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {
@@ -256,9 +276,15 @@ export class MemoryStateStore extends StateStore {
     t.requests.delete(taskId);
     t.tasks.delete(taskId);
     this.streams.delete(`${tenantId}\u0000${taskId}`);
+    this.leases.delete(`${tenantId}\u0000${taskId}`);
     const key = `${task.ownerId}\u0000${task.sessionId}`;
     const left = (t.sessions.get(key) ?? []).filter((id) => id !== taskId);
     if (left.length) t.sessions.set(key, left);
     else t.sessions.delete(key);
   }
+}
+
+/** The index's order: by lapse, then tenant and task id. */
+function leaseOrder(a: LeaseEntry, b: LeaseEntry): number {
+  return a.expiresAt - b.expiresAt || (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : 0) || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0);
 }

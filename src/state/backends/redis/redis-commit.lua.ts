@@ -5,14 +5,15 @@
  * store's clock fresh at no extra round trip; see store-clock.ts), `{'conflict', actualVersion}` or
  * `{'corrupt', key}`, and in the last two cases has written nothing.
  *
- * KEYS: 1 task header, 2 requests hash, 3 request-ids set, 4 session zset, 5.. one request-index key
- *       per request written (same order as the ARGV groups).
+ * KEYS: 1 task header, 2 requests hash, 3 request-ids set, 4 session zset, 5 the lease index
+ *       (redis-keys.ts), 6.. one request-index key per request written (same order as the ARGV groups).
  * ARGV: 1 expected version, 2 now (ms), 3 expiresAt (ms or ''), 4 header JSON (already carrying the
  *       new version), 5 task id (session member), 6 request-index key prefix, 7 candidate TTL horizon
  *       (ms or ''; see ttl-horizon.util.ts), 8 the owner's sessions zset, 9 session id (its member),
  *       10 the header's writeId to require (TaskWrite.expectedWriteId, or ''), 11 the new header's
- *       writeId (kept in field `w` for the next such check, or ''), then per request: seq, encoded
- *       request id, record JSON, request-index JSON.
+ *       writeId (kept in field `w` for the next such check, or ''), 12 the lease's expiresAt (ms, or
+ *       '' when the header holds no lease), then per request: seq, encoded request id, record JSON,
+ *       request-index JSON.
  *
  * Keys not declared in KEYS (old request-index keys, dropped or re-expired) share the tenant's hash
  * tag, so they live in the same cluster slot as the declared ones.
@@ -24,7 +25,7 @@ local exp, json, taskId, indexPrefix, candidate = ARGV[3], ARGV[4], ARGV[5], ARG
 
 -- A key of the wrong type would make a write fail halfway through the script (Redis does not roll
 -- back), so refuse before writing anything.
-local kinds = { 'hash', 'hash', 'set', 'zset' }
+local kinds = { 'hash', 'hash', 'set', 'zset', 'zset' }
 for i = 1, #KEYS do
   local t = redis.call('TYPE', KEYS[i]).ok
   if t ~= 'none' and t ~= (kinds[i] or 'string') then return { 'corrupt', KEYS[i] } end
@@ -62,11 +63,13 @@ if not live then
 end
 
 redis.call('HSET', KEYS[1], 'v', expected + 1, 'exp', exp, 'ttl', horizon, 'w', ARGV[11], 'data', json)
-for i = 1, #KEYS - 4 do
-  local a = 11 + (i - 1) * 4
+-- The lease index follows the header: listed at the lease's expiry while it holds one.
+if ARGV[12] == '' then redis.call('ZREM', KEYS[5], KEYS[1]) else redis.call('ZADD', KEYS[5], ARGV[12], KEYS[1]) end
+for i = 1, #KEYS - 5 do
+  local a = 12 + (i - 1) * 4
   redis.call('HSET', KEYS[2], ARGV[a + 1], ARGV[a + 3])
   redis.call('SADD', KEYS[3], ARGV[a + 2])
-  redis.call('SET', KEYS[4 + i], ARGV[a + 4])
+  redis.call('SET', KEYS[5 + i], ARGV[a + 4])
 end
 
 local function expire(key)
@@ -74,7 +77,7 @@ local function expire(key)
 end
 -- The task's own keys are O(1); a new index key lost its TTL to SET. Only when the horizon moves
 -- (rarely) are all of the task's request-index keys re-expired.
-for i = 5, #KEYS do expire(KEYS[i]) end
+for i = 6, #KEYS do expire(KEYS[i]) end
 if horizon ~= oldHorizon or not live then
   for _, rid in ipairs(redis.call('SMEMBERS', KEYS[3])) do expire(indexPrefix .. rid) end
 end

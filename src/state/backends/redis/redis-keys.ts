@@ -12,9 +12,14 @@
  *   {prefix}{<tenant>}:sessions:<owner>           zset    the owner's session ids (score 0, in lexical order);
  *                                                         added by the create commit, removed by the deletion
  *                                                         of the session's last task (redis-delete.lua.ts)
+ *   {prefix}leases                                zset    the lease index (StateStore.listLapsedLeases): the
+ *                                                         header key of each task holding a lease, scored by
+ *                                                         the lease's expiresAt; kept by the commit script
  *
  * `{<tenant>}` is a Redis Cluster hash tag: all keys of one tenant live in one slot, so the commit
- * script may touch any of them atomically. Every variable part is percent-encoded, so an id that
+ * script may touch any of them atomically. The lease index is the one key of no tenant: the commit
+ * script writes it beside the tenant's keys, which a single Redis node (what the store connects to)
+ * allows; its members are header keys, so it names tenants and task ids and holds nothing of theirs. Every variable part is percent-encoded, so an id that
  * contains `:`, `{` or `}` can neither collide with another key nor move the hash tag; for the same
  * reason the prefix must not contain `{`.
  */
@@ -63,6 +68,17 @@ export class RedisKeys {
   session(ownerId: string, sessionId: string): string {
     return `${this.base}session:${enc(ownerId)}:${enc(sessionId)}`;
   }
+}
+
+/** The lease index of the store under `prefix` (see the layout above). */
+export function leaseIndexKey(prefix: string): string {
+  return `${prefix}leases`;
+}
+
+/** The tenant and task of a header key (a lease index member); undefined for any other key. */
+export function parseTaskKey(prefix: string, key: string): { tenantId: string; taskId: string } | undefined {
+  const match = /^\{([^{}]*)\}:task:([^:]*)$/.exec(key.startsWith(prefix) ? key.slice(prefix.length) : '');
+  return match ? { tenantId: decodeURIComponent(match[1]), taskId: decodeURIComponent(match[2]) } : undefined;
 }
 
 /** Encodes one key part; also used for request ids stored in the request-ids set. */

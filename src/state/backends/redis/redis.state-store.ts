@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
+import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateCorruptError, StateStoreUnavailableError, VersionConflictError } from '../../state.errors';
 import { StoreClock } from '../../store-clock';
@@ -8,9 +8,10 @@ import { pageLiveEntries } from '../live-page.util';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
 import { COMMIT_LUA } from './redis-commit.lua';
 import { DELETE_BATCH_LUA } from './redis-delete.lua';
+import { LEASES_LUA } from './redis-leases.lua';
 import { STREAM_APPEND_LUA } from './redis-stream.lua';
 import { resultsOf, toStateError } from './redis-errors';
-import { enc, RedisKeys } from './redis-keys';
+import { enc, leaseIndexKey, parseTaskKey, RedisKeys } from './redis-keys';
 
 // The key layout is documented in redis-keys.ts, the commit in redis-commit.lua.ts.
 
@@ -47,6 +48,7 @@ type WithCommit = Redis & {
   taCommit(numKeys: number, ...args: (string | number)[]): Promise<CommitReply>;
   taDeleteBatch(numKeys: number, ...args: (string | number)[]): Promise<'gone' | 'changed' | 'more' | 'done'>;
   taStreamAppend(numKeys: number, ...args: (string | number)[]): Promise<number>;
+  taLeases(numKeys: number, ...args: (string | number)[]): Promise<[(string | number)[], number]>;
 };
 
 /**
@@ -92,6 +94,7 @@ export class RedisStateStore extends StateStore {
     this.redis.defineCommand('taCommit', { lua: COMMIT_LUA });
     this.redis.defineCommand('taDeleteBatch', { lua: DELETE_BATCH_LUA });
     this.redis.defineCommand('taStreamAppend', { lua: STREAM_APPEND_LUA });
+    this.redis.defineCommand('taLeases', { lua: LEASES_LUA });
   }
 
   /** The prefix of this store's keys: other state on the same connection (rate limits) uses it too. */
@@ -240,6 +243,24 @@ export class RedisStateStore extends StateStore {
     return this.clock.now();
   }
 
+  /** The lease index's entries (redis-leases.lua.ts), paged by their (score, member) position. */
+  async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
+    const key = leaseIndexKey(this.prefix);
+    return this.run(key, () =>
+      pageLiveEntries(page, async (after, count) => {
+        const [score, member] = after === undefined ? ['', ''] : splitPosition(after);
+        const [flat, more] = await this.redis.taLeases(1, key, before, count, score, member, this.now());
+        const entries = [];
+        for (let i = 0; i < flat.length; i += 3) {
+          const [m, s, alive] = [String(flat[i]), String(flat[i + 1]), flat[i + 2] === 1];
+          const ids = parseTaskKey(this.prefix, m);
+          entries.push({ position: `${s}\u0000${m}`, item: alive && ids ? { ...ids, expiresAt: Number(s) } : undefined });
+        }
+        return { entries, more: more === 1 };
+      }),
+    );
+  }
+
   async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
     const k = this.keys(tenantId);
     const { taskId } = write.task;
@@ -253,6 +274,7 @@ export class RedisStateStore extends StateStore {
       k.requests(taskId),
       k.requestIds(taskId),
       k.session(stored.ownerId, stored.sessionId),
+      leaseIndexKey(this.prefix),
       ...requests.map((r) => k.requestIndex(r.requestId)),
     ];
     const args = [
@@ -267,6 +289,7 @@ export class RedisStateStore extends StateStore {
       stored.sessionId,
       write.expectedWriteId ?? '',
       stored.writeId ?? '',
+      stored.lease ? stored.lease.expiresAt : '',
       ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
     ];
     const sentAt = Date.now();
@@ -356,6 +379,12 @@ export class RedisStateStore extends StateStore {
     });
     return this.readyWait;
   }
+}
+
+/** A lease index position (`{score}\0{member}`) as the script's two arguments. */
+function splitPosition(position: string): [string, string] {
+  const at = position.indexOf('\u0000');
+  return at < 0 ? ['', ''] : [position.slice(0, at), position.slice(at + 1)];
 }
 
 /** Redis `TIME` (seconds, microseconds) as epoch milliseconds. */

@@ -1,0 +1,71 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { LeaseEntry } from '../../state-store';
+import { IndexEntry } from '../live-page.util';
+import { LEASE_SHARDS, leasePk, leaseSkUpTo } from './dynamodb-keys';
+
+/**
+ * One read of the lease index (StateStore.listLapsedLeases; its items in dynamodb-keys.ts, written
+ * by each commit: dynamodb-commit.ts): up to `count` entries that lapsed by `before`, strictly after
+ * the position `after` (a sort key), in sort-key order across the partitions. Every partition is
+ * asked for `count` at once and the answers merged: an entry a partition did not return sorts after
+ * `count` it did, so the first `count` of the merge are the index's. An entry carries its task's
+ * expiry: one of an expired task is dead, and deleted (conditioned on its incarnation, so an entry
+ * a new incarnation put under the same key stays).
+ */
+export async function readLeaseEntries(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  span: { before: number; now: number },
+  after: string | undefined,
+  count: number,
+): Promise<{ entries: IndexEntry<LeaseEntry>[]; more: boolean }> {
+  const upTo = leaseSkUpTo(span.before);
+  // Just above `after`: every key that extends it, or sorts after it, is above this.
+  const from = after === undefined ? undefined : `${after}\u0000`;
+  if (from !== undefined && from > upTo) return { entries: [], more: false };
+  const pages = await Promise.all(
+    Array.from({ length: LEASE_SHARDS }, (_, shard) =>
+      doc.send(
+        new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: from === undefined ? 'pk = :pk AND sk <= :to' : 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': leasePk(shard), ':to': upTo, ...(from === undefined ? {} : { ':from': from }) },
+          ConsistentRead: true,
+          Limit: count,
+        }),
+      ),
+    ),
+  );
+  const found = pages.flatMap((p) => p.Items ?? []).sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1));
+  const taken = found.slice(0, count);
+  const entries = await Promise.all(
+    taken.map(async (item): Promise<IndexEntry<LeaseEntry>> => {
+      const position = String(item.sk);
+      if (item.taskExp !== undefined && Number(item.taskExp) <= span.now) {
+        await dropEntry(doc, table, item);
+        return { position, item: undefined };
+      }
+      // Keys count whole milliseconds: one lapsing later within `before`'s is not listed yet.
+      const lapsed = Number(item.leaseAt) <= span.before;
+      return { position, item: lapsed ? { tenantId: String(item.tenantId), taskId: String(item.taskId), expiresAt: Number(item.leaseAt) } : undefined };
+    }),
+  );
+  return { entries, more: found.length > count || pages.some((p) => p.LastEvaluatedKey !== undefined) };
+}
+
+async function dropEntry(doc: DynamoDBDocumentClient, table: string, item: Record<string, unknown>): Promise<void> {
+  try {
+    await doc.send(
+      new DeleteCommand({
+        TableName: table,
+        Key: { pk: item.pk, sk: item.sk },
+        ConditionExpression: '#i = :i',
+        ExpressionAttributeNames: { '#i': 'inc' },
+        ExpressionAttributeValues: { ':i': item.inc },
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+  }
+}
