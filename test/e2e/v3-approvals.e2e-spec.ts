@@ -230,6 +230,23 @@ describe('v3 approvals (one instance)', () => {
     expect((await resume(paused.request_id, { action: 'approve' })).body.code).toBe('APPROVAL_ALREADY_DECIDED');
   });
 
+  it('tool results in a resume body answer client-side calls only: for a call that waits for approval 409 NOT_A_CLIENT_TOOL_CALL, nothing decided or run, the pause still decidable', async () => {
+    const paused = await pauseWith([tc('w1', 'Notes-wipe', { id: 'a' })]);
+    for (const body of [{ results: { w1: 'wiped a' } }, { action: 'approve', pause_id: paused.content.pause_id, results: { w1: 'wiped a' } }]) {
+      const r = await resume(paused.request_id, body);
+      expect([r.status, r.body.code]).toEqual([409, 'NOT_A_CLIENT_TOOL_CALL']);
+      expect(r.body.detail).toContain('w1');
+    }
+    expect(notes.calls).toEqual({});
+    expect((await api.task(paused.task_id)).body).toMatchObject({ status: 'Paused', requests: [{ status: 'Paused', approvals: [], tool_calls: [] }], pending_approvals: [{ pause_id: paused.content.pause_id }] });
+
+    llm.script(reply.text('Wiped.'));
+    const approved = await resume(paused.request_id, { action: 'approve', pause_id: paused.content.pause_id });
+    expect(approved.body).toMatchObject({ status: 'Completed', output: 'Wiped.' });
+    expect(notes.calls).toEqual({ wipe: 1 });
+    expect((await api.task(paused.task_id)).body.requests[0].tool_calls).toMatchObject([{ id: 'w1', outcome: 'ok', result: 'wiped a' }]);
+  });
+
   it('a partial rejection runs on: the model sees the rejected call with the reason given, and may pause again', async () => {
     const paused = await pauseWith([tc('e1', 'Notes-edit', { id: 'a' }), tc('w1', 'Notes-wipe', { id: 'a' })]);
     llm.script(reply.toolCalls([tc('w2', 'Notes-wipe', { id: 'b' })]));

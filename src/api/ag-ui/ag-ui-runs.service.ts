@@ -87,7 +87,9 @@ export class AgUiRuns {
    * The results of the client-side tool calls the thread's paused request waits for, paired with
    * them by id: decided as the resume route decides a pause (one compare-and-set), then the run
    * goes on under the same request. Results for calls nothing waits for (already answered, or
-   * unknown) are 409 APPROVAL_ALREADY_DECIDED; a missing result is 422.
+   * unknown) are 409 APPROVAL_ALREADY_DECIDED; a missing result is 422. Only a client-side tool's
+   * call takes a result: one for a call waiting for approval is 409 NOT_A_CLIENT_TOOL_CALL and
+   * leaves the pause open (lifecycle `decide`, the rule of every path that carries results).
    */
   private async toolResults(agent: AgentDefinition, principal: Principal, input: RunAgentInput, results: Record<string, string>, clientTools: LlmToolSpec[]): Promise<Started> {
     await this.writer.read(owned(agent, principal, input.threadId));

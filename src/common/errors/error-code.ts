@@ -27,7 +27,7 @@ export enum ErrorCode {
   TASK_BUSY = 'TASK_BUSY',
   /** Too many reconnected streams following the store at once (per caller or per replica): retry later. */
   TOO_MANY_STREAMS = 'TOO_MANY_STREAMS',
-  /** A `/stream` WebSocket whose input did not come within TA_WS_FIRST_MESSAGE_TIMEOUT_MS. */
+  /** A `/stream` WebSocket whose input did not come within TA_WS_FIRST_MESSAGE_MS. */
   INPUT_TIMEOUT = 'INPUT_TIMEOUT',
   /** A rate limit of `spec.limits` / `TA_RATE_LIMIT_*` (src/rate-limit): retry after `Retry-After`. */
   RATE_LIMITED = 'RATE_LIMITED',
@@ -39,6 +39,11 @@ export enum ErrorCode {
   TASK_NOT_RUNNING = 'TASK_NOT_RUNNING',
   APPROVAL_ALREADY_DECIDED = 'APPROVAL_ALREADY_DECIDED',
   APPROVAL_EXPIRED = 'APPROVAL_EXPIRED',
+  /**
+   * A tool result (an AG-UI `tool` message) for a pending call that is no client-side tool call:
+   * a server tool's call waits for a decision (resume), never for a result standing in for it.
+   */
+  NOT_A_CLIENT_TOOL_CALL = 'NOT_A_CLIENT_TOOL_CALL',
   /** The process running the request stopped before it finished (its lease lapsed). */
   ABANDONED = 'ABANDONED',
   /** A running request whose lease another replica took over: its result cannot be stored. */

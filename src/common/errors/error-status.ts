@@ -35,6 +35,7 @@ export const ERROR_STATUS = {
   [ErrorCode.TASK_NOT_RUNNING]: { status: 409, title: 'Nothing to cancel' },
   [ErrorCode.APPROVAL_ALREADY_DECIDED]: { status: 409, title: 'Approval already decided' },
   [ErrorCode.APPROVAL_EXPIRED]: { status: 409, title: 'Approval expired' },
+  [ErrorCode.NOT_A_CLIENT_TOOL_CALL]: { status: 409, title: 'Not a client-side tool call' },
   [ErrorCode.ABANDONED]: { status: 503, title: 'Request abandoned' },
   [ErrorCode.LEASE_LOST]: { status: 409, title: 'Request taken over' },
   [ErrorCode.VERSION_CONFLICT]: { status: 409, title: 'Concurrent modification' },

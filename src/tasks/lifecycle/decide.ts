@@ -62,7 +62,7 @@ export function decide(input: DecisionInput): Transition<Decided> {
           earlier ? `Pause ${named} of request ${request.requestId} was already decided` : `Pause ${named} is not the pause request ${request.requestId} waits on`,
         );
       }
-      const { approved, rejected, reasons } = resolveDecision(p, withResults(input.body));
+      const { approved, rejected, reasons } = resolveDecision(p, withResults(p, input.body));
       const decision: ApprovalDecision = {
         pauseId: p.pauseId,
         action: input.body.action ?? (approved.some((id) => p.pending.includes(id)) ? 'approve' : 'reject'),
@@ -95,10 +95,25 @@ export function decide(input: DecisionInput): Transition<Decided> {
   };
 }
 
-/** Client-side tool results decide their calls as approved (done by the caller). */
-function withResults(body: ResumeDecision): ResumeDecision {
+/**
+ * Client-side tool results decide their calls as approved (done by the caller). Only a call the
+ * pause waits on as a client-side tool's (`approvalReason: 'client_tool'`) takes a result: for a
+ * call waiting for approval, a result would stand in for the tool's output and approve it with
+ * nobody deciding, so it is refused (409 NOT_A_CLIENT_TOOL_CALL) and the pause stays as it was.
+ * A result for a call that is not pending at all stays 409 APPROVAL_ALREADY_DECIDED (resolveDecision).
+ */
+function withResults(p: PendingApprovals, body: ResumeDecision): ResumeDecision {
   if (!body.results) return body;
-  return { ...body, decisions: [...(body.decisions ?? []), ...Object.keys(body.results).map((id) => ({ tool_call_id: id, approved: true }))] };
+  const ids = Object.keys(body.results);
+  const awaitingApproval = ids.filter((id) => p.pending.includes(id) && p.calls.find((c) => c.id === id)?.approvalReason !== 'client_tool');
+  if (awaitingApproval.length) {
+    const names = awaitingApproval.map((id) => `${id} (${p.calls.find((c) => c.id === id)?.name ?? 'unknown tool'})`).join(', ');
+    throw new DomainError(
+      ErrorCode.NOT_A_CLIENT_TOOL_CALL,
+      `Not a client-side tool call: ${names} waits for approval in pause ${p.pauseId}, not for a result; approve or reject it with a resume`,
+    );
+  }
+  return { ...body, decisions: [...(body.decisions ?? []), ...ids.map((id) => ({ tool_call_id: id, approved: true }))] };
 }
 
 function notPaused(request: RequestRecord): DomainError {

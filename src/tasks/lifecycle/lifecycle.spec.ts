@@ -245,6 +245,29 @@ describe('decide', () => {
     expect(c.task.status).toBe('Canceled');
   });
 
+  it('results answer client-side calls only: a result for a call waiting for approval is 409 NOT_A_CLIENT_TOOL_CALL naming it, and decides nothing', () => {
+    // c1 waits for a human (autonomy level); a result in its place would skip the tool and the approval
+    const approval = state({ pendingApprovals: pause({ pending: ['c1'], calls: [{ id: 'c1', name: 'wipe', arguments: '{}', approvalReason: 'autonomy_level' }] }) });
+    for (const body of [{ results: { c1: 'wiped' } }, { action: 'approve' as const, results: { c1: 'wiped' } }]) {
+      try {
+        decideWith(body).apply(approval, NOW);
+        throw new Error('expected a refusal');
+      } catch (err) {
+        expect(err).toMatchObject({ code: 'NOT_A_CLIENT_TOOL_CALL', message: expect.stringContaining('c1') });
+      }
+    }
+    // a call without a recorded reason (an older pause) is no client-side call either
+    expect(refusal(() => decideWith({ results: { c1: 'x' }, action: 'approve' }).apply(state(), NOW))).toBe('NOT_A_CLIENT_TOOL_CALL');
+  });
+
+  it('results of the client-side calls a pause waits for decide them as done: nothing else is approved in their name', () => {
+    const client = state({
+      pendingApprovals: pause({ pending: ['k1'], calls: [{ id: 'c0', name: 'read', arguments: '{}' }, { id: 'k1', name: 'ask_user', arguments: '{}', approvalReason: 'client_tool' }] }),
+    });
+    const c = apply(decideWith({ results: { k1: 'yes' } }), client);
+    expect(c.result).toMatchObject({ kind: 'resumed', resume: { approved: ['c0', 'k1'], provided: { k1: 'yes' } } });
+  });
+
   it('a plan is decided as a whole (422 when split)', () => {
     const plan = state({ pendingApprovals: pause({ plan: true, pending: ['c0', 'c1', 'c2'] }) });
     expect(refusal(() => decideWith({ action: 'approve', decisions: [{ tool_call_id: 'c1', approved: false }] }).apply(plan, NOW))).toBe(ErrorCode.VALIDATION_FAILED);
