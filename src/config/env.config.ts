@@ -118,7 +118,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
         maxPerCaller: vars.TA_STREAM_REPLAY_MAX_PER_CALLER,
         maxPerReplica: vars.TA_STREAM_REPLAY_MAX_PER_REPLICA,
       },
-      streamSocket: { firstMessageTimeoutMs: vars.TA_WS_FIRST_MESSAGE_TIMEOUT_MS, maxPerCaller: vars.TA_WS_MAX_SOCKETS_PER_CALLER },
+      streamSocket: { firstMessageTimeoutMs: vars.TA_WS_FIRST_MESSAGE_MS, maxPerCaller: vars.TA_WS_MAX_SOCKETS_PER_CALLER },
     },
     llm: {
       apiKey: vars.TA_API_KEY,

@@ -46,7 +46,7 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_STREAM_REPLAY_MAX_PER_CALLER = 8;
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_STREAM_REPLAY_MAX_PER_REPLICA = 256;
   /** A `/stream` WebSocket whose input (its first message) has not come this long after the upgrade is closed (1008). */
-  @IsOptional() @Transform(toInt) @EnvInt(100) TA_WS_FIRST_MESSAGE_TIMEOUT_MS = 10_000;
+  @IsOptional() @Transform(toInt) @EnvInt(100) TA_WS_FIRST_MESSAGE_MS = 10_000;
   /** `/stream` WebSockets open at once per caller (tenant and owner) on one replica; one more is closed (1013). */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_WS_MAX_SOCKETS_PER_CALLER = 20;
   /** Origins browsers may call from (src/common/http/cors-policy.ts); `*` only with TA_AUTH_MODE=dev. Unset: none. */

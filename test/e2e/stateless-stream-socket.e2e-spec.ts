@@ -292,7 +292,7 @@ describe('WebSocket /stream limits (dev auth)', () => {
     app = await startFakeModelApp({
       agents: { 'chat.yaml': CHAT_V1 },
       env: {
-        TA_WS_FIRST_MESSAGE_TIMEOUT_MS: String(FIRST_MESSAGE_TIMEOUT_MS),
+        TA_WS_FIRST_MESSAGE_MS: String(FIRST_MESSAGE_TIMEOUT_MS),
         TA_WS_MAX_SOCKETS_PER_CALLER: String(MAX_PER_CALLER),
         // Pings every 50 ms, all answered: a live peer that sends nothing must still be closed.
         TA_SSE_KEEPALIVE_MS: '50',

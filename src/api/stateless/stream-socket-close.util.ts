@@ -6,7 +6,7 @@ export const CloseCode = {
   GOING_AWAY: 1001,
   /** The input message is not JSON, or a field fails validation (the reason names it). */
   INVALID_PAYLOAD: 1007,
-  /** No input within TA_WS_FIRST_MESSAGE_TIMEOUT_MS, or input after the caller's token expired. */
+  /** No input within TA_WS_FIRST_MESSAGE_MS, or input after the caller's token expired. */
   POLICY_VIOLATION: 1008,
   /** The input message is larger than TA_MAX_BODY_BYTES (sent by `ws` itself). */
   MESSAGE_TOO_BIG: 1009,

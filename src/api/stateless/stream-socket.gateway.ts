@@ -46,7 +46,7 @@ const SHUTDOWN_GRACE_MS = 1000;
  * (StreamSocketSession) does the rest through the same StatelessInvoker streaming path as `/sse`.
  *
  * An open socket holds an identity checked once, at the upgrade, so it is bounded: its input must
- * come within TA_WS_FIRST_MESSAGE_TIMEOUT_MS (else 1008 `INPUT_TIMEOUT`), input that comes after
+ * come within TA_WS_FIRST_MESSAGE_MS (else 1008 `INPUT_TIMEOUT`), input that comes after
  * the caller's token stopped being accepted is refused (1008 `UNAUTHENTICATED`, audited as
  * `auth.failed`), and a caller holds at most TA_WS_MAX_SOCKETS_PER_CALLER sockets on this replica
  * at once (one more is closed at once with 1013 `TOO_MANY_STREAMS`).

@@ -20,7 +20,7 @@ export interface StreamSocketDeps {
   logger: Logger;
   /** A ping every this many ms while the socket is open, and the peer must answer one of every three (TA_SSE_KEEPALIVE_MS; 0 = none). */
   keepaliveMs: number;
-  /** The input must come within this many ms of the upgrade (TA_WS_FIRST_MESSAGE_TIMEOUT_MS). */
+  /** The input must come within this many ms of the upgrade (TA_WS_FIRST_MESSAGE_MS). */
   firstMessageTimeoutMs: number;
 }
 
