@@ -4,6 +4,8 @@
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] };
 const common = { moduleFileExtensions: ['js', 'json', 'ts'], rootDir: '.', testEnvironment: 'node', transform };
 module.exports = {
+  // Slowest files first (test/support/test-sequencer.js), over several workers (scripts/test.sh).
+  testSequencer: '<rootDir>/test/support/test-sequencer.js',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The Jest part of scripts/test.sh (after the typecheck and the build): the run over several
+# workers, the check that nothing was left open, and the closing summary (docs/testing.md).
+# Arguments go to Jest. EXIT_GRACE_S (30): how long Jest may take to exit after its results.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/node24.sh
+export LOG_LEVEL=silent TA_LOG_LEVEL=silent
+work="$(mktemp -d -t jest-run.XXXXXX)"
+trap 'rm -rf "$work"' EXIT
+results="$work/results.json"
+# Most e2e files wait on servers and child processes more than they compute: three workers on two
+# cores overlap that waiting (TEST_WORKERS to change it).
+workers="${TEST_WORKERS:-3}"
+# No --forceExit: a handle a test leaves open must fail the run, not be hidden. Jest writes its
+# results, then exits once nothing is left open; a run that has written them and still has not
+# exited EXIT_GRACE_S later is stopped and failed. A worker Jest had to kill for the same reason
+# ("failed to exit gracefully") fails it too.
+status=0
+node --experimental-vm-modules node_modules/jest/bin/jest.js --maxWorkers="$workers" --json --outputFile="$results" "$@" \
+  2> >(tee "$work/stderr" >&2) & jest=$!
+EXIT_GRACE_S="${EXIT_GRACE_S:-30}"
+while kill -0 "$jest" 2>/dev/null; do
+  if [ -s "$results" ] && [ $(( $(date +%s) - $(stat -c %Y "$results") )) -gt "$EXIT_GRACE_S" ]; then
+    echo "Jest reported every test but had not exited ${EXIT_GRACE_S} s later: a test left a handle open (find it: run the suspect files with --detectOpenHandles)" >&2
+    kill "$jest" 2>/dev/null || true
+    status=1
+    break
+  fi
+  sleep 1
+done
+set +e; wait "$jest"; jest_status=$?; set -e
+[ "$status" != 0 ] || status=$jest_status
+if grep -q "failed to exit gracefully" "$work/stderr"; then
+  echo "a Jest worker had to be killed after its tests: a test left a handle open (run the file with --detectOpenHandles)" >&2
+  status=1
+fi
+# One plain closing line ("N passed, N failed"), readable by any CI whatever the runner, after the
+# ten slowest files (the ones to look at when the run gets long).
+[ -s "$results" ] && node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const files = r.testResults.map((t) => ({ s: (t.endTime - t.startTime) / 1000, name: require("path").relative(process.cwd(), t.name) }));
+  console.log("slowest files:");
+  for (const f of files.sort((a, b) => b.s - a.s).slice(0, 10)) console.log(`  ${f.s.toFixed(1).padStart(6)} s  ${f.name}`);
+  console.log(`wall time: ${process.argv[2]} s in all, ${((Date.now() - r.startTime) / 1000).toFixed(0)} s of them the Jest run`);
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' "$results" "$SECONDS" || true
+exit "$status"
