@@ -31,6 +31,11 @@ interface Timing {
   delayMs?: number;
   /** Hold the answer until this settles: the event-driven way to keep the "model" busy. */
   until?: Promise<unknown>;
+  /**
+   * Streaming text or hang: after the first chunks, each step waits for its `until` and then streams
+   * its `chunks` (a slow model whose pace the test sets), before the reply goes on as it would.
+   */
+  steps?: { until: Promise<unknown>; chunks: string[] }[];
 }
 
 export type FakeReply =
@@ -162,6 +167,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         frame.open();
         frame.delta({ role: 'assistant', content: '' });
         for (const c of next.chunks ?? splitWords(next.text)) frame.delta({ content: c });
+        if (!(await streamSteps(frame, res, next.steps))) return;
         return frame.finish(next.finishReason ?? 'stop', next.usage);
       case 'tool_calls': {
         const calls = next.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
@@ -196,6 +202,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         if (streaming) {
           frame.open();
           for (const c of next.chunks ?? []) frame.delta({ content: c });
+          await streamSteps(frame, res, next.steps);
         }
         return; // never finished; the client's disconnect (or close()) ends it
     }
@@ -217,6 +224,16 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Streams each step's chunks once its `until` settled; false when the client went away meanwhile. */
+async function streamSteps(frame: ChunkWriter, res: ServerResponse, steps: Timing['steps'] = []): Promise<boolean> {
+  for (const step of steps) {
+    await step.until.catch(() => undefined);
+    if (res.destroyed) return false;
+    for (const c of step.chunks) frame.delta({ content: c });
+  }
+  return true;
 }
 
 /** Writes OpenAI `chat.completion.chunk` events. */
