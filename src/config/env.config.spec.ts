@@ -29,7 +29,7 @@ describe('loadEnvConfig', () => {
       streamSocket: { firstMessageTimeoutMs: 10_000, maxPerCaller: 20 },
     });
     expect(env.llm).toEqual({ apiKey: undefined, baseUrl: undefined, azure: undefined, timeoutMs: 120_000, maxRetries: 2 });
-    expect(env.state).toMatchObject({ store: 'memory', leaseMs: 30_000, taskTtlSeconds: undefined, redisUrl: undefined, dynamodb: undefined });
+    expect(env.state).toMatchObject({ store: 'memory', leaseMs: 30_000, leaseSweepMs: 5_000, taskTtlSeconds: undefined, redisUrl: undefined, dynamodb: undefined });
     expect(env.telemetry).toEqual({ otlpEndpoint: undefined, prometheus: false, logLevel: 'info' });
     expect(env.auth).toMatchObject({
       mode: 'entra',
@@ -96,6 +96,7 @@ describe('loadEnvConfig', () => {
     [{ TA_LLM_MAX_RETRIES: '11' }, 'TA_LLM_MAX_RETRIES must be an integer from 0 to 10 (got 11)'],
     [{ TA_MAX_BODY_BYTES: '10' }, 'TA_MAX_BODY_BYTES must be an integer >= 1024 (got 10)'],
     [{ TA_TASK_LEASE_MS: 'soon' }, 'TA_TASK_LEASE_MS must be an integer >= 100 (got "soon")'],
+    [{ TA_LEASE_SWEEP_MS: '-1' }, 'TA_LEASE_SWEEP_MS must be an integer >= 0 (got -1)'],
     [{ TA_WS_FIRST_MESSAGE_MS: '0' }, 'TA_WS_FIRST_MESSAGE_MS must be an integer >= 100 (got 0)'],
     [{ TA_WS_MAX_SOCKETS_PER_CALLER: '0' }, 'TA_WS_MAX_SOCKETS_PER_CALLER must be an integer >= 1 (got 0)'],
     [{ TA_ENTRA_AUDIENCE: ' , ' }, 'TA_ENTRA_AUDIENCE must be a comma- or space-separated list (got [])'],

@@ -62,6 +62,8 @@ export interface EnvConfig {
   state: {
     store: 'memory' | 'redis' | 'dynamodb';
     leaseMs: number;
+    /** TA_LEASE_SWEEP_MS (0: no sweep). */
+    leaseSweepMs: number;
     taskTtlSeconds?: number;
     /** src/tasks/task-cache.ts (0: no cache). */
     taskCacheMaxBytes?: number;
@@ -136,6 +138,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
     state: {
       store: vars.TA_STATE_STORE,
       leaseMs: vars.TA_TASK_LEASE_MS,
+      leaseSweepMs: vars.TA_LEASE_SWEEP_MS,
       taskTtlSeconds: vars.TA_TASK_TTL_SECONDS,
       taskCacheMaxBytes: vars.TA_TASK_CACHE_MAX_BYTES,
       redisUrl: vars.TA_REDIS_URL,

@@ -85,6 +85,8 @@ export class EnvVars {
   @IsOptional() @IsString() AWS_REGION?: string;
   /** How long a running request holds its task; renewed while it runs, so only a dead process lets it lapse. */
   @IsOptional() @Transform(toInt) @EnvInt(100) TA_TASK_LEASE_MS = 30_000;
+  /** How often each replica sweeps the lease index for dead processes' requests (src/tasks/lease-sweeper.service.ts); 0: never. */
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_LEASE_SWEEP_MS = 5_000;
   /** Tasks expire this many seconds after their last write (unset: never). */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_TASK_TTL_SECONDS?: number;
   /** The task writer's cache of the tasks this replica wrote, in bytes of request JSON (0: none; src/tasks/task-cache.ts). */

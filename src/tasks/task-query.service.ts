@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { StateStore } from '../state/state-store';
+import { asRead } from './lifecycle/lapsed';
 import { taskView } from './task-view';
 import { withEdits } from './task-edits-view';
 import { TaskWriter } from './task-writer';
@@ -21,11 +22,15 @@ export class TaskQueryService {
     private readonly writer: TaskWriter,
   ) {}
 
-  /** The task (a pause past its approval TTL is expired first, by the writer's read). */
+  /**
+   * The task (a pause past its approval TTL is expired first, by the writer's read); a request
+   * whose lease lapsed reads Failed, abandoned, as the lease sweep will store it (lifecycle/lapsed.ts).
+   */
   async getTask(agent: AgentDefinition, principal: Principal, taskId: string, includeSuperseded = false) {
     const access = { tenantId: principal.tenantId, taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
-    const task = await this.writer.read(access);
-    const requests = await this.store.listRequests(principal.tenantId, taskId);
-    return withEdits(taskView(task, requests, agent, this.writer.now()), requests, includeSuperseded);
+    const stored = await this.writer.read(access);
+    const now = this.writer.now();
+    const { task, requests } = asRead({ task: stored, requests: await this.store.listRequests(principal.tenantId, taskId) }, now);
+    return withEdits(taskView(task, requests, agent, now), requests, includeSuperseded);
   }
 }

@@ -68,6 +68,16 @@ const BACKENDS: Backend[] = [
   },
 ];
 
+/** What `p` resolves to within `ms`, else undefined (the timer does not outlive the wait). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  const timeout = new AbortController();
+  try {
+    return await Promise.race([p, sleep(ms, undefined, { signal: timeout.signal })]);
+  } finally {
+    timeout.abort();
+  }
+}
+
 describe.each(BACKENDS)('a dead replica\'s requests on $name', (backend) => {
   let llm: FakeOpenAi;
   let backing: Awaited<ReturnType<Backend['start']>>;
@@ -134,7 +144,7 @@ describe.each(BACKENDS)('a dead replica\'s requests on $name', (backend) => {
     const bound = LEASE_MS + backend.skewMs + SWEEP_MS + GRACE_MS;
 
     // Nobody calls either server from here: the live replica's sweep must find both tasks itself.
-    const call = await Promise.race([llm.waitForRequest(4), sleep(bound, undefined)]);
+    const call = await within(llm.waitForRequest(4), bound);
     const elapsed = call ? Date.now() - killedAt : Infinity;
     expect(elapsed).toBeLessThan(bound);
     expect(JSON.stringify(call!.body.messages.at(-1))).toContain('queued behind it');

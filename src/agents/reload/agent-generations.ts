@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { LeaseSweeper } from '../../tasks/lease-sweeper.service';
 import { RunningRequests } from '../../tasks/running-requests';
 import { ToolRegistry } from '../../tools/tool-registry';
 
@@ -69,6 +70,8 @@ export class AgentGenerations {
     const old = this.current;
     const handle = app.getHttpAdapter().getInstance() as Generation['handle'];
     this.current = { app, handle, open: 0 };
+    // Dead processes' requests are the new config's to take over (its app sweeps the leases now).
+    stopSweeping(old.app);
     const done = this.retire(old).finally(() => this.draining.delete(done));
     this.draining.add(done);
   }
@@ -106,5 +109,13 @@ export class AgentGenerations {
       // An app without v3 agents has no RunningRequests.
     }
     return gen.open <= 0 && running === 0;
+  }
+}
+
+function stopSweeping(app: INestApplication): void {
+  try {
+    app.get(LeaseSweeper, { strict: false }).stop();
+  } catch {
+    // An app without the v3 module sweeps nothing.
   }
 }

@@ -16,6 +16,7 @@ import { TaskQueryService } from '../../tasks/task-query.service';
 import { TaskWriter } from '../../tasks/task-writer';
 import { RequestRunner } from '../../tasks/request-runner.service';
 import { RequestWatcher } from '../../tasks/request-watcher.service';
+import { LeaseSweeper } from '../../tasks/lease-sweeper.service';
 import { agUiParts } from '../ag-ui/ag-ui.parts';
 import { createV3AgentController } from './v3-agent.controller';
 
@@ -30,6 +31,7 @@ export class V3Module {
         TaskWriter,
         RequestRunner,
         RequestWatcher,
+        LeaseSweeper,
         TaskQueryService,
         TaskControlService,
         TaskDeletion,

@@ -95,8 +95,9 @@ export type Recovery = { kind: 'run'; run: RunNow } | { kind: 'closed' } | { kin
  * A task whose lease lapsed (its holder's process died before it finished or handed over) is
  * recovered in one write: the holder is closed as abandoned and the waiting follow-on, if any,
  * takes the lease and runs (on the replica that noticed first: the others lose the
- * compare-and-set, re-read, and find nothing to do). Nothing to do while the lease holds or the
- * task waits for an approval.
+ * compare-and-set, re-read, and find nothing to do). A lapsed lease with neither (its holder is
+ * not running: nothing in the lifecycle leaves one) is dropped, so the lease index lets go of the
+ * task. Nothing to do while the lease holds or the task waits for an approval.
  */
 export function recoverLapsed(timing: TaskTiming): Transition<Recovery> {
   return {
@@ -107,8 +108,9 @@ export function recoverLapsed(timing: TaskTiming): Transition<Recovery> {
       const abandoned = abandonedHolder(state, now);
       const waiting = waitingRequest(state);
       if (!waiting) {
-        if (!abandoned) return { unchanged: { kind: 'none' } };
-        return { task: withoutLease({ ...task, status: 'Failed' }, now, timing), requests: [abandoned], result: { kind: 'closed' } };
+        if (abandoned) return { task: withoutLease({ ...task, status: 'Failed' }, now, timing), requests: [abandoned], result: { kind: 'closed' } };
+        if (!task.lease) return { unchanged: { kind: 'none' } };
+        return { task: withoutLease(task, now, timing), requests: [], result: { kind: 'closed' } };
       }
       const running: RequestRecord = { ...waiting, status: 'Running', updatedAt: new Date(now).toISOString() };
       const writes = [...(abandoned ? [abandoned] : []), running];
