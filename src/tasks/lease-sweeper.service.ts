@@ -107,7 +107,7 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
       const { result } = await this.writer.update(access, recoverLapsed(this.writer.timing));
       if (result.kind === 'none') return;
       const next = result.kind === 'run' ? result.run.request.requestId : null;
-      this.logger.info({ ...ids, request_id: task.lease.requestId, next_request_id: next }, 'lease sweep: closed the request of a lapsed lease');
+      this.logger.info({ ...ids, lapsed_request_id: task.lease.requestId, next_request_id: next }, 'lease sweep: recovered a task from a lapsed lease');
       if (result.kind === 'run') this.runner.runInBackground(agent, result.run);
     } catch (err) {
       if (!this.stopped) this.logger.warn({ err, ...ids }, 'lease sweep could not recover a task; trying again on the next pass');

@@ -28,8 +28,12 @@ class FlakyStore extends MemoryStateStore {
   }
 }
 
-/** A task whose request `dead` holds a lease that lapsed a second ago (its process died), with `queued` waiting behind it. */
-async function deadTask(store: MemoryStateStore, queued?: string): Promise<{ taskId: string; dead: string }> {
+/**
+ * A task whose request `dead` holds a lease that lapsed a second ago (its process died), with
+ * `queued` waiting behind it; or (`drained`) as a draining replica leaves it: `dead` ended Failed
+ * `shutdown`, and the lease, lapsed at once, in the waiting request's name (lifecycle/finish.ts).
+ */
+async function deadTask(store: MemoryStateStore, queued?: string, drained = false): Promise<{ taskId: string; dead: string }> {
   const taskId = `task-${Math.random().toString(36).slice(2)}`;
   const now = new Date().toISOString();
   const request = (seq: number, requestId: string, status: RequestRecord['status']): RequestRecord => ({
@@ -47,17 +51,18 @@ async function deadTask(store: MemoryStateStore, queued?: string): Promise<{ tas
     updatedAt: now,
   });
   const dead = `${taskId}-r0`;
-  const requests = [request(0, dead, 'Running'), ...(queued ? [request(1, queued, 'Queued')] : [])];
+  const first = drained ? { ...request(0, dead, 'Failed'), reason: 'shutdown' as const } : request(0, dead, 'Running');
+  const requests = [first, ...(queued ? [request(1, queued, 'Queued')] : [])];
   const task: TaskRecord = {
     taskId,
     sessionId: 'session-1',
     tenantId: DEV_TENANT_ID,
     ownerId: DEV_OWNER_ID,
     agent: 'Swept:1',
-    status: 'Running',
+    status: drained ? 'Failed' : 'Running',
     version: 0,
     requestCount: requests.length,
-    lease: { requestId: dead, expiresAt: store.now() - 1000 },
+    lease: drained && queued ? { requestId: queued, expiresAt: store.now() } : { requestId: dead, expiresAt: store.now() - 1000 },
     ...(queued ? { queued } : {}),
     lastEventSeq: 0,
     metadata: {},
@@ -113,9 +118,14 @@ describe('the lease sweep of one app', () => {
     expect(await store.getRequest(DEV_TENANT_ID, dead)).toMatchObject({ status: 'Failed', reason: 'abandoned', error: { code: 'ABANDONED' } });
     expect((await store.getTask(DEV_TENANT_ID, taskId))?.lease).toBeUndefined();
     expect(t.logs().some((l) => l.msg === 'lease sweep failed; trying again on the next pass')).toBe(true);
-    expect(t.logs().find((l) => l.msg === 'lease sweep: closed the request of a lapsed lease')).toMatchObject({ task_id: taskId, request_id: dead, next_request_id: 'follow-on' });
+    expect(t.logs().find((l) => l.msg === 'lease sweep: recovered a task from a lapsed lease')).toMatchObject({ task_id: taskId, lapsed_request_id: dead, next_request_id: 'follow-on' });
     // Nothing is left in the index.
     expect((await store.listLapsedLeases(store.now(), { limit: 10 })).items).toEqual([]);
+
+    // A follow-on a draining replica left waiting (its lease released, lapsed at once) runs too.
+    const drained = await deadTask(store, 'after-drain', true);
+    expect(await until(() => store.getRequest(DEV_TENANT_ID, 'after-drain'), (r) => r?.status === 'Completed', 3000)).toMatchObject({ status: 'Completed' });
+    expect((await store.getRequest(DEV_TENANT_ID, drained.dead))?.reason).toBe('shutdown');
 
     // The sweep stops with its app.
     await t.close();

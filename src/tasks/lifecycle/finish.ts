@@ -30,7 +30,9 @@ export interface Finished {
  * The running request ends: its final record (Completed, Failed, Canceled or Paused) and the
  * task's status in one write, releasing the lease — or, when a follow-on waits and the request did
  * not pause, handing the lease straight to it (unless `handOver` is false: a replica that shuts
- * down leaves it waiting, with the lease free, for the next replica that looks to run it). A paused request keeps the waiting follow-on
+ * down leaves it waiting, with the lease free, for the next replica that looks to run it; the
+ * lease is then written in the waiting request's name, already lapsed, so the lease sweep of a live
+ * replica finds the task and runs it: `recoverLapsed`). A paused request keeps the waiting follow-on
  * waiting (it runs once the pause is decided and the request ends). Refused (LEASE_LOST) when the
  * lease is no longer this request's: its result cannot be stored over the request that took over.
  */
@@ -57,6 +59,7 @@ export function finish(final: RequestRecord, timing: TaskTiming, handOver = true
       }
       const next = withoutLease({ ...task, status }, now, timing);
       if (!waiting) delete next.queued;
+      else next.lease = { requestId: waiting.requestId, expiresAt: now };
       delete next.pauseExpiresAt;
       return { task: next, requests: [final], result: {} };
     },

@@ -131,9 +131,11 @@ describe('renew and finish', () => {
     expect(c.result.next).toBeUndefined();
     expect(c.requests).toEqual([failed]);
     expect(c.task).toMatchObject({ status: 'Failed', queued: 'r1' });
-    expect(c.task.lease).toBeUndefined();
+    // In the waiting request's name and lapsed already: the lease index lists the task for the next sweep.
+    expect(c.task.lease).toEqual({ requestId: 'r1', expiresAt: NOW });
+    expect(leaseActive(c.task, NOW)).toBe(false);
     // Whichever replica looks next runs it at once: the lease is free, not lapsing.
-    const next = apply(recoverLapsed(timing), { task: c.task, requests: [failed, req(1, 'Queued')] }, NOW + 1);
+    const next = apply(recoverLapsed(timing), { task: c.task, requests: [failed, req(1, 'Queued')] }, NOW);
     expect(next.result).toMatchObject({ kind: 'run', run: { request: { requestId: 'r1', status: 'Running' } } });
   });
 
