@@ -71,7 +71,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   const logger = options.shared?.logger ?? createLogger(env.telemetry.logLevel, options.logDestination, activeTraceIds);
   const configPath = options.configPath ?? env.serviceConfigPath;
   if (!configPath) throw new ConfigError(['TA_SERVICE_CONFIG is not set: name an agent YAML file or a directory of them']);
-  const agents = loadAgentConfigs(configPath, isKnownLocalModel);
+  const agents = loadAgentConfigs(configPath, isKnownLocalModel, (warning) => logger.warn(warning));
   const llm = new LlmProvider(env.llm, options.llmFetch);
   const providerProblems: string[] = [];
   for (const a of agents) {

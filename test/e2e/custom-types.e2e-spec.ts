@@ -298,3 +298,48 @@ describe('a custom_types.py that cannot be read without running Python stops the
     ]);
   });
 });
+
+describe("two upstream agents' custom_types.py merged into one (both define class Agent)", () => {
+  const dir = join(FIXTURES, 'merged');
+  const file = join(dir, 'custom_types.py');
+  let app: FakeModelApp;
+  beforeAll(async () => {
+    app = await startFakeModelApp({ configPath: dir });
+  });
+  afterAll(() => app?.close());
+  afterEach(() => expect(app.llm.pending()).toBe(0));
+
+  it('boots, as Python imports the file, with one warning naming both definitions (file:line of each)', () => {
+    const warnings = app.t.logs().filter((l) => l.level === 'warn' && String(l.msg).includes('class Agent'));
+    expect(warnings.map((l) => l.msg)).toEqual([`${file}:46: class Agent is defined again (first at ${file}:8): the later definition is used, as in Python`]);
+  });
+
+  it("serves the agent selector (input type defined before the redefinition) and the general agent (after it), each validating Agent's fields", async () => {
+    const agents = [
+      { name: 'WeatherAgent', description: 'Answers weather questions' },
+      { name: 'GeneralAgent', description: 'Anything else' },
+    ];
+    app.llm.script(reply.text('{"agent_name": "WeatherAgent", "confidence": "High", "is_followup": false}'));
+    const selected = await postJson(`${app.t.url}/AgentSelectorAgent/0.1`, {
+      conversation_history: { history: [{ content: 'hi', recipient: 'GeneralAgent' }] },
+      agent_list: agents,
+      current_message: 'Will it rain in Oslo?',
+    });
+    expect(selected.status).toBe(200);
+    expect(app.llm.requests.at(-1)!.body.messages.at(-1).content).toContain('WeatherAgent');
+
+    app.llm.script(reply.text('I can help with the weather.'));
+    const general = await postJson(`${app.t.url}/GeneralAgent/0.1`, { chat_history: [{ role: 'user', content: 'hello' }], agents });
+    expect(general.status).toBe(200);
+    expect(general.body.output_raw).toBe('I can help with the weather.');
+
+    for (const [path, body] of [
+      ['AgentSelectorAgent/0.1', { conversation_history: { history: [] }, agent_list: [{ name: 'WeatherAgent' }], current_message: 'x' }],
+      ['GeneralAgent/0.1', { agents: [{ name: 'WeatherAgent' }] }],
+    ] as const) {
+      const bad = await postJson(`${app.t.url}/${path}`, body);
+      expect(bad.status).toBe(422);
+      expect(bad.body.errors).toEqual([{ field: `${path.startsWith('Agent') ? 'agent_list' : 'agents'}.0.description`, message: 'Field required' }]);
+    }
+  });
+});

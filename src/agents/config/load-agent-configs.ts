@@ -15,9 +15,10 @@ export type { LocalModelCheck } from './check-agent-shape';
  * Reads `TA_SERVICE_CONFIG` (one YAML file, or every *.yaml/*.yml of a directory, non-recursive),
  * validates every file, and either returns the agents or throws one ConfigError listing every
  * problem as `file:line: field.path: message` (`file:line:column: YAML syntax error: ...` when the
- * file does not parse; `file: message` for a problem with the whole file).
+ * file does not parse; `file: message` for a problem with the whole file). `onWarning` hears what
+ * is accepted but deserves a look (a class of a custom_types.py defined again), formatted alike.
  */
-export function loadAgentConfigs(path: string, isKnownLocalModel: LocalModelCheck = builtInLocalModel): AgentDefinition[] {
+export function loadAgentConfigs(path: string, isKnownLocalModel: LocalModelCheck = builtInLocalModel, onWarning: (warning: string) => void = () => {}): AgentDefinition[] {
   const { files, problems } = listConfigFiles(path);
   const knownLocalModels = [...LOCAL_MODELS.keys()];
   const agents: AgentDefinition[] = [];
@@ -36,6 +37,7 @@ export function loadAgentConfigs(path: string, isKnownLocalModel: LocalModelChec
     const located = [...result.problems.map((p) => ({ ...p, line: parsed.locate(p.field) })), ...types.fieldProblems];
     located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
     problems.push(...located.map((p) => formatProblem(file, p)), ...types.fileProblems);
+    types.fileWarnings.forEach((w) => onWarning(w));
     if (result.config && !types.fieldProblems.length) {
       const agent = { ...toAgentDefinition(file, result.config), inputSchema: types.types.input, outputSchema: types.types.output };
       agents.push(agent);

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { configProblems, loadConfigFiles, writeConfigDir } from '../config/config.fixtures';
+import { loadAgentConfigs } from '../config/load-agent-configs';
 
 const writeDir = writeConfigDir;
 const load = loadConfigFiles;
@@ -136,5 +137,51 @@ exports.AddOutput = { type: 'object', properties: { result: { type: 'integer' } 
     expect(a!.inputSchema).toBeUndefined();
     expect(a!.outputSchema!.type.origin).toBe('sk_agents.ska_types');
     expect(a!.outputSchema!.responseFormat.schema).toMatchObject({ required: ['embedded_image'], additionalProperties: false });
+  });
+
+  it('a file nested too deeply for the reader is a problem at its line, like every other (not "cannot read the file", not a crash)', () => {
+    const deep = `${'list['.repeat(300)}int${']'.repeat(300)}`;
+    expect(problems({ 'a.yaml': sequential('A', 'Deep'), 'custom_types.py': `from pydantic import BaseModel\n\n\nclass Deep(BaseModel):\n    x: ${deep}\n` })).toEqual([
+      'custom_types.py:5: Python syntax: brackets are nested more than 200 levels deep (Python allows 200)',
+    ]);
+    let chain = 'from pydantic import BaseModel\n\nclass C3000(BaseModel):\n    x: int\n';
+    for (let i = 2999; i >= 0; i--) chain += `\nclass C${i}(BaseModel):\n    next: C${i + 1}\n`;
+    expect(problems({ 'a.yaml': sequential('A', 'C0'), 'custom_types.py': chain })).toEqual([
+      `custom_types.py:${3 + 3 * 3000}: class C0: its values nest 3001 levels deep (C0 → C1 → C2 → … → C3000), deeper than the 64 levels a JSON body may have`,
+    ]);
+  });
+
+  it('two custom_types.py merged into one, each defining class Agent: accepted as Python runs it (the later definition wins), with a warning naming both lines', () => {
+    const merged = `from typing import List
+
+from semantic_kernel.kernel_pydantic import KernelBaseModel
+
+
+class Agent(KernelBaseModel):
+    name: str
+
+
+class SelectedAgent(KernelBaseModel):
+    agent_name: str
+
+from sk_agents.ska_types import BaseInput
+
+
+class Agent(KernelBaseModel):
+    name: str
+    description: str
+
+
+class GeneralInput(BaseInput):
+    agents: List[Agent]
+`;
+    const dir = writeDir({ 'general.yaml': sequential('General', 'GeneralInput'), 'selector.yaml': sequential('Selector', 'BaseInput', 'SelectedAgent'), 'custom_types.py': merged });
+    const warnings: string[] = [];
+    const [general, selector] = loadAgentConfigs(dir, undefined, (w) => warnings.push(w));
+    const file = join(dir, 'custom_types.py');
+    expect(warnings).toEqual([`${file}:16: class Agent is defined again (first at ${file}:6): the later definition is used, as in Python`]);
+    expect(general!.inputSchema!.parse({ agents: [{ name: 'Writer' }] })).toEqual({ ok: false, errors: [{ field: 'agents.0.description', message: 'Field required' }] });
+    expect(general!.inputSchema!.schema).toMatchObject({ $defs: { Agent: { required: ['name', 'description'] } } });
+    expect(selector!.outputSchema!.type.origin).toBe('custom_types.py:10');
   });
 });

@@ -32,6 +32,8 @@ export interface AgentTypesResult {
   fieldProblems: FieldProblem[];
   /** Problems of the types files, already formatted (`custom_types.py:12: ...`), each reported once. */
   fileProblems: string[];
+  /** What the types files do that works but deserves a look (a class defined again), formatted alike, each once. */
+  fileWarnings: string[];
 }
 
 interface TypesDir {
@@ -53,7 +55,7 @@ export class CustomTypes {
   private readonly built = new Map<string, DataType | undefined>();
 
   forAgent(file: string, raw: Record<string, unknown>, locate: LocateField): AgentTypesResult {
-    const result: AgentTypesResult = { types: {}, fieldProblems: [], fileProblems: [] };
+    const result: AgentTypesResult = { types: {}, fieldProblems: [], fileProblems: [], fileWarnings: [] };
     const apiVersion = raw.apiVersion;
     if (typeof apiVersion !== 'string' || !apiVersion.startsWith('skagents/')) return result;
     const v1 = apiVersion !== 'skagents/v2alpha1';
@@ -67,7 +69,7 @@ export class CustomTypes {
           `"${inputName}" is a custom type, and kind: Chat takes only ${BASE_INPUT_TYPES.join(', ')} (as upstream): use kind: Sequential, whose task instructions read the input's fields, or kind: Agent`,
         );
       } else {
-        const type = this.find(file, inputName, 'input_type', problem, result.fileProblems);
+        const type = this.find(file, inputName, 'input_type', problem, result);
         if (type && type.schema.type !== 'object' && !type.fields.length) {
           problem('input_type', `"${inputName}" (${type.origin}) is not an object type: the request body is a JSON object`);
         } else if (type) result.types.input = type;
@@ -76,7 +78,7 @@ export class CustomTypes {
 
     const outputName = raw.output_type;
     if (typeof outputName === 'string' && TYPE_NAME.test(outputName)) {
-      const type = this.find(file, outputName, 'output_type', problem, result.fileProblems);
+      const type = this.find(file, outputName, 'output_type', problem, result);
       if (type) {
         const format = responseFormatFor(type);
         if ('problem' in format) problem('output_type', `"${outputName}" (${type.origin}) ${format.problem}`);
@@ -84,10 +86,17 @@ export class CustomTypes {
       }
     }
     result.fileProblems = result.fileProblems.filter((p) => !this.reported.has(p) && this.reported.add(p));
+    result.fileWarnings = result.fileWarnings.filter((w) => !this.reported.has(w) && this.reported.add(w));
     return result;
   }
 
-  private find(file: string, name: string, field: string, problem: (field: string, message: string) => void, fileProblems: string[]): DataType | undefined {
+  private find(
+    file: string,
+    name: string,
+    field: string,
+    problem: (field: string, message: string) => void,
+    { fileProblems, fileWarnings }: Pick<AgentTypesResult, 'fileProblems' | 'fileWarnings'>,
+  ): DataType | undefined {
     const dir = this.dir(dirname(file));
     const searched: string[] = [];
     if (dir.module) {
@@ -112,6 +121,9 @@ export class CustomTypes {
       if ('error' in py) {
         fileProblems.push(formatProblem(py.file, { field: '', message: py.error }));
         return undefined;
+      }
+      for (const r of py.types.redefinitions) {
+        fileWarnings.push(formatProblem(py.file, { field: '', line: r.line, message: `class ${r.name} is defined again (first at ${py.file}:${r.earlier}): the later definition is used, as in Python` }));
       }
       if (py.types.problems.length) {
         // The file is read whole, as Python imports it whole: nothing of it is used until all of it is understood.

@@ -439,10 +439,9 @@ describe('readPythonTypes: refused constructs, each with its line', () => {
     ]);
   });
 
-  it('a class defined twice, and "import *"', () => {
-    expect(problemsOf('from mod import *\n\nclass A(BaseModel):\n    x: int\n\nclass A(BaseModel):\n    y: int\n')).toEqual([
+  it('"import *"', () => {
+    expect(problemsOf('from mod import *\n\nclass A(BaseModel):\n    x: int\n')).toEqual([
       { line: L(1), message: '"from mod import *" is not supported: import the names the types use' },
-      { line: L(6), message: `class A is defined twice (also on line ${L(3)})` },
     ]);
   });
 
@@ -450,5 +449,122 @@ describe('readPythonTypes: refused constructs, each with its line', () => {
     expect(problemsOf('\nclass A(BaseModel):\n    x: list[int\n')).toEqual([{ line: L(3), message: 'Python syntax: a bracket is not closed' }]);
     expect(readPythonTypes('class A(BaseModel):\n    x: str = "open\n').problems).toEqual([{ line: 2, message: 'Python syntax: a string is not closed on its line' }]);
     expect(readPythonTypes('class A(BaseModel):\n        x: int\n    y: int\n').problems).toEqual([{ line: 3, message: 'Python syntax: the indentation does not match any outer level' }]);
+  });
+});
+
+describe('readPythonTypes: nesting the reader cannot follow is refused at its line, never by exhausting the stack', () => {
+  const nested = (levels: number) => `${'list['.repeat(levels)}int${']'.repeat(levels)}`;
+
+  it('brackets nested deeper than Python allows (200 levels, as CPython: "too many nested parentheses")', () => {
+    for (const levels of [201, 20_000]) {
+      expect(problemsOf(`\nclass A(BaseModel):\n    x: ${nested(levels)}\n`)).toEqual([
+        { line: L(3), message: 'Python syntax: brackets are nested more than 200 levels deep (Python allows 200)' },
+      ]);
+    }
+  });
+
+  it('an expression that nests without brackets (a chain of signs)', () => {
+    expect(problemsOf(`\nclass A(BaseModel):\n    x: int = ${'-'.repeat(20_000)}1\n`)).toEqual([
+      { line: L(3), message: 'Python syntax: the expression is nested more than 200 levels deep' },
+    ]);
+  });
+
+  it('models nested deeper than a JSON body may be (64 levels): refused at the outermost class, for a chain of any length', () => {
+    const chain = (n: number) => {
+      let body = `\nclass C${n}(BaseModel):\n    x: int\n`;
+      for (let i = n - 1; i >= 0; i--) body += `\nclass C${i}(BaseModel):\n    next: C${i + 1}\n`;
+      return body;
+    };
+    // C0 holds C1 ... holds C64: 65 objects, one inside the other.
+    expect(problemsOf(chain(63))).toEqual([]);
+    const outermost = (n: number) => L(2 + 3 * n);
+    expect(problemsOf(chain(64))).toEqual([
+      { line: outermost(64), message: 'class C0: its values nest 65 levels deep (C0 → C1 → C2 → … → C64), deeper than the 64 levels a JSON body may have' },
+    ]);
+    expect(problemsOf(chain(5000))).toEqual([
+      { line: outermost(5000), message: 'class C0: its values nest 5001 levels deep (C0 → C1 → C2 → … → C5000), deeper than the 64 levels a JSON body may have' },
+    ]);
+  });
+});
+
+describe('readPythonTypes: a class defined again (two custom_types.py merged), read as Python runs it', () => {
+  it('is accepted: the later definition is what the name means; each redefinition is reported with both lines', () => {
+    const file = read('\nclass A(BaseModel):\n    x: int\n\nclass A(BaseModel):\n    y: str\n');
+    expect(file.problems).toEqual([]);
+    expect(file.redefinitions).toEqual([{ name: 'A', line: L(5), earlier: L(2) }]);
+    expect(file.lines.get('A')).toBe(L(5));
+    expect(modelJsonSchema('A', file.registry)).toEqual({ title: 'A', type: 'object', properties: { y: { type: 'string' } }, required: ['y'] });
+    expect(validateModel('A', file.registry, { x: 1 })).toEqual({ ok: false, errors: [{ field: 'y', message: 'Field required' }] });
+  });
+
+  it('a class after the redefinition, and a quoted (forward) reference anywhere, use the later definition', () => {
+    const file = read(`
+class Agent(BaseModel):
+    name: str
+
+class Early(BaseModel):
+    agents: list["Agent"]
+
+class Agent(BaseModel):
+    name: str
+    description: str
+
+class Late(BaseModel):
+    agents: list[Agent]
+`);
+    expect(file.problems).toEqual([]);
+    expect(file.redefinitions).toEqual([{ name: 'Agent', line: L(8), earlier: L(2) }]);
+    for (const name of ['Early', 'Late']) {
+      expect(validateModel(name, file.registry, { agents: [{ name: 'a' }] })).toEqual({ ok: false, errors: [{ field: 'agents.0.description', message: 'Field required' }] });
+    }
+  });
+
+  it("the same class twice (upstream's agent selector and general agent both define Agent): the classes in between use it too", () => {
+    const file = read(`
+class Agent(KernelBaseModel):
+    name: str
+    description: str
+
+class AgentSelectorInput(KernelBaseModel):
+    agent_list: List[Agent]
+
+class Agent(KernelBaseModel):
+    name: str
+    description: str
+`);
+    expect(file.problems).toEqual([]);
+    expect(file.redefinitions).toEqual([{ name: 'Agent', line: L(9), earlier: L(2) }]);
+    expect(validateModel('AgentSelectorInput', file.registry, { agent_list: [{ name: 'a', description: 'b' }] })).toEqual({
+      ok: true,
+      value: { agent_list: [{ name: 'a', description: 'b' }] },
+    });
+  });
+
+  it('a class in between that uses an earlier definition unlike the later one is refused (Python binds the earlier one there; one name is one model here)', () => {
+    expect(
+      problemsOf(`
+class Agent(BaseModel):
+    name: str
+
+class Selector(BaseModel):
+    agent_list: list[Agent]
+
+class Special(Agent):
+    rank: int
+
+class Agent(BaseModel):
+    name: str
+    description: str
+`),
+    ).toEqual([
+      {
+        line: L(6),
+        message: `class Selector, field "agent_list": "Agent" here is the class of line ${L(2)}, which line ${L(11)} defines again differently; Python keeps the earlier class for this use, and one name is one model here: rename one of the two classes`,
+      },
+      {
+        line: L(8),
+        message: `class Special, base class "Agent": "Agent" here is the class of line ${L(2)}, which line ${L(11)} defines again differently; Python keeps the earlier class for this use, and one name is one model here: rename one of the two classes`,
+      },
+    ]);
   });
 });

@@ -1,5 +1,5 @@
+import { modelNestingProblems } from './model-nesting';
 import type { LiteralValue, ModelDecl, ModelField, TypeDecl, TypeNode } from './model-types';
-import { referencedNames } from './model-types';
 import { parsePythonExpression, parsePythonModule, PyClassDef, PyExpr, PyModuleSource } from './python-source';
 import { SKA_TYPES, SKA_TYPES_MODULE } from './ska-types';
 
@@ -20,13 +20,18 @@ import { SKA_TYPES, SKA_TYPES_MODULE } from './ska-types';
  * Anything else (methods, validators, decorators, `model_config`, other annotations, non-literal
  * defaults, module-level code) is a problem with its line: the whole file must be understood,
  * as Python would import it whole.
+ *
+ * A class defined again (two upstream files merged into one) is read as Python runs the file:
+ * the name means the later definition.
  */
 export interface PythonTypesFile {
   /** The file's models and Enums, plus upstream's models they use. Complete only without problems. */
   registry: Map<string, TypeDecl>;
-  /** The line of each class of the file. */
+  /** The line of each class of the file (of its later definition, for one defined again). */
   lines: Map<string, number>;
   problems: { line: number; message: string }[];
+  /** Each class defined again, with the line of the definition before (for a warning). */
+  redefinitions: { name: string; line: number; earlier: number }[];
 }
 
 export const SUPPORTED_ANNOTATIONS =
@@ -59,6 +64,8 @@ class PythonTypesReader {
   private readonly kinds = new Map<string, 'model' | 'enum' | undefined>();
   private readonly decls = new Map<string, TypeDecl>();
   private readonly building = new Set<string>();
+  /** Every definition of each class name, in file order. */
+  private readonly definitions = new Map<string, PyClassDef[]>();
 
   constructor(private readonly src: PyModuleSource) {}
 
@@ -71,17 +78,21 @@ class PythonTypesReader {
     for (const o of this.src.others) {
       this.problem(o.line, `module-level statement "${o.what}" is not supported: a custom types file may hold only imports, docstrings, model classes and Enum classes`);
     }
+    const redefinitions: PythonTypesFile['redefinitions'] = [];
     for (const c of this.src.classes) {
-      const earlier = this.classes.get(c.name);
-      if (earlier) this.problem(c.line, `class ${c.name} is defined twice (also on line ${earlier.line})`);
+      const all = this.definitions.get(c.name) ?? [];
+      if (all.length) redefinitions.push({ name: c.name, line: c.line, earlier: all.at(-1)!.line });
+      this.definitions.set(c.name, [...all, c]);
+      // Python binds the name anew: once the file is read, it means the later class.
       this.classes.set(c.name, c);
     }
+    this.checkEarlyUses();
     for (const c of this.classes.values()) this.decl(c.name);
-    this.checkCycles();
+    this.problems.push(...modelNestingProblems(this.decls, (name) => this.classes.get(name)!.line));
     const registry = new Map<string, TypeDecl>(SKA_TYPES);
     for (const [name, d] of this.decls) registry.set(name, d);
     this.problems.sort((a, b) => a.line - b.line);
-    return { registry, lines: new Map([...this.classes].map(([n, c]) => [n, c.line])), problems: dedupe(this.problems) };
+    return { registry, lines: new Map([...this.classes].map(([n, c]) => [n, c.line])), problems: dedupe(this.problems), redefinitions };
   }
 
   private problem(line: number, message: string): void {
@@ -372,23 +383,74 @@ class PythonTypesReader {
     return literalValue(e);
   }
 
-  // ---- recursion
+  // ---- a class defined again
 
-  private checkCycles(): void {
-    const state = new Map<string, 'visiting' | 'done'>();
-    const visit = (name: string, path: string[]): void => {
-      const decl = this.decls.get(name);
-      if (!decl || decl.kind !== 'model' || state.get(name) === 'done') return;
-      if (state.get(name) === 'visiting') {
-        const cycle = [...path.slice(path.indexOf(name)), name];
-        this.problem(this.classes.get(cycle[0]!)!.line, `class ${cycle[0]}: recursive models are not supported (${cycle.join(' → ')})`);
-        return;
+  /**
+   * A class statement reads its bases and its unquoted annotations and defaults as it runs, so a
+   * class between two definitions of a name uses the earlier one (a quoted annotation is resolved
+   * once the file is read: the later one). Here one name is one model: such a use is refused,
+   * with both lines, unless the two definitions are the same (as when two upstream files merged
+   * both define `Agent`).
+   */
+  private checkEarlyUses(): void {
+    for (const c of this.src.classes) {
+      const uses = [
+        ...c.bases.map((e) => ({ e, where: `class ${c.name}, base class "${this.src.textOf(e)}"` })),
+        ...c.body.flatMap((s) => (s.kind === 'field' ? [s.annotation, ...(s.value ? [s.value] : [])].map((e) => ({ e, where: `class ${c.name}, field "${s.name}"` })) : [])),
+      ];
+      for (const { e, where } of uses) {
+        for (const n of evaluatedNames(e)) {
+          const all = this.definitions.get(n.id) ?? [];
+          const bound = all.filter((d) => d.line < c.line).at(-1);
+          const last = all.at(-1);
+          if (!bound || bound === last || this.sameClass(bound, last!)) continue;
+          this.problem(
+            n.line,
+            `${where}: "${n.id}" here is the class of line ${bound.line}, which line ${last!.line} defines again differently; Python keeps the earlier class for this use, and one name is one model here: rename one of the two classes`,
+          );
+        }
       }
-      state.set(name, 'visiting');
-      for (const f of decl.fields) for (const n of referencedNames(f.type)) if (this.classes.has(n)) visit(n, [...path, name]);
-      state.set(name, 'done');
-    };
-    for (const name of this.decls.keys()) visit(name, []);
+    }
+  }
+
+  /** Two definitions alike but for where they stand. */
+  private sameClass(a: PyClassDef, b: PyClassDef): boolean {
+    const text = (e: PyExpr) => this.src.textOf(e);
+    const shape = (c: PyClassDef) =>
+      JSON.stringify([
+        c.bases.map(text),
+        c.keywords.map((k) => [k.name, text(k.value)]),
+        c.decorators.map((d) => d.what),
+        c.docstring ?? null,
+        c.body.map((s) => (s.kind === 'other' ? [s.what] : s.kind === 'field' ? [s.name, text(s.annotation), s.value ? text(s.value) : null] : [s.name, text(s.value)])),
+      ]);
+    return shape(a) === shape(b);
+  }
+}
+
+/** The names Python reads when it evaluates an expression (a quoted annotation is read later). */
+function evaluatedNames(e: PyExpr): { id: string; line: number }[] {
+  switch (e.kind) {
+    case 'name':
+      return [{ id: e.id, line: e.line }];
+    case 'attribute':
+      return evaluatedNames(e.value);
+    case 'subscript':
+      return [e.value, ...e.index].flatMap(evaluatedNames);
+    case 'call':
+      return [e.func, ...e.args, ...e.keywords.map((k) => k.value)].flatMap(evaluatedNames);
+    case 'union':
+      return [e.left, e.right].flatMap(evaluatedNames);
+    case 'list':
+    case 'tuple':
+    case 'set':
+      return e.items.flatMap(evaluatedNames);
+    case 'dict':
+      return e.entries.flatMap((x) => [x.key, x.value]).flatMap(evaluatedNames);
+    case 'negative':
+      return evaluatedNames(e.operand);
+    default:
+      return [];
   }
 }
 

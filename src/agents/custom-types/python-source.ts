@@ -31,6 +31,16 @@ class SyntaxProblem extends Error {
   }
 }
 
+/**
+ * Nesting deeper than this reader follows: brackets (CPython's own limit: "too many nested
+ * parentheses" past 200) and signs (`- - 1`; CPython gives up a few thousand deep). The reader
+ * recurses per level, so without a limit a deep file would exhaust the stack, with no line to name.
+ */
+export const MAX_NESTING = 200;
+
+/** A nesting problem inside a class body is the file's syntax problem, not an unreadable field. */
+class NestingProblem extends SyntaxProblem {}
+
 const OPERATORS = ['**=', '//=', '>>=', '<<=', '...', '->', '**', '//', '==', '!=', '<=', '>=', ':=', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '@=', '<<', '>>'];
 const SINGLE_OPS = '()[]{}:,.;@=+-*/%&|^~<>!';
 const NUMBER = /^(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?)/;
@@ -146,7 +156,7 @@ function tokenize(text: string): Token[] {
     const op = OPERATORS.find((o) => text.startsWith(o, i)) ?? (SINGLE_OPS.includes(c) ? c : undefined);
     if (!op) throw new SyntaxProblem(line, `unexpected character ${JSON.stringify(c)}`);
     if ('([{'.includes(op)) {
-      depth++;
+      if (++depth > MAX_NESTING) throw new NestingProblem(line, `brackets are nested more than ${MAX_NESTING} levels deep (Python allows ${MAX_NESTING})`);
       open.push(line);
     }
     if (')]}'.includes(op)) {
@@ -239,6 +249,10 @@ export interface PyModuleSource {
 
 class Parser {
   private pos = 0;
+  /** Signs being read, one inside the other (`- - 1`): unary() recurses per sign. */
+  private signs = 0;
+  /** Nesting problems met inside class bodies, reported as the file's syntax problems. */
+  private readonly nestingProblems: PySyntaxProblem[] = [];
 
   constructor(
     private readonly tokens: Token[],
@@ -347,6 +361,8 @@ class Parser {
         this.skipStatement();
       }
     }
+    out.problems.push(...this.nestingProblems);
+    out.problems.sort((a, b) => a.line - b.line);
     return out;
   }
 
@@ -465,7 +481,8 @@ class Parser {
         this.classStatement(cls, first);
       } catch (e) {
         if (!(e instanceof SyntaxProblem)) throw e;
-        cls.body.push({ kind: 'other', what: `unreadable statement (${e.message})`, line: e.line });
+        if (e instanceof NestingProblem) this.nestingProblems.push({ line: e.line, message: e.message });
+        else cls.body.push({ kind: 'other', what: `unreadable statement (${e.message})`, line: e.line });
         if (this.pos === mark) this.next();
         this.skipStatement();
       }
@@ -556,9 +573,15 @@ class Parser {
   private unary(): PyExpr {
     if (this.isOp('-') || this.isOp('+')) {
       const t = this.next();
-      const operand = this.unary();
-      if (t.value === '+') return operand;
-      return { kind: 'negative', operand, line: t.line, start: t.start, end: operand.end };
+      if (this.signs === MAX_NESTING) throw new NestingProblem(t.line, `the expression is nested more than ${MAX_NESTING} levels deep`);
+      this.signs++;
+      try {
+        const operand = this.unary();
+        if (t.value === '+') return operand;
+        return { kind: 'negative', operand, line: t.line, start: t.start, end: operand.end };
+      } finally {
+        this.signs--;
+      }
     }
     return this.postfix();
   }
