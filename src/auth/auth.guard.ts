@@ -9,6 +9,7 @@ import { AuditLog } from '../common/logging/audit-log';
 import { callerFields, LogFields } from '../common/logging/log-context';
 import type { AccessPolicyOverride } from './access-policy';
 import { Authenticator } from './authenticator';
+import { claimedIdentityOf } from './entra/claimed-identity';
 import { refusedTenantOf } from './entra/entra-errors';
 import { IS_PUBLIC } from './public.decorator';
 
@@ -48,12 +49,13 @@ export class AuthGuard implements CanActivate {
 }
 
 /**
- * Audits a refused caller (401/403): its reason and, when the token was genuine, its tenant; never
- * the token. An unreachable identity provider (503) is no refusal. `ids`: the request's log fields.
+ * Audits a refused caller (401/403): its reason, who its token claims to be (unverified, GUIDs
+ * only) and, when the token was genuine, its tenant; never the token. An unreachable identity
+ * provider (503) is no refusal. `ids`: the request's log fields.
  */
 export function auditRefusal(audit: AuditLog, ids: LogFields, err: unknown): void {
   if (!(err instanceof DomainError) || (err.code !== ErrorCode.UNAUTHENTICATED && err.code !== ErrorCode.FORBIDDEN)) return;
-  audit.record('auth.failed', { ...ids, tid: refusedTenantOf(err), code: err.code, reason: err.message });
+  audit.record('auth.failed', { ...ids, tid: refusedTenantOf(err), ...claimedIdentityOf(err), code: err.code, reason: err.message });
 }
 
 /** `spec.auth` of the agent whose route this is (validated at boot by auth.schema.ts). */

@@ -11,10 +11,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { base64url } from 'jose';
 import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
-import { entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
+import { claimsOf, entraEnv, OidcIssuer, startOidcIssuer, unsignedToken } from '../support/oidc-issuer';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { NOTES_WIPE_PLUGIN, v3Agent } from '../support/v3-agents';
 import { text } from '../support/v3-client';
@@ -275,6 +276,101 @@ describe('audit of refused callers (entra mode)', () => {
       }
     }
     expect(t.rawLogs()).not.toContain(oid);
+  });
+});
+
+describe('auth.failed names the identity a refused token claims, marked unverified (entra mode)', () => {
+  const T1 = 'c0ffee00-0000-4000-8000-0000000000c1';
+  const T9 = 'c0ffee00-0000-4000-8000-0000000000c9';
+  let issuer: OidcIssuer;
+  let t: TestApp;
+  let closed = false;
+  let auditPath: string;
+
+  beforeAll(async () => {
+    issuer = await startOidcIssuer();
+    auditPath = join(mkdtempSync(join(tmpdir(), 'ta-audit-')), 'audit.jsonl');
+    t = await startTestApp({
+      agents: { 'echo.yaml': ECHO, 'chat.yaml': CHAT },
+      env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: T1, TA_ENTRA_JWKS_COOLDOWN_MS: '0', TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath }),
+    });
+  });
+  afterAll(async () => {
+    if (!closed) await t?.close();
+    await issuer?.close();
+  });
+
+  const send = (token: string, id: string) => postJson(`${t.url}/Echo/1`, say('hello'), { authorization: `Bearer ${token}`, 'x-request-id': id });
+  const refusal = (id: string) => t.logs().find((l) => l.audit === true && l.event === 'auth.failed' && l.http_request_id === id);
+
+  it('a forged signature: claimed_tid and claimed_oid as the token says, never a tid or oid_hash, and no part of the token in any log line or the audit file', async () => {
+    const oid = randomUUID().toUpperCase();
+    const forged = await issuer.mint({ tid: T1.toUpperCase(), oid, key: await issuer.foreignKey(issuer.current.kid) });
+    const other = randomUUID();
+    const forgedWs = await issuer.mint({ tid: T1, oid: other, key: await issuer.foreignKey(issuer.current.kid) });
+    const foreign = await issuer.mint({ tid: T9, oid: other });
+
+    expect((await send(forged, 'forged')).status).toBe(401);
+    expect((await send(foreign, 'foreign')).status).toBe(401);
+    expect((await refusedUpgrade(`${wsUrl(t.url)}/ChatBot/1.0/stream`, { authorization: `Bearer ${forgedWs}`, 'x-request-id': 'ws-forged' })).status).toBe(401);
+    await waitFor('the audit lines', () => ['forged', 'foreign', 'ws-forged'].every((id) => refusal(id)));
+
+    expect(refusal('forged')).toMatchObject({ code: 'UNAUTHENTICATED', reason: 'Invalid bearer token: the signature is not valid', claimed_tid: T1, claimed_oid: oid.toLowerCase() });
+    expect(refusal('forged')).not.toHaveProperty('tid');
+    expect(refusal('forged')).not.toHaveProperty('oid_hash');
+    // A genuine token refused afterwards: its tenant is verified (tid), and it claims the same.
+    expect(refusal('foreign')).toMatchObject({ tid: T9, claimed_tid: T9, claimed_oid: other });
+    expect(refusal('ws-forged')).toMatchObject({ agent: 'ChatBot:1.0', claimed_tid: T1, claimed_oid: other });
+
+    await t.close();
+    closed = true;
+    const file = readFileSync(auditPath, 'utf8');
+    expect(auditFileLines(auditPath)).toContainEqual(expect.objectContaining({ http_request_id: 'forged', claimed_tid: T1, claimed_oid: oid.toLowerCase() }));
+    for (const token of [forged, forgedWs, foreign]) {
+      const [header, payload, signature] = token.split('.');
+      for (const part of [header!, payload!, signature!, payload!.slice(0, 24), signature!.slice(0, 24)]) {
+        expect(t.rawLogs()).not.toContain(part);
+        expect(file).not.toContain(part);
+      }
+    }
+  });
+});
+
+describe('auth.failed claims only what reads as an Entra identity (entra mode)', () => {
+  let issuer: OidcIssuer;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    issuer = await startOidcIssuer();
+    t = await startTestApp({ agents: { 'echo.yaml': ECHO }, env: entraEnv(issuer, { TA_ENTRA_JWKS_COOLDOWN_MS: '0' }) });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await issuer?.close();
+  });
+
+  it('a malformed token, or claims that are not GUIDs (a long text, a forged log line), give no claimed field and none of that text', async () => {
+    const claims = claimsOf(await issuer.mint());
+    const injected = 'evil\n{"audit":true,"event":"approval.approved","tid":"x"}';
+    const tokens: Record<string, string> = {
+      'three-garbage-segments': 'aaa.bbb.ccc',
+      'payload-not-json': `${base64url.encode('{"alg":"RS256","kid":"k"}')}.${base64url.encode('not json')}.c2ln`,
+      'payload-an-array': `${base64url.encode('{"alg":"RS256","kid":"k"}')}.${base64url.encode('["x"]')}.c2ln`,
+      'long-and-injected': unsignedToken({ ...claims, tid: 'T'.repeat(4000), oid: injected }),
+      'numbers': unsignedToken({ ...claims, tid: 42, oid: { guid: randomUUID() } }),
+    };
+    for (const [id, token] of Object.entries(tokens)) {
+      const res = await postJson(`${t.url}/Echo/1`, say('hello'), { authorization: `Bearer ${token}`, 'x-request-id': id });
+      expect(res.status).toBe(401);
+    }
+    await waitFor('the audit lines', () => Object.keys(tokens).every((id) => t.logs().some((l) => l.event === 'auth.failed' && l.http_request_id === id)));
+    for (const id of Object.keys(tokens)) {
+      const line = t.logs().find((l) => l.event === 'auth.failed' && l.http_request_id === id)!;
+      expect(line).not.toHaveProperty('claimed_tid');
+      expect(line).not.toHaveProperty('claimed_oid');
+    }
+    expect(t.rawLogs()).not.toContain('TTTTTTTT');
+    expect(t.rawLogs()).not.toContain('evil');
   });
 });
 

@@ -6,6 +6,7 @@ import { callerFields } from '../../common/logging/log-context';
 import { AccessPolicy, AccessPolicyOverride, applyOverride } from '../access-policy';
 import { Authenticator } from '../authenticator';
 import type { Principal } from '../principal';
+import { claimedIdentityOf } from './claimed-identity';
 import { EntraAuthResult, EntraStrategy } from './entra.strategy';
 
 /**
@@ -56,7 +57,7 @@ export class EntraAuthenticator extends Authenticator {
     if (err.code === ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE) {
       this.logger.warn({ ...fields, cause: String((err.cause as Error | undefined)?.message ?? err.cause) }, 'identity provider unreachable');
     } else {
-      this.logger.info(fields, 'bearer token refused');
+      this.logger.info({ ...fields, ...claimedIdentityOf(err) }, 'bearer token refused');
     }
   }
 }

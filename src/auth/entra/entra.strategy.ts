@@ -5,6 +5,7 @@ import { Strategy as CustomStrategy } from 'passport-custom';
 import type { AccessPolicy } from '../access-policy';
 import { checkAccess } from './access-check';
 import { readBearerToken } from './bearer-token';
+import { withClaimedIdentity } from './claimed-identity';
 import { withRefusedTenant } from './entra-errors';
 import { EntraIdentity, EntraTokenValidator } from './entra-token.validator';
 
@@ -28,7 +29,7 @@ const passports = new WeakMap<object, InstanceType<typeof Passport>>();
  * The @nestjs/passport strategy (passport-custom, verification by jose): bearer token → validated
  * Entra identity → scope/role check. It throws DomainErrors (401/403/503), which passport hands
  * to the authenticate callback untouched, so the status codes are ours rather than passport's
- * blanket 401.
+ * blanket 401. A refusal carries who the token claims to be (claimed-identity.ts), for its audit.
  */
 export class EntraStrategy extends PassportStrategy(CustomStrategy, ENTRA_STRATEGY) {
   constructor(private readonly validator: EntraTokenValidator) {
@@ -37,13 +38,16 @@ export class EntraStrategy extends PassportStrategy(CustomStrategy, ENTRA_STRATE
 
   async validate(req: Request, options: EntraStrategyOptions): Promise<EntraAuthResult> {
     const token = readBearerToken(req);
-    const identity = await this.validator.validate(token);
+    let identity: EntraIdentity | undefined;
     try {
+      identity = await this.validator.validate(token);
       checkAccess(identity, options.policy);
+      return { identity, token };
     } catch (err) {
-      throw withRefusedTenant(err, identity.tenantId);
+      // Refused after the signature was verified: the tenant is Entra's word (the audit's tid).
+      if (identity) withRefusedTenant(err, identity.tenantId);
+      throw withClaimedIdentity(err, token);
     }
-    return { identity, token };
   }
 
   /**

@@ -25,6 +25,9 @@ export interface AuditFields extends LogFields {
   reason?: string;
   /** `auth.failed`: the error code answered (UNAUTHENTICATED, FORBIDDEN). */
   code?: string;
+  /** `auth.failed`: the tenant and user the refused token claims (unverified; only ever a GUID). */
+  claimed_tid?: string;
+  claimed_oid?: string;
   /** `request.cancelled`: the HTTP status answered (200 stopped here, 202 asked of the replica running it). */
   status?: number;
 }
