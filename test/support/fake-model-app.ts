@@ -15,7 +15,12 @@ export function fakeModelEnv(llm: FakeOpenAi, extra: Record<string, string> = {}
 /** The real app on a scripted fake model: the common setup of the e2e tests of agents. */
 export async function startFakeModelApp(options: Omit<TestAppOptions, 'env'> & { env?: Record<string, string> }): Promise<FakeModelApp> {
   const llm = await startFakeOpenAi();
-  const t = await startTestApp({ ...options, env: fakeModelEnv(llm, options.env) });
+  // An app that fails to boot must not leave the model server listening: the file's afterAll has
+  // no handle to close it by, and the open server would keep Jest from exiting.
+  const t = await startTestApp({ ...options, env: fakeModelEnv(llm, options.env) }).catch(async (error: unknown) => {
+    await llm.close();
+    throw error;
+  });
   return {
     llm,
     t,
