@@ -7,8 +7,8 @@ import type { DestinationStream, Logger } from 'pino';
 import { AgentDefinition } from './agents/config/agent-definition';
 import { ConfigError } from './agents/config/config-error';
 import { loadAgentConfigs } from './agents/config/load-agent-configs';
-import { AgentReload } from './agents/reload/agent-reload';
-import type { BuiltGeneration } from './agents/reload/config-reloader';
+import { AgentReload } from './reload/agent-reload';
+import type { BuiltGeneration } from './reload/config-reloader';
 import { AppModule } from './app.module';
 import { corsMiddleware } from './common/http/cors.middleware';
 import { verifyJsonDepth } from './common/http/json-depth';
@@ -38,7 +38,7 @@ export interface CreateAppOptions {
   llmFetch?: FetchLike;
   /** A ready state store (default: the one TA_STATE_STORE selects). */
   store?: StateStore;
-  /** Set by a config reload (src/agents/reload): the parts of the first app the new one shares. */
+  /** Set by a config reload (src/reload): the parts of the first app the new one shares. */
   shared?: SharedParts;
 }
 

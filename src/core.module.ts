@@ -22,7 +22,7 @@ export interface CoreDependencies {
   llm: LlmProvider;
   store: StateStore;
   /**
-   * An app built by a config reload (src/agents/reload): it shares the first app's audit log and
+   * An app built by a config reload (src/reload): it shares the first app's audit log and
    * shutdown state (one drain for the process), and leaves them, the store and telemetry for the
    * first app to close.
    */

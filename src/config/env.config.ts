@@ -1,11 +1,10 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from '../common/validation/class-validator-parts';
-import { flattenValidationErrors } from '../agents/config/flatten-validation-errors';
+import { flattenValidationErrors } from '../common/validation/flatten-validation-errors';
 import { CorsConfig, corsConfigOf } from '../common/http/cors-policy';
 import type { LogLevel } from '../common/logging/logger';
 import { checkEnvCombinations } from './env-combinations';
 import { EnvVars } from './env.schema';
-import type { ToolsConfig } from '../tools/tools.config';
 
 export class EnvConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -34,6 +33,22 @@ export interface RateLimitDefaults {
   agentRpm?: number;
   callerConcurrency?: number;
   callerTpm?: number;
+}
+
+/** Tool settings (docs/tools.md lists the variables); src/tools/tools.config.ts has the defaults. */
+export interface ToolsConfig {
+  /** TA_TOOL_TIMEOUT_MS: per call attempt, unless the tool's source sets its own. */
+  timeoutMs: number;
+  /** TA_TOOL_MAX_RETRIES: extra attempts after a transient failure. */
+  maxRetries: number;
+  /** TA_TOOL_RETRY_BASE_MS: first backoff delay; doubled on each further attempt. */
+  retryBaseMs: number;
+  /** TA_PLUGIN_MODULE: a plugin module file, or a directory of them. */
+  pluginModule?: string;
+  /** TA_REMOTE_PLUGIN_PATH: the remote (OpenAPI) plugin catalog YAML. */
+  remotePluginPath?: string;
+  /** TA_PLUGIN_CATALOG_FILE: upstream's plugin catalog JSON (governance per tool). */
+  pluginCatalogFile?: string;
 }
 
 /** The validated environment, grouped for the modules that read it. */

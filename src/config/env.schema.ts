@@ -1,8 +1,8 @@
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString } from '../common/validation/class-validator-parts';
 import { LOG_LEVELS, toLogLevel } from '../common/logging/logger';
-import { GUID } from '../auth/entra/entra-issuers';
 import { CORS_ORIGINS_EXPECTED, isCorsOriginList } from '../common/http/cors-policy';
+import { GUID } from '../common/validation/guid';
 import { EnvBool, EnvInt, EnvList, EnvOneOf, EnvRule, EnvUrl, toBool, toInt, toList } from './env-validators';
 
 /**
@@ -12,7 +12,7 @@ import { EnvBool, EnvInt, EnvList, EnvOneOf, EnvRule, EnvUrl, toBool, toInt, toL
  */
 export class EnvVars {
   @IsOptional() @IsString() TA_SERVICE_CONFIG?: string;
-  /** Reload the agents when a file of TA_SERVICE_CONFIG changes (src/agents/reload); SIGHUP reloads either way. */
+  /** Reload the agents when a file of TA_SERVICE_CONFIG changes (src/reload); SIGHUP reloads either way. */
   @IsOptional() @Transform(toBool) @EnvBool() TA_CONFIG_WATCH = false;
   @IsOptional() @Transform(toInt) @EnvInt(0, 65535) TA_PORT = 8000;
   /** Unset: 0.0.0.0, or 127.0.0.1 with TA_AUTH_MODE=dev (env.config.ts). */

@@ -23,6 +23,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { StoreErrorCounter } from '../common/errors/store-error-counter.port';
 import { LogContext, LogFields } from '../common/logging/log-context';
 import { TokenUsage } from '../llm/llm-client.port';
 
@@ -64,7 +65,7 @@ function ensureContextManager(): void {
  * `traceparent` propagation work without a collector); they are exported only when an OTLP
  * endpoint is configured.
  */
-export class Telemetry {
+export class Telemetry implements StoreErrorCounter {
   readonly tracer: Tracer;
   private readonly meter: Meter;
   private readonly tracerProvider: TracerProvider;

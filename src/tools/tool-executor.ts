@@ -1,11 +1,11 @@
 import type { Attributes, Span } from '@opentelemetry/api';
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import type { ToolsConfig } from '../config/env.config';
 import type { LlmToolCall } from '../llm/llm-client.port';
 import { ArgsValidator, compileArgsValidator, parseArguments } from './args-validator';
 import { errorMessage, retryClassOf, ToolTimeoutError } from './tool-error';
 import type { Tool, ToolContext, ToolOutput } from './tool.port';
-import type { ToolsConfig } from './tools.config';
 
 /** `rejected`: a human rejected the call, so it did not run. */
 export type ToolOutcome = 'ok' | 'error' | 'canceled' | 'rejected';

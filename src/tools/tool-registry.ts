@@ -5,6 +5,7 @@ import type { AgentDefinition } from '../agents/config/agent-definition';
 import type { AgentSpecConfig } from '../agents/config/agent.schema';
 import { ConfigError } from '../agents/config/config-error';
 import type { ToolPolicy } from '../agents/config/governance.schema';
+import type { ToolsConfig } from '../config/env.config';
 import { McpClientManager } from './mcp/mcp-client-manager';
 import { loadPluginCatalog } from './plugin-catalog';
 import { PluginLoader } from './plugins/plugin-loader';
@@ -15,7 +16,6 @@ import { readOpenApiDocument } from './remote/openapi-operations';
 import { loadRemotePluginCatalog, RemotePluginEntry } from './remote/remote-plugin-catalog';
 import type { Tool } from './tool.port';
 import { governancePolicy, ToolSource, Toolset } from './toolset';
-import type { ToolsConfig } from './tools.config';
 
 const REMOTE_CATALOG_NEXT_TO_CONFIG = 'remote-plugin-catalog.yaml';
 

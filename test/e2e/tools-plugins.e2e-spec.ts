@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ConfigError } from '../../src/agents/config/config-error';
 import { createApp } from '../../src/app.factory';
-import { loadEnvConfig } from '../../src/config/env.config';
+import { loadEnvConfig, type ToolsConfig } from '../../src/config/env.config';
 import { loadAgentConfigs } from '../../src/agents/config/load-agent-configs';
 import { ToolExecutor } from '../../src/tools/tool-executor';
 import { ToolRegistry } from '../../src/tools/tool-registry';
 import type { Tool } from '../../src/tools/tool.port';
-import { DEFAULT_TOOLS_CONFIG, ToolsConfig } from '../../src/tools/tools.config';
+import { DEFAULT_TOOLS_CONFIG } from '../../src/tools/tools.config';
 import { OpenApiTestApi, startOpenApiTestApi, writeRemoteCatalog } from '../support/openapi-api.server';
 import { writeAgentDir } from '../support/test-app';
 

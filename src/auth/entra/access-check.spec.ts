@@ -2,7 +2,7 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { applyOverride } from '../access-policy';
 import { checkAccess } from './access-check';
-import type { EntraIdentity } from './entra-token.validator';
+import type { EntraIdentity } from './entra-identity';
 
 const user = (scopes: string[], roles: string[] = []): EntraIdentity => ({
   tenantId: 't',

@@ -1,6 +1,6 @@
 import type { AccessPolicy } from '../access-policy';
 import { insufficientAccess } from './entra-errors';
-import type { EntraIdentity } from './entra-token.validator';
+import type { EntraIdentity } from './entra-identity';
 
 /**
  * Authorization after validation: a delegated token needs one of the required scopes in `scp`, an

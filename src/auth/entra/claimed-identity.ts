@@ -1,5 +1,5 @@
 import { DomainError } from '../../common/errors/domain-error';
-import { GUID } from './entra-issuers';
+import { GUID } from '../../common/validation/guid';
 
 /**
  * The caller a refused token claims to be, for its `auth.failed` audit record, as sign-in logs

@@ -27,6 +27,3 @@ function v1StsOrigin(authority: string): string {
   }
   return V1_STS_BY_AUTHORITY_HOST[host] ?? 'https://sts.windows.net';
 }
-
-/** Entra tenant and object ids are GUIDs; anything else in `tid`/`oid` is not an Entra token. */
-export const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

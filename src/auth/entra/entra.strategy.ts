@@ -7,7 +7,8 @@ import { checkAccess } from './access-check';
 import { readBearerToken } from './bearer-token';
 import { withClaimedIdentity } from './claimed-identity';
 import { withRefusedTenant } from './entra-errors';
-import { EntraIdentity, EntraTokenValidator } from './entra-token.validator';
+import type { EntraIdentity } from './entra-identity';
+import { EntraTokenValidator } from './entra-token.validator';
 
 export const ENTRA_STRATEGY = 'entra-bearer';
 

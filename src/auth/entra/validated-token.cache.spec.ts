@@ -3,7 +3,8 @@ import { DomainError } from '../../common/errors/domain-error';
 import { DEFAULT_AUDIENCE, DEFAULT_TENANT, mintEntraToken, newSigningKey, SigningKey } from '../../../test/support/oidc-issuer';
 import { invalidToken } from './entra-errors';
 import { EntraOptions, KEY_CACHE_MAX_AGE_MS } from './entra.options';
-import { EntraIdentity, EntraTokenValidator } from './entra-token.validator';
+import type { EntraIdentity } from './entra-identity';
+import { EntraTokenValidator } from './entra-token.validator';
 import type { SigningKeySource } from './jwks-cache';
 import { ValidatedToken, ValidatedTokenCache } from './validated-token.cache';
 

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { CryptoKey } from 'jose';
-import type { EntraIdentity } from './entra-token.validator';
+import type { EntraIdentity } from './entra-identity';
 
 /** What one successful validation established, and what it depended on. */
 export interface ValidatedToken {

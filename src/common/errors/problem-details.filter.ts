@@ -1,11 +1,11 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { Telemetry } from '../../telemetry/telemetry';
 import { SseStream } from '../sse/sse-stream';
 import { ErrorCode } from './error-code';
 import { PROBLEM_CONTENT_TYPE, ProblemDetails } from './problem-details';
 import { problemOf } from './problem-of';
+import type { StoreErrorCounter } from './store-error-counter.port';
 import { toDomainError } from './to-domain-error';
 
 /**
@@ -19,7 +19,7 @@ import { toDomainError } from './to-domain-error';
 export class ProblemDetailsFilter implements ExceptionFilter {
   constructor(
     private readonly logger: Logger,
-    private readonly telemetry?: Telemetry,
+    private readonly storeErrors?: StoreErrorCounter,
   ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
@@ -27,7 +27,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const req = ctx.getRequest<Request>();
     const res = ctx.getResponse<Response>();
     const problem = this.toProblem(exception, req);
-    if (problem.code === ErrorCode.STATE_STORE_UNAVAILABLE || problem.code === ErrorCode.STATE_CORRUPT) this.telemetry?.recordStoreError(problem.code);
+    if (problem.code === ErrorCode.STATE_STORE_UNAVAILABLE || problem.code === ErrorCode.STATE_CORRUPT) this.storeErrors?.recordStoreError(problem.code);
 
     const stream = SseStream.of(res);
     if (stream?.isOpen && res.headersSent) {

@@ -1,6 +1,6 @@
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { validateSync } from './class-validator-parts';
-import { flattenValidationErrors } from '../../agents/config/flatten-validation-errors';
+import { flattenValidationErrors } from './flatten-validation-errors';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 

@@ -1,4 +1,4 @@
-import type { AgentDefinition } from '../config/agent-definition';
+import type { AgentDefinition } from '../agents/config/agent-definition';
 
 export interface AgentDiff {
   added: string[];

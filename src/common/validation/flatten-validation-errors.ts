@@ -1,5 +1,5 @@
-import { ValidationError } from '../../common/validation/class-validator-parts';
-import { FieldError } from '../../common/errors/domain-error';
+import { ValidationError } from './class-validator-parts';
+import { FieldError } from '../errors/domain-error';
 
 /** class-validator's error tree as a flat list of `{field: "a.b.0.c", message}`. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldError[] {

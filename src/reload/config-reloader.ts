@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import type { Logger } from 'pino';
-import { AgentDefinition } from '../config/agent-definition';
-import { ConfigError } from '../config/config-error';
+import { AgentDefinition } from '../agents/config/agent-definition';
+import { ConfigError } from '../agents/config/config-error';
 import { AgentGenerations } from './agent-generations';
 import { diffAgents } from './diff-agents';
 

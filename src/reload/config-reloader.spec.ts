@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import pino from 'pino';
 import { Writable } from 'node:stream';
-import type { AgentDefinition } from '../config/agent-definition';
-import { ConfigError } from '../config/config-error';
+import type { AgentDefinition } from '../agents/config/agent-definition';
+import { ConfigError } from '../agents/config/config-error';
 import { AgentGenerations } from './agent-generations';
 import { BuiltGeneration, ConfigReloader } from './config-reloader';
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAgentConfigs } from '../config/load-agent-configs';
+import { loadAgentConfigs } from '../agents/config/load-agent-configs';
 import { diffAgents } from './diff-agents';
 
 const chat = (name: string, prompt: string) =>
