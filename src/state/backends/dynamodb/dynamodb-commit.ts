@@ -1,10 +1,18 @@
 import { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { PutCommand, TransactWriteCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
+import { VersionConflictError } from '../../state.errors';
 import { expiresAtMs } from '../ttl-horizon.util';
-import { RequestLayout, requestItemBody, Splits } from './dynamodb-parts';
-import { ChildTtlPlan } from './dynamodb-ttl';
+import { DynamoDbContext } from './dynamodb-context';
+import { HeaderSnapshot, isLive, snapshotOf } from './dynamodb-header-cache';
+import { Item } from './dynamodb-items';
+import { deleteKeys, layoutRequests, partItems, putItems, readSplits, replaceSplits, RequestLayout, requestItemBody, Splits } from './dynamodb-parts';
+import { parseItem, readHeader } from './dynamodb-query';
+import { ChildTtlPlan, extendChildTtl, planChildTtl } from './dynamodb-ttl';
 import { HEADER_SK, leasePk, leaseShard, leaseSk, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
 
 /** DynamoDB allows 100 items per transaction: the header, two per request, and the session entry. */
@@ -12,44 +20,140 @@ export const MAX_REQUESTS_PER_COMMIT = 49;
 /** A commit that stores a lease also puts its lease entry and may delete the one it replaces. */
 export const MAX_REQUESTS_PER_LEASE_COMMIT = 48;
 
+/** Concurrent transactions on one item can cancel each other (`TransactionConflict`); retry these. */
+const TRANSACTION_CONFLICT_ATTEMPTS = 4;
+
 /**
- * The header state a commit builds on and its condition pins: as the commit read it (consistent
- * read), or as this process last wrote or read it (dynamodb-header-cache.ts).
+ * The commit (StateStore.commit). A commit expecting version n > 0 builds on the header this store
+ * last wrote or read when that is version n (with the expected writeId): no read first; else it
+ * reads the header. A create reads nothing: its condition is that no header exists, and only when
+ * an expired one is there (the failure returns it) does it re-create over that one. Either way a
+ * lost race writes nothing.
  */
-export interface HeaderSnapshot {
-  version: number;
-  inc: string;
-  expiresAtMs?: number;
-  childTtl?: number;
-  sessionPk: string;
-  sessionSk: string;
-  /** The writeId of the write that stored it (TaskRecord.writeId), if it had one. */
-  writeId?: string;
-  /** Its requests stored in parts; undefined for a header written before headers recorded them. */
-  splits?: Splits;
-  /** The sort key of its lease entry (dynamodb-leases.ts) while it holds a lease. */
-  leaseSk?: string;
+export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
+  const { taskId } = write.task;
+  const most = write.task.lease ? MAX_REQUESTS_PER_LEASE_COMMIT : MAX_REQUESTS_PER_COMMIT;
+  if ((write.requests?.length ?? 0) > most) {
+    throw new RangeError(`A commit may write at most ${most} requests${write.task.lease ? ' when the task holds a lease' : ''}`);
+  }
+  const now = ctx.now();
+  const pk = taskPk(tenantId, taskId);
+  const requests = write.requests ?? [];
+  const current = write.expectedVersion > 0 ? await expectedHeader(ctx, tenantId, write, now) : undefined;
+
+  const ttl = planChildTtl(current !== undefined, current?.childTtl, expiresAtMs(write.task.expiresAt), now);
+  if (current && ttl.extendTo !== undefined) {
+    const session = { pk: current.sessionPk, sk: current.sessionSk };
+    await extendChildTtl(ctx.doc, ctx.table, { tenantId, taskId, session }, ttl.extendTo);
+  }
+  // A create's incarnation is new, also when it ends up re-creating over an expired task.
+  const inc = current ? current.inc : randomUUID();
+  const records = requests.map((r) => ({ seq: r.seq, requestId: r.requestId, json: JSON.stringify({ ...r, tenantId }) }));
+  const headerBytes = Buffer.byteLength(JSON.stringify(write.task)) + JSON.stringify(current?.splits ?? {}).length;
+  const layouts = layoutRequests(records, headerBytes);
+  // Parts first: invisible until the transaction's request item names them.
+  const parts = partItems(pk, layouts, { inc, ...(ttl.childTtl === undefined ? {} : { ttl: ttl.childTtl }) });
+  await putItems(ctx.doc, ctx.table, parts);
+  const attempt = { tenantId, write, ttl, now, inc, layouts };
+  try {
+    let outcome = await applyCommit(ctx, attempt, current);
+    if ('found' in outcome && !current) {
+      const found = outcome.found ?? (await readHeader(ctx, tenantId, taskId))?.snapshot;
+      if (found && !isLive(found, now)) outcome = await applyCommit(ctx, attempt, found);
+    }
+    if ('stored' in outcome) return outcome.stored;
+    const actual = outcome.found && isLive(outcome.found, now) ? outcome.found.version : 0;
+    throw new VersionConflictError(taskId, write.expectedVersion, actual);
+  } catch (err) {
+    // Cancelled: its parts are nobody's. Any other failure may yet have applied (a lost answer): keep them.
+    if (err instanceof VersionConflictError) await dropGarbage(ctx, parts as { pk: string; sk: string }[]);
+    throw err;
+  }
 }
 
-/** The snapshot of a header item, given its parsed record. */
-export function snapshotOf(item: Record<string, unknown>, task: TaskRecord): HeaderSnapshot {
-  const legacy = item.splits === undefined;
-  return {
-    version: Number(item.version),
-    inc: String(item.inc),
-    expiresAtMs: item.expiresAtMs === undefined ? undefined : Number(item.expiresAtMs),
-    childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl),
-    sessionPk: String(item.sessionPk),
-    sessionSk: String(item.sessionSk),
-    // An older header kept its writeId only inside `data`.
-    writeId: legacy ? task.writeId : typeof item.writeId === 'string' ? item.writeId : undefined,
-    splits: legacy ? undefined : (item.splits as Splits),
-    leaseSk: typeof item.leaseSk === 'string' ? item.leaseSk : undefined,
-  };
+/**
+ * The header a commit expecting `write.expectedVersion` (> 0) builds on: the remembered one when it
+ * is that version and writeId, else the one read now; a VersionConflictError when it is not that.
+ */
+async function expectedHeader(ctx: DynamoDbContext, tenantId: string, write: TaskWrite, now: number): Promise<HeaderSnapshot> {
+  const { taskId } = write.task;
+  const fits = (h: HeaderSnapshot | undefined) =>
+    isLive(h, now) && h.version === write.expectedVersion && (write.expectedWriteId === undefined || h.writeId === write.expectedWriteId);
+  const remembered = ctx.headers.get(taskPk(tenantId, taskId));
+  if (fits(remembered)) return remembered!;
+  const current = (await readHeader(ctx, tenantId, taskId))?.snapshot;
+  if (fits(current)) return current!;
+  throw new VersionConflictError(taskId, write.expectedVersion, isLive(current, now) ? current.version : 0);
 }
 
-export function isLive(header: HeaderSnapshot | undefined, now: number): header is HeaderSnapshot {
-  return header !== undefined && (header.expiresAtMs === undefined || header.expiresAtMs > now);
+/**
+ * One commit transaction on top of `current` (undefined: no header). On success the stored task;
+ * when the header's condition failed, the header found instead (undefined: none), remembered.
+ */
+async function applyCommit(
+  ctx: DynamoDbContext,
+  attempt: { tenantId: string; write: TaskWrite; ttl: ChildTtlPlan; now: number; inc: string; layouts: RequestLayout[] },
+  current: HeaderSnapshot | undefined,
+): Promise<{ stored: TaskRecord } | { found?: HeaderSnapshot }> {
+  const { tenantId, write, ttl, now, inc, layouts } = attempt;
+  const pk = taskPk(tenantId, write.task.taskId);
+  const base = !current ? {} : (current.splits ?? (await readSplits(ctx.doc, ctx.table, pk)));
+  const { splits, replaced } = replaceSplits(pk, base, layouts);
+  const { input, json, snapshot, ownerSession } = buildCommit(ctx.table, tenantId, write, current, ttl, now, { inc, requests: layouts, splits });
+  if (ownerSession) await ctx.doc.send(new PutCommand({ TableName: ctx.table, Item: ownerSession }));
+  let failed: { old?: Item } | undefined;
+  try {
+    failed = await transact(ctx, input, write.task.taskId, write.expectedVersion);
+  } catch (err) {
+    ctx.headers.forget(pk);
+    throw err;
+  }
+  if (failed) {
+    const found = failed.old && oldSnapshot(failed.old);
+    if (found) ctx.headers.remember(pk, found);
+    else ctx.headers.forget(pk);
+    return { found };
+  }
+  ctx.headers.remember(pk, snapshot);
+  await dropGarbage(ctx, replaced);
+  return { stored: JSON.parse(json) as TaskRecord };
+}
+
+/** Best effort: what a failure leaves carries the task's ttl and goes with its deletion. */
+async function dropGarbage(ctx: DynamoDbContext, keys: { pk: string; sk: string }[]): Promise<void> {
+  if (keys.length) await deleteKeys(ctx.doc, ctx.table, keys.map(({ pk, sk }) => ({ pk, sk }))).catch(() => undefined);
+}
+
+/**
+ * Sends a commit transaction; undefined when it applied, `{ old }` when the header's condition
+ * failed (`old`: the header as it is, when there is one).
+ */
+async function transact(ctx: DynamoDbContext, input: ConstructorParameters<typeof TransactWriteCommand>[0], taskId: string, expected: number): Promise<{ old?: Item } | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ctx.doc.send(new TransactWriteCommand(input));
+      return undefined;
+    } catch (err) {
+      const reasons = (err as { CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[] }).CancellationReasons;
+      if (!reasons) throw err;
+      const header = reasons[0];
+      if (header?.Code === 'ConditionalCheckFailed') return { old: header.Item && unmarshall(header.Item) };
+      // The same transaction re-applies only if its condition still holds, so retrying is safe;
+      // a writer still in the way after that is reported as the conflict it is.
+      if (!reasons.some((r) => r.Code === 'TransactionConflict')) throw err;
+      if (attempt >= TRANSACTION_CONFLICT_ATTEMPTS) throw new VersionConflictError(taskId, expected);
+      await sleep(10 + Math.random() * 40 * attempt);
+    }
+  }
+}
+
+/** The snapshot of a header a failed condition returned; undefined when its record does not parse. */
+function oldSnapshot(item: Item): HeaderSnapshot | undefined {
+  try {
+    return snapshotOf(item, parseItem<TaskRecord>(item));
+  } catch {
+    return undefined;
+  }
 }
 
 /**

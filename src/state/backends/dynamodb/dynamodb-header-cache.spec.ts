@@ -1,4 +1,4 @@
-import { HeaderSnapshot } from './dynamodb-commit';
+import { HeaderSnapshot } from './dynamodb-header-cache';
 import { HeaderCache } from './dynamodb-header-cache';
 
 const header = (version: number, inc = 'a'): HeaderSnapshot => ({ version, inc, sessionPk: 'S', sessionSk: 's', splits: {} });

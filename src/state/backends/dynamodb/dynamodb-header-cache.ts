@@ -1,4 +1,45 @@
-import { HeaderSnapshot } from './dynamodb-commit';
+import { TaskRecord } from '../../state.entities';
+import { Splits } from './dynamodb-parts';
+
+/**
+ * The header state a commit builds on and its condition pins: as the commit read it (consistent
+ * read), or as this process last wrote or read it (HeaderCache, below).
+ */
+export interface HeaderSnapshot {
+  version: number;
+  inc: string;
+  expiresAtMs?: number;
+  childTtl?: number;
+  sessionPk: string;
+  sessionSk: string;
+  /** The writeId of the write that stored it (TaskRecord.writeId), if it had one. */
+  writeId?: string;
+  /** Its requests stored in parts; undefined for a header written before headers recorded them. */
+  splits?: Splits;
+  /** The sort key of its lease entry (dynamodb-leases.ts) while it holds a lease. */
+  leaseSk?: string;
+}
+
+/** The snapshot of a header item, given its parsed record. */
+export function snapshotOf(item: Record<string, unknown>, task: TaskRecord): HeaderSnapshot {
+  const legacy = item.splits === undefined;
+  return {
+    version: Number(item.version),
+    inc: String(item.inc),
+    expiresAtMs: item.expiresAtMs === undefined ? undefined : Number(item.expiresAtMs),
+    childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl),
+    sessionPk: String(item.sessionPk),
+    sessionSk: String(item.sessionSk),
+    // An older header kept its writeId only inside `data`.
+    writeId: legacy ? task.writeId : typeof item.writeId === 'string' ? item.writeId : undefined,
+    splits: legacy ? undefined : (item.splits as Splits),
+    leaseSk: typeof item.leaseSk === 'string' ? item.leaseSk : undefined,
+  };
+}
+
+export function isLive(header: HeaderSnapshot | undefined, now: number): header is HeaderSnapshot {
+  return header !== undefined && (header.expiresAtMs === undefined || header.expiresAtMs > now);
+}
 
 /** Task headers a store remembers at most (least recently used first out): about 0.5 KB each. */
 export const DEFAULT_HEADER_CACHE_SIZE = 10_000;

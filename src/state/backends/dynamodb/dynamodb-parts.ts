@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { StateCorruptError } from '../../state.errors';
 import { itemName, PART_PREFIX, requestPartSk, requestSk } from './dynamodb-keys';
-import { queryPrefix } from './dynamodb-query';
+import { queryPrefix } from './dynamodb-items';
 
 /**
  * Request records larger than a DynamoDB item (400 KB) or than what one commit transaction carries

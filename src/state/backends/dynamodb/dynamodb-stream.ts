@@ -3,7 +3,7 @@ import type { StreamEvent } from '../../state-store';
 import { isExpired } from '../../state-store.util';
 import type { TaskRecord } from '../../state.entities';
 import { HEADER_SK, REQUEST_INDEX_SK, requestIndexPk, taskPk } from './dynamodb-keys';
-import { queryPrefix } from './dynamodb-query';
+import { queryPrefix } from './dynamodb-items';
 
 /**
  * The stream log on DynamoDB (StateStore.appendStreamEvents / readStreamEvents): items under the

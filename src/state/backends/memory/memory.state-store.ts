@@ -33,6 +33,9 @@ const SWEEP_SLICE_SIZE = 2000;
  * and owner-session entries, stream log): at once when a read or a commit meets one, and otherwise
  * by a sweep that walks the tasks in bounded slices on an unref'd timer, so memory comes back
  * without a request and no tick holds the event loop for long.
+ *
+ * One file on purpose, as the reference to read the contract against: every concern works on the
+ * same private maps (src/state/backends/README.md says which method fills which room).
  */
 export class MemoryStateStore extends StateStore {
   override readonly inProcess: boolean = true;

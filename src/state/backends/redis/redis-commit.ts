@@ -1,0 +1,51 @@
+import { TaskWrite } from '../../state-store';
+import { TaskRecord } from '../../state.entities';
+import { StateCorruptError, VersionConflictError } from '../../state.errors';
+import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
+import { bulkTimeout, RedisContext, redisTimeMs } from './redis-context';
+import { enc, leaseIndexKey } from './redis-keys';
+
+/**
+ * The commit (StateStore.commit): the keys and arguments of redis-commit.lua.ts, which checks the
+ * version and writes everything in one step, and its reply as the contract's outcome. The reply of
+ * an applied commit carries the server's clock, which keeps the store's estimate of it fresh.
+ */
+export async function commitTask(ctx: RedisContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
+  const k = ctx.keys(tenantId);
+  const { taskId } = write.task;
+  const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
+  const json = JSON.stringify(stored);
+  const now = ctx.now();
+  const exp = expiresAtMs(stored.expiresAt);
+  const requests = (write.requests ?? []).map((r) => ({ ...r, tenantId }));
+  const keys = [
+    k.task(taskId),
+    k.requests(taskId),
+    k.requestIds(taskId),
+    k.session(stored.ownerId, stored.sessionId),
+    leaseIndexKey(ctx.prefix),
+    ...requests.map((r) => k.requestIndex(r.requestId)),
+  ];
+  const args = [
+    write.expectedVersion,
+    now,
+    exp ?? '',
+    json,
+    taskId,
+    k.requestIndexPrefix,
+    exp === undefined ? '' : ttlHorizon(exp, now),
+    k.ownerSessions(stored.ownerId),
+    stored.sessionId,
+    write.expectedWriteId ?? '',
+    stored.writeId ?? '',
+    stored.lease ? stored.lease.expiresAt : '',
+    ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
+  ];
+  const sentAt = Date.now();
+  const bytes = args.reduce<number>((sum, a) => sum + (typeof a === 'string' ? a.length : 8), 0);
+  const reply = await ctx.run(keys[0], () => ctx.redis.taCommit(keys.length, ...keys, ...args), bulkTimeout(ctx.timeoutMs, bytes));
+  if (reply[0] === 'ok') ctx.clock.observe(redisTimeMs(reply[1], reply[2]), sentAt, Date.now());
+  if (reply[0] === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply[1]));
+  if (reply[0] === 'corrupt') throw new StateCorruptError(String(reply[1]));
+  return JSON.parse(json) as TaskRecord;
+}
