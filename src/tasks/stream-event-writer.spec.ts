@@ -1,14 +1,18 @@
 import type { Logger } from 'pino';
 import { MemoryStateStore } from '../state/backends/memory/memory.state-store';
 import { StateStore, StreamEvent } from '../state/state-store';
+import { StateStoreUnavailableError } from '../state/state.errors';
 import { FLUSH_EVENTS, FLUSH_MS, StreamRecorder } from './stream-event-writer';
 
 class RecordingStore extends MemoryStateStore {
   readonly writes: StreamEvent[][] = [];
   readonly requestIds: (string | undefined)[] = [];
   fail = false;
+  /** Appends that fail as a stalled store does, before one lands. */
+  stalls = 0;
   override async appendStreamEvents(_t: string, _k: string, _s: number, events: StreamEvent[], requestId?: string): Promise<void> {
     if (this.fail) throw new Error('store down');
+    if (this.stalls > 0 && this.stalls--) throw new StateStoreUnavailableError('Redis is unavailable: Command timed out');
     this.writes.push(events);
     this.requestIds.push(requestId);
   }
@@ -19,7 +23,10 @@ const event = (n: number, name = 'partial-response', text = 'x') => ({ id: `0-${
 const recorder = (store: StateStore, maxBytes = 1_000_000) => new StreamRecorder(store, logger, { tenantId: 't', taskId: 'k', seq: 0, requestId: 'r-0' }, maxBytes);
 
 describe('StreamRecorder (the stream log writer)', () => {
-  beforeEach(() => jest.useFakeTimers());
+  beforeEach(() => {
+    jest.useFakeTimers();
+    jest.mocked(logger.warn).mockClear();
+  });
   afterEach(() => jest.useRealTimers());
 
   it('batches events: one write per FLUSH_MS, at once when a batch fills or the final event comes', async () => {
@@ -60,5 +67,19 @@ describe('StreamRecorder (the stream log writer)', () => {
     await r.flush();
     expect(store.writes).toEqual([]);
     expect(logger.warn).toHaveBeenCalledTimes(1);
+  });
+
+  it('retries a write the store did not answer (a stall), so nothing is lost; later batches wait their turn', async () => {
+    jest.useRealTimers();
+    const store = new RecordingStore();
+    store.stalls = 2;
+    const r = recorder(store);
+    r.add(event(0));
+    const first = r.flush();
+    r.add(event(1, 'final-response'));
+    await r.flush();
+    await first;
+    expect(store.writes.map((w) => w.map((e) => e.n))).toEqual([[0], [1]]);
+    expect(logger.warn).not.toHaveBeenCalled();
   });
 });

@@ -1,8 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { ENV_CONFIG, LOGGER } from '../app.tokens';
 import type { EnvConfig } from '../config/env.config';
 import { StateStore, StreamEvent } from '../state/state-store';
+import { StateStoreUnavailableError } from '../state/state.errors';
+import { PollBackoff } from './poll-backoff';
 import type { LoggedEvent } from './task-event-log';
 
 /** A batch is written this long after its first event, unless it fills or ends first. */
@@ -11,6 +14,11 @@ export const FLUSH_MS = 100;
 export const FLUSH_EVENTS = 50;
 /** Events kept per request in the store, as in the per-process log (task-event-log.ts). */
 export const MAX_STORED_EVENTS = 5000;
+
+/** A write the store did not answer is retried (backing off from RETRY_MIN_MS to RETRY_MAX_MS) for this long, then the log stops. */
+export const WRITE_RETRY_MS = 10_000;
+const RETRY_MIN_MS = 50;
+const RETRY_MAX_MS = 1_000;
 
 /** The two events that end a request's stream: always stored, whatever the bounds. */
 export const isFinalEvent = (event: string) => event === 'final-response' || event === 'error';
@@ -24,7 +32,10 @@ export const isFinalEvent = (event: string) => event === 'final-response' || eve
  * Bounded: at most `TA_STREAM_LOG_MAX_BYTES` of event data and MAX_STORED_EVENTS events per request
  * (the store keeps one request per task, so this is also the bound per task). Past the bound only
  * the final event is stored: a reattach elsewhere then sees a gap and gets the outcome. Never fails
- * the request: a write that fails is logged once and the request's log stops there (same fallback).
+ * the request: a write the store does not answer (a stall) is retried for up to WRITE_RETRY_MS, in
+ * order (the later batches wait behind it), so a follower elsewhere gets every event once the store
+ * is back; a write that still fails is logged once and the request's log stops there (a reattach
+ * elsewhere then gets the outcome from the request record, src/tasks/stream-outcome.ts).
  */
 @Injectable()
 export class StreamEventWriter {
@@ -82,12 +93,22 @@ export class StreamRecorder {
   private async write(batch: StreamEvent[]): Promise<void> {
     if (this.failed) return;
     const { tenantId, taskId, seq, requestId } = this.target;
-    try {
-      // Named, so the store refuses the events once the task holds another request there (a re-created task).
-      await this.store.appendStreamEvents(tenantId, taskId, seq, batch, requestId);
-    } catch (err) {
-      this.failed = true;
-      this.logger.warn({ err, task_id: taskId, seq }, 'writing stream events to the store failed; a reattach on another replica gets the outcome only');
+    const backoff = new PollBackoff(RETRY_MIN_MS, RETRY_MAX_MS);
+    const started = Date.now();
+    for (;;) {
+      try {
+        // Named, so the store refuses the events once the task holds another request there (a re-created task).
+        // A retry of an append that did apply stores nothing twice (the store skips an n not above its last).
+        await this.store.appendStreamEvents(tenantId, taskId, seq, batch, requestId);
+        return;
+      } catch (err) {
+        if (!(err instanceof StateStoreUnavailableError) || Date.now() - started >= WRITE_RETRY_MS) {
+          this.failed = true;
+          this.logger.warn({ err, task_id: taskId, seq }, 'writing stream events to the store failed; a reattach on another replica gets the outcome only');
+          return;
+        }
+        await sleep(backoff.next());
+      }
     }
   }
 }
