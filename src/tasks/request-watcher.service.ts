@@ -5,16 +5,15 @@ import { AgentDefinition } from '../agents/config/agent-definition';
 import { LOGGER } from '../app.tokens';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { problemOf } from '../common/errors/problem-of';
 import { ShutdownState } from '../common/shutdown/shutdown-state';
 import { StateStore } from '../state/state-store';
 import { StateStoreUnavailableError } from '../state/state.errors';
 import { recoverLapsed } from './lifecycle/admit';
 import { leaseActive } from './lifecycle/lease';
 import { PollBackoff } from './poll-backoff';
-import { outcomeEvents } from './request-response';
 import { RequestRunner } from './request-runner.service';
 import { RunningRequests } from './running-requests';
+import { errorEventData, hasEnded, OUTCOME_N, synthesizedOutcome } from './stream-outcome';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
 import { TaskWriter } from './task-writer';
 
@@ -101,13 +100,12 @@ export class RequestWatcher {
           this.end(log, new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Request ${w.requestId} no longer exists`), w, agent.prefix);
           return;
         }
-        if (record.status !== 'Queued' && record.status !== 'Running') {
+        if (hasEnded(record)) {
           if (log && !log.final) {
-            try {
-              for (const e of outcomeEvents(agent, record)) this.events.append(log, e.event, e.data);
-            } catch (err) {
-              this.end(log, err, w, agent.prefix);
-              return;
+            // With the ids every replica gives an outcome no stream here recorded (src/tasks/stream-outcome.ts).
+            for (const e of synthesizedOutcome(agent, record, log.next - 1, this.logger)) {
+              log.next = e.n;
+              this.events.append(log, e.event, e.data);
             }
           }
           if (log) this.events.close(log);
@@ -122,7 +120,7 @@ export class RequestWatcher {
           // Nothing to recover, and lapsed for another lease length: the request is lost (and
           // polling again, at once, would only spin).
           if (log?.remote && (task.lease?.expiresAt ?? 0) + this.writer.timing.leaseMs < this.writer.now()) {
-            this.end(log, new DomainError(ErrorCode.ABANDONED, `Request ${w.requestId} was lost: the replica running it stopped and nobody took its task over`), w, agent.prefix);
+            this.end(log, new DomainError(ErrorCode.ABANDONED, `Request ${w.requestId} was lost: the replica running it stopped and nobody took its task over`), w, agent.prefix, OUTCOME_N);
             return;
           }
         }
@@ -141,11 +139,12 @@ export class RequestWatcher {
     }
   }
 
-  private end(log: RequestEventLog | undefined, err: unknown, w: WatchedRequest, instance: string): void {
+  /** Ends `log` with an `error` event (at `n` when given: an outcome, as ABANDONED, sorts last), unless it has its outcome. */
+  private end(log: RequestEventLog | undefined, err: unknown, w: WatchedRequest, instance: string, n?: number): void {
     if (!log) return;
     if (!log.final) {
-      const ids = { task_id: w.taskId, request_id: w.requestId };
-      this.events.append(log, 'error', { ...problemOf(err, instance, this.logger, { task_id: w.taskId }), ...ids });
+      if (n !== undefined) log.next = n;
+      this.events.append(log, 'error', errorEventData(err, instance, this.logger, { task_id: w.taskId, request_id: w.requestId }));
     }
     this.events.close(log);
   }

@@ -17,12 +17,10 @@ import { StateResponse } from './state-response';
 import { TaskDeletion } from './task-deletion.service';
 import { RequestEventLog, TaskEventLog } from './task-event-log';
 import { assertStorable } from './storable-request';
+import { IDS_PER_DECISION } from './stream-outcome';
 import { newRequestRecord, newTaskRecord } from './task-records';
 import { TaskAccess, TaskWriter } from './task-writer';
 import type { UserMessage } from './user-message';
-
-/** A resumed request's stream ids go on from `{seq}-{k·100000}` for its k-th decision (monotonic per task). */
-const IDS_PER_DECISION = 100_000;
 
 /** An admitted request, ready to run (or, when queued, to be watched). */
 export interface StartedRequest {

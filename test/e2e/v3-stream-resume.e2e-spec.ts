@@ -1,7 +1,7 @@
 /**
  * A client that reconnects to a v3 stream with `Last-Event-ID` gets what it missed (API.md §5):
- * exactly the missed events when the same replica served the stream (and the rest live), or the
- * request's outcome from the store when another replica did.
+ * exactly the missed events (and the rest live), from this replica's log when it served the stream,
+ * else from the store's stream log, as `GET /tasks/{id}/stream` sends them.
  */
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
@@ -75,15 +75,19 @@ describe('resuming a v3 stream with Last-Event-ID', () => {
     expect(JSON.parse(events[1]!.data).status).toBe('Canceled');
   });
 
-  it('on another replica, sends the outcome from the store with the next id', async () => {
+  it('on another replica, replays the same events from the store (their ids, never the next id of a partial for the outcome)', async () => {
     llm.script(reply.chunks(['stored ', 'answer']));
     const first = named(parseSse(await (await openSse(`${a.url}/Resumable/1/sse`, { items: [text('q')] })).readAll()));
     const taskId = JSON.parse(first[0]!.data).task_id;
 
     const elsewhere = await openSse(`${b.url}/Resumable/1/sse`, { task_id: taskId, items: [text('q')] }, { 'last-event-id': '0-0' });
     const events = named(parseSse(await elsewhere.readAll()));
-    expect(events.map((e) => [e.id, e.event])).toEqual([['0-1', 'final-response']]);
-    expect(JSON.parse(events[0]!.data)).toMatchObject({ task_id: taskId, status: 'Completed', content: { output: 'stored answer' } });
+    expect(events.map((e) => [e.id, e.event])).toEqual([
+      ['0-1', 'partial-response'],
+      ['0-2', 'final-response'],
+    ]);
+    expect(events).toEqual(first.slice(1));
+    expect(JSON.parse(events[1]!.data)).toMatchObject({ task_id: taskId, status: 'Completed', content: { output: 'stored answer' } });
   });
 
   it('refuses a malformed id (422), a task of another user (401), and an unknown request (404)', async () => {

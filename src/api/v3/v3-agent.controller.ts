@@ -15,7 +15,7 @@ import { TaskDeletion } from '../../tasks/task-deletion.service';
 import { includesSuperseded } from '../../tasks/task-edits-view';
 import { TaskEdits } from '../../tasks/task-edits.service';
 import { TaskEventLog } from '../../tasks/task-event-log';
-import { TaskStreamAttach } from '../../tasks/task-stream-attach';
+import { Attached, parseEventId, TaskStreamAttach } from '../../tasks/task-stream-attach';
 import { TaskStreamReplay } from '../../tasks/task-stream-replay';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/task-query.service';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
@@ -69,18 +69,16 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
 
     /**
      * The same invocation streamed (src/api/v3/v3-event-stream.ts). Ownership, 404, 409 and 422 are
-     * answered as JSON before the stream opens. With `Last-Event-ID`, a reconnect: what the client
-     * missed of that request, then the rest live. A client that disconnects does not cancel.
+     * answered as JSON before the stream opens. With `Last-Event-ID`, a reconnect, answered as `GET
+     * tasks/{task_id}/stream` with that id is: what the client missed of that request, then the rest
+     * live; 204 once it has seen the outcome. A client that disconnects does not cancel.
      */
     @Post('sse')
     @RateLimited({ reconnectsFree: true })
     async sse(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
       const msg = readUserMessage(body);
       const lastEventId = res.req.header('last-event-id');
-      if (lastEventId) {
-        const replay = await this.replay.prepare(agent, principal, msg.task_id, lastEventId);
-        return sendEventStream(res, this.events, replay.log, replay.after, this.env.http.sseKeepaliveMs).finally(replay.release);
-      }
+      if (lastEventId) return this.reattached(res, await this.replay.prepare(agent, principal, msg.task_id, lastEventId));
       const started = await this.invoker.start(agent, principal, msg);
       const { log, after } = started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
@@ -143,12 +141,17 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      * Reattach to the task's stream (src/tasks/task-stream-attach.ts): the current or last request's
      * events after `Last-Event-ID` (the header wins over `?last_event_id=`, which a browser
      * `EventSource` needs on its first connect), then live, then closed with the final event.
-     * 204 when the id is already the final event of a request that ended on this replica.
+     * 204 when the request has ended and the id is its outcome's (docs/api.md, Streaming), on any replica.
      */
     @Get('tasks/:task_id/stream')
     async stream(@Param('task_id') taskId: string, @Query('last_event_id') lastEventId: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
       const id = res.req.header('last-event-id') ?? (lastEventId === undefined ? undefined : typeof lastEventId === 'string' ? lastEventId : '');
-      const attached = await this.attach.attach(agent, principal, parseClientIdParam('task_id', taskId), id);
+      const position = id === undefined ? undefined : parseEventId(id);
+      return this.reattached(res, await this.attach.attach(agent, principal, parseClientIdParam('task_id', taskId), position));
+    }
+
+    /** A reattach's answer, on both routes: 204 once the client has seen the outcome, else the stream. */
+    private reattached(res: Response, attached: Attached): Promise<void> | void {
       if (attached.kind === 'ended') {
         res.status(204).end();
         return;
