@@ -50,8 +50,8 @@ interface Entry {
  * (POST /sse, a resume stream, a queued request's stream, a reconnect) reads from here, so ids are
  * assigned in one place and a client that reconnects with `Last-Event-ID` gets exactly the events
  * it missed, then the rest live. Kept in memory on purpose: persisting every text delta would cost
- * a store write per token. A reconnect that reaches another replica gets the outcome from the
- * store instead (see TaskStreamReplay).
+ * a store write per token. A reconnect that reaches another replica is served from the store's
+ * stream log instead (see TaskStreamAttach).
  *
  * Bounded in bytes and in time (docs/configuration.md), since a finished 2 MiB answer would
  * otherwise stay on the heap until a thousand newer requests push it out:

@@ -92,9 +92,9 @@ export class TaskStreamAttach {
   private async followStore(agent: AgentDefinition, task: TaskRecord, seq: number, after: number): Promise<{ kind: 'ended' } | { kind: 'stream'; log: RequestEventLog; after: number }> {
     const request = await this.requestAt(task, seq);
     const watched = { tenantId: task.tenantId, taskId: task.taskId, requestId: request.requestId };
-    let stored = await this.store.readStreamEvents(task.tenantId, task.taskId, seq, -1);
-    // A store that keeps no stream log: the outcome from the record, once there is one.
-    if (stored === undefined) return { kind: 'stream', log: this.watcher.mirror(agent, watched, seq, after + 1), after };
+    const read = () => this.store.readStreamEvents(task.tenantId, task.taskId, seq, -1);
+    const first = await read();
+    let stored = first ?? [];
     if (hasEnded(request)) {
       for (;;) {
         const last = stored.at(-1);
@@ -102,15 +102,17 @@ export class TaskStreamAttach {
           if (after >= last.n) return { kind: 'ended' };
           break;
         }
-        if (settled(request, this.writer.now())) {
+        if (first === undefined || settled(request, this.writer.now())) {
           if (after >= synthesizedFinalN(request, last?.n ?? -1)) return { kind: 'ended' };
           break;
         }
         // Its final event may still be on its way to the store.
         await sleep(GRACE_POLL_MS);
-        stored = (await this.store.readStreamEvents(task.tenantId, task.taskId, seq, -1)) ?? [];
+        stored = (await read()) ?? [];
       }
     }
+    // A store that keeps no stream log: the outcome from the record, once there is one.
+    if (first === undefined) return { kind: 'stream', log: this.watcher.mirror(agent, watched, seq, after + 1), after };
     return { kind: 'stream', log: this.follower.open(agent, watched, seq, stored), after };
   }
 
