@@ -13,7 +13,7 @@ export class EnvConfigError extends Error {
   }
 }
 
-/** Bounds of the v3 streams' replay (src/tasks/task-event-log.ts, src/tasks/replay-admission.ts). */
+/** Bounds of the v3 streams' replay (src/tasks/events/task-event-log.ts, src/tasks/reattach/replay-admission.ts). */
 export interface StreamReplayLimits {
   maxBytes: number;
   streamMaxBytes: number;
@@ -80,7 +80,7 @@ export interface EnvConfig {
     /** TA_LEASE_SWEEP_MS (0: no sweep). */
     leaseSweepMs: number;
     taskTtlSeconds?: number;
-    /** src/tasks/task-cache.ts (0: no cache). */
+    /** src/tasks/writer/task-cache.ts (0: no cache). */
     taskCacheMaxBytes?: number;
     redisUrl?: string;
     dynamodb?: { table: string; endpoint?: string; region: string; createTable: boolean };

@@ -36,7 +36,7 @@ export class EnvVars {
   /** On SIGTERM/SIGINT, how long running requests get to finish before they are failed as `shutdown` (src/common/shutdown). */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_SHUTDOWN_GRACE_MS = 25_000;
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_LOG_MAX_BYTES = 1_048_576;
-  /** The per-process replay log of v3 streams (src/tasks/task-event-log.ts): every stream's events together. */
+  /** The per-process replay log of v3 streams (src/tasks/events/task-event-log.ts): every stream's events together. */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_REPLAY_MAX_BYTES = 64 * 1_048_576;
   /** One stream's events in that log; past it the oldest are dropped (a reconnect from there gets the outcome). */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_REPLAY_STREAM_MAX_BYTES = 1_048_576;
@@ -85,11 +85,11 @@ export class EnvVars {
   @IsOptional() @IsString() AWS_REGION?: string;
   /** How long a running request holds its task; renewed while it runs, so only a dead process lets it lapse. */
   @IsOptional() @Transform(toInt) @EnvInt(100) TA_TASK_LEASE_MS = 30_000;
-  /** How often each replica sweeps the lease index for dead processes' requests (src/tasks/lease-sweeper.service.ts); 0: never. */
+  /** How often each replica sweeps the lease index for dead processes' requests (src/tasks/run/lease-sweeper.service.ts); 0: never. */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_LEASE_SWEEP_MS = 5_000;
   /** Tasks expire this many seconds after their last write (unset: never). */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_TASK_TTL_SECONDS?: number;
-  /** The task writer's cache of the tasks this replica wrote, in bytes of request JSON (0: none; src/tasks/task-cache.ts). */
+  /** The task writer's cache of the tasks this replica wrote, in bytes of request JSON (0: none; src/tasks/writer/task-cache.ts). */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_TASK_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 
   // tools (docs/tools.md)

@@ -3,8 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { LeaseSweeper } from '../tasks/lease-sweeper.service';
-import { RunningRequests } from '../tasks/running-requests';
+import { LeaseSweeper } from '../tasks/run/lease-sweeper.service';
+import { RunningRequests } from '../tasks/run/running-requests';
 import { ToolRegistry } from '../tools/tool-registry';
 
 /** How long a replaced config may keep running requests (SSE streams, v3 requests) before its app is closed anyway. */

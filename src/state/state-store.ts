@@ -18,7 +18,7 @@ export interface TaskWrite {
   /**
    * When set (with `expectedVersion > 0`), the commit also requires the stored header's `writeId`
    * to be exactly this, else VERSION_CONFLICT with nothing written. The task writer sets it on
-   * every update, from a read or from its cached view (src/tasks/task-cache.ts): a version alone
+   * every update, from a read or from its cached view (src/tasks/writer/task-cache.ts): a version alone
    * does not pin what was read, since a task deleted or expired and created again under the same
    * id climbs through the same versions; every write's writeId is unique, so it does.
    */
@@ -70,7 +70,7 @@ export abstract class StateStore {
 
   /**
    * True when the store lives in this process, so a read costs no round trip: the task writer then
-   * keeps no cache of what it wrote (src/tasks/task-cache.ts), which would only double the memory.
+   * keeps no cache of what it wrote (src/tasks/writer/task-cache.ts), which would only double the memory.
    */
   readonly inProcess: boolean = false;
 
@@ -135,7 +135,7 @@ export abstract class StateStore {
    *   hold: a writer of an earlier task of the id, late after its deletion, must neither hold the
    *   new task's log back nor add its events to it (test/backends/deletion-race.e2e-spec.ts).
    * - The log expires with its task (the task's `expiresAt`) and is removed by its deletion.
-   * - Bounds (bytes and count) are the writer's (src/tasks/stream-event-writer.ts); a backend may
+   * - Bounds (bytes and count) are the writer's (src/tasks/events/stream-event-writer.ts); a backend may
    *   split a batch to fit its item limits.
    */
   async appendStreamEvents(_tenantId: string, _taskId: string, _seq: number, _events: StreamEvent[], _requestId?: string): Promise<void> {}
@@ -146,7 +146,7 @@ export abstract class StateStore {
   }
 
   /**
-   * The lease index (src/tasks/lease-sweeper.service.ts): the tasks whose lease lapsed at or before
+   * The lease index (src/tasks/run/lease-sweeper.service.ts): the tasks whose lease lapsed at or before
    * `before` (epoch ms, the store's clock), of every tenant, the oldest lapse first, paged. This is
    * how a replica finds the requests of a process that died without anyone touching their tasks.
    *

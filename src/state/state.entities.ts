@@ -141,7 +141,7 @@ export interface ModelInputRecord {
   summarized: boolean;
 }
 
-/** A summary of the oldest history messages of a task (src/tasks/task-window.ts). */
+/** A summary of the oldest history messages of a task (src/tasks/run/task-window.ts). */
 export interface HistorySummaryRecord {
   text: string;
   /** How many history messages (after the user context) it stands for: whole turns, oldest first. */
@@ -194,7 +194,7 @@ export interface TaskRecord {
   /** Set when its deletion began: the store then hides the task from every read (state-store.ts). */
   deletingAt?: string;
   /**
-   * Unique per write (src/tasks/task-writer.ts): after a write whose answer was lost (a timeout
+   * Unique per write (src/tasks/writer/task-writer.ts): after a write whose answer was lost (a timeout
    * on a write the store did apply), reading this back tells whether it was applied.
    */
   writeId?: string;

@@ -5,8 +5,8 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
-import { checkCursor, invalidCursor } from './cursor-check';
-import { taskSummaryView } from './task-view';
+import { checkCursor, invalidCursor } from './views/cursor-check';
+import { taskSummaryView } from './views/task-view';
 
 /** Sessions of the owner read per `GET /sessions` (the newest activity among them is listed first). */
 export const MAX_SESSIONS_SCANNED = 1000;

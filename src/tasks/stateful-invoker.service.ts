@@ -10,17 +10,18 @@ import { ApprovalDecision, RequestRecord, TaskRecord } from '../state/state.enti
 import { VersionConflictError } from '../state/state.errors';
 import { admitFollowOn, admitNew, RunNow } from './lifecycle/admit';
 import { decide, Decided, ResumeDecision } from './lifecycle/decide';
-import { idsOf, responseOf } from './request-response';
-import { Emit, RequestRunner, RunOptions } from './request-runner.service';
-import { RequestWatcher } from './request-watcher.service';
-import { StateResponse } from './state-response';
+import { idsOf, responseOf } from './views/request-response';
+import { Emit, RequestRunner, RunOptions } from './run/request-runner.service';
+import { RequestWatcher } from './run/request-watcher.service';
+import { StateResponse } from './views/state-response';
 import { TaskDeletion } from './task-deletion.service';
-import { RequestEventLog, TaskEventLog } from './task-event-log';
-import { assertStorable } from './storable-request';
-import { IDS_PER_DECISION } from './stream-outcome';
-import { newRequestRecord, newTaskRecord } from './task-records';
-import { TaskAccess, TaskWriter } from './task-writer';
-import type { UserMessage } from './user-message';
+import { RequestEventLog, TaskEventLog } from './events/task-event-log';
+import { assertStorable } from './run/storable-request';
+import { IDS_PER_DECISION } from './events/stream-outcome';
+import { newRequestRecord, newTaskRecord } from './run/task-records';
+import { owned } from './writer/task-access';
+import { TaskWriter } from './writer/task-writer';
+import type { UserMessage } from './run/user-message';
 
 /** An admitted request, ready to run (or, when queued, to be watched). */
 export interface StartedRequest {
@@ -227,11 +228,6 @@ export class StatefulInvoker {
       },
     };
   }
-}
-
-/** The caller's own task of this agent, for operations on it: another owner's is 401 (the upstream contract). */
-export function owned(agent: AgentDefinition, principal: Principal, taskId: string): TaskAccess {
-  return { tenantId: principal.tenantId, taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-owner' };
 }
 
 /** Names the admitted request in the log lines and the span of the HTTP request being served. */

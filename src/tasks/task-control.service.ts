@@ -5,11 +5,11 @@ import { AuditLog } from '../common/logging/audit-log';
 import { LogContext } from '../common/logging/log-context';
 import { cancel } from './lifecycle/cancel';
 import { leaseActive } from './lifecycle/lease';
-import { stateResponse } from './request-response';
-import { RunningRequests } from './running-requests';
-import { StateResponse } from './state-response';
-import { owned } from './stateful-invoker.service';
-import { TaskWriter } from './task-writer';
+import { stateResponse } from './views/request-response';
+import { RunningRequests } from './run/running-requests';
+import { StateResponse } from './views/state-response';
+import { owned } from './writer/task-access';
+import { TaskWriter } from './writer/task-writer';
 
 /** Cancel: an operation on a task by its owner (another owner's is 401, another tenant's 404). */
 @Injectable()

@@ -11,9 +11,10 @@ import { TaskRecord } from '../state/state.entities';
 import { cancel } from './lifecycle/cancel';
 import { markDeleting } from './lifecycle/delete';
 import { leaseActive } from './lifecycle/lease';
-import { RunningRequests } from './running-requests';
-import { TaskEventLog } from './task-event-log';
-import { TaskAccess, TaskWriter } from './task-writer';
+import { RunningRequests } from './run/running-requests';
+import { TaskEventLog } from './events/task-event-log';
+import type { TaskAccess } from './writer/task-access';
+import { TaskWriter } from './writer/task-writer';
 
 /** Requests removed per store step (each step is atomic; DynamoDB takes at most 49). */
 export const DELETE_BATCH_SIZE = 25;

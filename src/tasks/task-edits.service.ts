@@ -9,13 +9,14 @@ import { StateStore } from '../state/state-store';
 import { TaskRecord } from '../state/state.entities';
 import { edit } from './lifecycle/edit';
 import { appendForked, fork } from './lifecycle/fork';
-import { owned, StartedRequest, StatefulInvoker } from './stateful-invoker.service';
-import { assertStorable } from './storable-request';
-import { newRequestRecord } from './task-records';
-import { withEdits } from './task-edits-view';
-import { taskView } from './task-view';
-import { TaskWriter } from './task-writer';
-import type { UserMessage } from './user-message';
+import { StartedRequest, StatefulInvoker } from './stateful-invoker.service';
+import { owned } from './writer/task-access';
+import { assertStorable } from './run/storable-request';
+import { newRequestRecord } from './run/task-records';
+import { withEdits } from './views/task-edits-view';
+import { taskView } from './views/task-view';
+import { TaskWriter } from './writer/task-writer';
+import type { UserMessage } from './run/user-message';
 
 /** Requests per commit of a fork (DynamoDB takes at most 49 in one transaction). */
 const FORK_BATCH = 40;

@@ -3,9 +3,9 @@ import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { StateStore } from '../state/state-store';
 import { asRead } from './lifecycle/lapsed';
-import { taskView } from './task-view';
-import { withEdits } from './task-edits-view';
-import { TaskWriter } from './task-writer';
+import { taskView } from './views/task-view';
+import { withEdits } from './views/task-edits-view';
+import { TaskWriter } from './writer/task-writer';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

@@ -1,5 +1,5 @@
 /**
- * The lease sweep inside one app (src/tasks/lease-sweeper.service.ts), on a store the test holds:
+ * The lease sweep inside one app (src/tasks/run/lease-sweeper.service.ts), on a store the test holds:
  * a request left `Running` by a dead process (a lease that lapsed, written straight into the store)
  * reads as `Failed`/`abandoned` at once, is stored so by the sweep with nobody calling, and the
  * follow-on queued behind it runs; the sweep outlives a store error and stops with its app.

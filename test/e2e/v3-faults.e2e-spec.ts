@@ -121,7 +121,7 @@ describe('v3 with a stored record that cannot be parsed', () => {
     expect(read.body.error_id).toEqual(expect.any(String));
     expect(t.logs().some((l) => l.error_id === read.body.error_id)).toBe(true);
 
-    // A replica commits a turn from what it wrote itself (src/tasks/task-cache.ts); another replica
+    // A replica commits a turn from what it wrote itself (src/tasks/writer/task-cache.ts); another replica
     // reads the task first and meets the corrupt record: it refuses before calling the model.
     const replica = await startTestApp({
       agents: { 'faulty.yaml': AGENT },

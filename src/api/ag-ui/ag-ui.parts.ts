@@ -4,7 +4,8 @@ import { AgUiRuns } from './ag-ui-runs.service';
 
 /**
  * The AG-UI route's controllers and providers, registered by the V3Module: they run over the same
- * StatefulInvoker, task writer and event log instances as the v3 routes (one per application).
+ * StatefulInvoker, task writer and event log instances as the v3 routes (TasksModule, one per
+ * application).
  */
 export function agUiParts(agents: AgentDefinition[]) {
   return {

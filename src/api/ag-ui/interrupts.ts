@@ -1,6 +1,6 @@
 import type { Interrupt } from '@ag-ui/core';
 
-/** A pending call as a paused request's HitlResponse lists it (src/tasks/request-response.ts). */
+/** A pending call as a paused request's HitlResponse lists it (src/tasks/views/request-response.ts). */
 export interface PendingCallView {
   id: string;
   name: string;

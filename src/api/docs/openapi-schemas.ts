@@ -101,7 +101,7 @@ export const OPENAPI_SCHEMAS: Record<string, unknown> = {
       },
     },
   },
-  /** `GET /tasks/{task_id}` (src/tasks/task-view.ts); more fields may be present. */
+  /** `GET /tasks/{task_id}` (src/tasks/views/task-view.ts); more fields may be present. */
   Task: {
     type: 'object',
     properties: {

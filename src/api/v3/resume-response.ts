@@ -1,4 +1,4 @@
-import type { StateResponse } from '../../tasks/state-response';
+import type { StateResponse } from '../../tasks/views/state-response';
 
 /**
  * The body of `POST .../resume/{request_id}`, as upstream answers it: the content itself, not a

@@ -7,16 +7,16 @@ import type { Principal } from '../../auth/principal';
 import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
-import { StateResponse } from '../../tasks/state-response';
+import { StateResponse } from '../../tasks/views/state-response';
 import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
 import { SessionListing } from '../../tasks/session-list.service';
 import { TaskControlService } from '../../tasks/task-control.service';
 import { TaskDeletion } from '../../tasks/task-deletion.service';
-import { includesSuperseded } from '../../tasks/task-edits-view';
+import { includesSuperseded } from '../../tasks/views/task-edits-view';
 import { TaskEdits } from '../../tasks/task-edits.service';
-import { TaskEventLog } from '../../tasks/task-event-log';
-import { Attached, parseEventId, TaskStreamAttach } from '../../tasks/task-stream-attach';
-import { TaskStreamReplay } from '../../tasks/task-stream-replay';
+import { TaskEventLog } from '../../tasks/events/task-event-log';
+import { Attached, parseEventId, TaskStreamAttach } from '../../tasks/reattach/task-stream-attach';
+import { TaskStreamReplay } from '../../tasks/reattach/task-stream-replay';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/task-query.service';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { ForkRequestDto } from './dto/fork-request.dto';
@@ -138,7 +138,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     }
 
     /**
-     * Reattach to the task's stream (src/tasks/task-stream-attach.ts): the current or last request's
+     * Reattach to the task's stream (src/tasks/reattach/task-stream-attach.ts): the current or last request's
      * events after `Last-Event-ID` (the header wins over `?last_event_id=`, which a browser
      * `EventSource` needs on its first connect), then live, then closed with the final event.
      * 204 when the request has ended and the id is its outcome's (docs/api.md, Streaming), on any replica.

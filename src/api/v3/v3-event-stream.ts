@@ -1,9 +1,9 @@
 import type { Response } from 'express';
 import { SseStream } from '../../common/sse/sse-stream';
-import { RequestEventLog, TaskEventLog } from '../../tasks/task-event-log';
+import { RequestEventLog, TaskEventLog } from '../../tasks/events/task-event-log';
 
 /**
- * The one way a v3 stream is sent: the request's event log (src/tasks/task-event-log.ts) followed
+ * The one way a v3 stream is sent: the request's event log (src/tasks/events/task-event-log.ts) followed
  * after `after`, each event with its `id: {seq}-{n}`, keepalive comments in the silences, until the
  * log closes (after `final-response` or `error`) or the client goes away. A client leaving never
  * stops the request: its events go on into the log for a reconnect.

@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../auth/principal';
+import { emptyUsage } from '../../llm/llm-client.port';
+import { RequestRecord, TaskRecord } from '../../state/state.entities';
+import type { UserMessage } from './user-message';
+
+/**
+ * A new task header for a first message (version 0: the create is `expectedVersion: 0`), under the
+ * `task_id` the caller named (upstream lets callers choose it) or a new one.
+ */
+export function newTaskRecord(agentSource: string, principal: Principal, msg: UserMessage): TaskRecord {
+  const now = new Date().toISOString();
+  return {
+    taskId: msg.task_id ?? randomUUID(),
+    sessionId: msg.session_id ?? randomUUID(),
+    tenantId: principal.tenantId,
+    ownerId: principal.ownerId,
+    agent: agentSource,
+    status: 'Running',
+    version: 0,
+    requestCount: 1,
+    lastEventSeq: 0,
+    metadata: {},
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** The record of a new request at position `seq` of its task, holding the user's message (its id chosen by the caller, e.g. an AG-UI `runId`, or new). */
+export function newRequestRecord(task: TaskRecord, principal: Principal, msg: UserMessage, seq: number, requestId?: string): RequestRecord {
+  const now = new Date().toISOString();
+  return {
+    requestId: requestId ?? randomUUID(),
+    taskId: task.taskId,
+    sessionId: task.sessionId,
+    tenantId: principal.tenantId,
+    ownerId: principal.ownerId,
+    seq,
+    status: 'Running',
+    messages: [
+      {
+        id: randomUUID(),
+        role: 'user',
+        items: msg.items.map((i) => ({ content_type: i.content_type, content: i.content })),
+        created_at: now,
+      },
+    ],
+    ...(msg.user_context ? { userContext: msg.user_context } : {}),
+    toolCalls: [],
+    tokenUsage: emptyUsage(),
+    createdAt: now,
+    updatedAt: now,
+  };
+}

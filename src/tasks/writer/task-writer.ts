@@ -1,0 +1,294 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { ENV_CONFIG, LOGGER, TELEMETRY } from '../../app.tokens';
+import { DomainError } from '../../common/errors/domain-error';
+import { ErrorCode } from '../../common/errors/error-code';
+import type { EnvConfig } from '../../config/env.config';
+import { StateStore } from '../../state/state-store';
+import { RequestRecord, TaskRecord } from '../../state/state.entities';
+import { StateStoreUnavailableError, VersionConflictError } from '../../state/state.errors';
+import { isExpired } from '../../state/state-store.util';
+import type { Telemetry } from '../../telemetry/telemetry';
+import { expirePause, pauseDue } from '../lifecycle/cancel';
+import { TaskTiming } from '../lifecycle/lease';
+import { Change, Transition } from '../lifecycle/transition';
+import { CachedTask, TaskCache, TASK_CACHE_DEFAULTS } from './task-cache';
+import { TaskLanes } from './task-lanes';
+import { checked, refusalOf, TaskAccess } from './task-access';
+
+export interface WriteOptions {
+  /**
+   * The running request's own writes (lease renewals, its final state): a store that stalls or
+   * restarts is waited out with backoff (for `persistentMs`) instead of failing the request, until
+   * `stopped()` or the lease is provably lost (the transition refuses).
+   */
+  persistent?: { stopped?: () => boolean };
+}
+
+export interface Applied<R> {
+  task: TaskRecord;
+  result: R;
+}
+
+/**
+ * How long a caller's write keeps re-deciding after lost compare-and-sets before it answers
+ * TASK_BUSY (each loss means another writer progressed; 30 enqueueing follow-ons on a slow
+ * DynamoDB need seconds to all get through).
+ */
+const CONFLICT_MS = 15_000;
+/** Longest pause of a caller's write after a lost compare-and-set (the running request's own writes do not pause). */
+const MAX_CONFLICT_BACKOFF_MS = 400;
+/** How long a caller's write retries a commit whose answer was lost, to learn whether it applied. */
+const AMBIGUITY_MS = 3000;
+/** Longest backoff between retries on an unavailable store. */
+const MAX_BACKOFF_MS = 1000;
+
+/**
+ * The one task writer: the owned read plus the compare-and-set loop, used by every lifecycle
+ * transition (src/tasks/lifecycle/). A transition is re-applied to a fresh read after a lost
+ * compare-and-set. Every write carries a unique `writeId`, so a commit whose answer was lost (a
+ * timeout on a write the store did apply) is retried as the very same write and then read back:
+ * the caller gets the stored outcome, never a 503 for a turn that was stored, and never a second
+ * copy of it. A pause past its approval TTL is expired before anything else reads or writes the task.
+ */
+@Injectable()
+export class TaskWriter {
+  readonly timing: TaskTiming;
+  /** How long the running request's own writes wait out an unavailable store. */
+  readonly persistentMs: number;
+  private readonly lanes = new TaskLanes();
+  /** What this replica last wrote of each task, to commit from without reading (src/tasks/writer/task-cache.ts). */
+  private readonly cache: TaskCache;
+
+  constructor(
+    private readonly store: StateStore,
+    @Inject(ENV_CONFIG) env: EnvConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Optional() @Inject(TELEMETRY) private readonly telemetry?: Telemetry,
+  ) {
+    this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds, clockSkewMs: store.clockSkewMs };
+    this.persistentMs = Math.max(30_000, 5 * env.state.leaseMs);
+    // A store in this process is read at no cost: a second copy of it would only take memory.
+    const maxBytes = store.inProcess ? 0 : (env.state.taskCacheMaxBytes ?? TASK_CACHE_DEFAULTS.maxBytes);
+    this.cache = new TaskCache({ ...TASK_CACHE_DEFAULTS, maxBytes });
+  }
+
+  /**
+   * The store's clock: what every transition, lease and expiry is judged by (never this process's
+   * own clock, which another replica's may disagree with; docs/api.md, "Leases and clocks").
+   */
+  now(): number {
+    return this.store.now();
+  }
+
+  /** The task, checked against `access`, with a due pause expired first. */
+  async read(access: TaskAccess): Promise<TaskRecord> {
+    const task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
+    if (!pauseDue(task, this.now())) return task;
+    return (await this.update(access, expirePause(this.timing))).task;
+  }
+
+  /** Creates a task (`expectedVersion: 0`) with its first request(s). */
+  async create<R>(tenantId: string, change: Change<R>): Promise<Applied<R>> {
+    const task = { ...change.task, writeId: randomUUID() };
+    const key = cacheKey(tenantId, task.taskId);
+    try {
+      const stored = await this.commit(tenantId, task, 0, change.requests, {});
+      this.cache.remember(key, stored, [], change.requests);
+      return { task: stored, result: change.result };
+    } catch (err) {
+      this.cache.delete(key);
+      throw err;
+    }
+  }
+
+  /**
+   * Applies `transition` to the task in one compare-and-set, re-reading and re-applying after a
+   * lost race; in the task's lane on this replica (see TaskLanes), the running request's own writes first.
+   */
+  update<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions = {}): Promise<Applied<R>> {
+    return this.lanes.run(`${access.tenantId}/${access.taskId}`, !!options.persistent, () => this.apply(access, transition, options));
+  }
+
+  private async apply<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions): Promise<Applied<R>> {
+    const deadline = Date.now() + this.persistentMs;
+    const conflictDeadline = Date.now() + (options.persistent ? this.persistentMs : CONFLICT_MS);
+    const key = cacheKey(access.tenantId, access.taskId);
+    for (let attempt = 1, unavailable = 0; ; ) {
+      const view = this.cachedView(key, access, transition);
+      let task: TaskRecord;
+      let requests: RequestRecord[];
+      /** Every request of the task as decided on, when known: the cache's view after the commit. */
+      let all: RequestRecord[] | undefined;
+      if (view) {
+        ({ task } = view);
+        all = view.requests;
+        requests = transition.reads === 'all' ? all : named(view, transition.reads(task));
+      } else {
+        try {
+          task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
+          if (pauseDue(task, this.now()) && !transition.settles) {
+            task = (await this.apply(access, expirePause(this.timing), options)).task;
+          }
+          requests = await this.readRequests(task, transition);
+          all = transition.reads === 'all' ? requests : undefined;
+        } catch (err) {
+          if (!this.keepTrying(err, options, deadline)) throw err;
+          await sleep(backoff(unavailable++));
+          continue;
+        }
+      }
+      let change: ReturnType<Transition<R>['apply']>;
+      try {
+        change = transition.apply({ task, requests }, this.now());
+      } catch (err) {
+        // A refusal is answered only on what the store says, never on this replica's view alone.
+        if (!view) throw err;
+        this.cache.delete(key);
+        continue;
+      }
+      if ('unchanged' in change) {
+        // Nothing to write means no compare-and-set checks the view: decide again on a fresh read.
+        if (!view) return { task, result: change.unchanged };
+        this.cache.delete(key);
+        continue;
+      }
+      const next = { ...change.task, writeId: randomUUID() };
+      try {
+        // Pinned by writeId as well as version, read or cached alike: a task deleted and created
+        // again since it was read climbs through the same versions, and must not be written over.
+        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, task.writeId);
+        if (all) this.cache.remember(key, stored, all, change.requests);
+        else this.cache.delete(key);
+        this.countPause(task, stored);
+        return { task: stored, result: change.result };
+      } catch (err) {
+        this.cache.delete(key);
+        if (err instanceof VersionConflictError && Date.now() < conflictDeadline) {
+          // Another writer went first: read again and re-decide. The running request's own writes
+          // (lease renewal, its final state) go again at once; callers back off exponentially with
+          // jitter, so under a crowd of follow-ons the holder gets through before its lease lapses
+          // (otherwise its answer would be lost to a takeover while it was merely outvoted).
+          await sleep(options.persistent ? Math.random() * 5 : conflictBackoff(attempt++));
+          continue;
+        }
+        if (err instanceof VersionConflictError) throw new DomainError(ErrorCode.TASK_BUSY, `Task ${access.taskId} is changing too fast; try again`, { retryAfter: 1 });
+        if (!this.keepTrying(err, options, deadline)) throw err;
+        await sleep(backoff(unavailable++));
+      }
+    }
+  }
+
+  /**
+   * One commit. When the store does not answer, the same write (same version, same writeId) is
+   * retried with backoff: exactly one copy can apply, so a conflict after a lost answer is read
+   * back, and the write counts as done when the stored task carries its writeId.
+   */
+  private async commit(
+    tenantId: string,
+    task: TaskRecord,
+    expectedVersion: number,
+    requests: RequestRecord[],
+    options: WriteOptions,
+    expectedWriteId?: string,
+  ): Promise<TaskRecord> {
+    const deadline = Date.now() + (options.persistent ? this.persistentMs : AMBIGUITY_MS);
+    let answerLost = false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.store.commit(tenantId, { task, expectedVersion, requests, ...(expectedWriteId ? { expectedWriteId } : {}) });
+      } catch (err) {
+        if (err instanceof VersionConflictError && answerLost) {
+          const stored = await this.readBack(tenantId, task.taskId, deadline);
+          if (stored && stored.writeId === task.writeId) return stored;
+          throw err;
+        }
+        if (!(err instanceof StateStoreUnavailableError) || Date.now() >= deadline || options.persistent?.stopped?.()) throw err;
+        // Never sent: nothing can have applied, so only the running request's own writes wait.
+        if (err.unsent && !answerLost && !options.persistent) throw err;
+        if (!answerLost) this.logger.warn({ task_id: task.taskId, err: err.message }, 'state store did not answer a write; retrying the same write');
+        answerLost = true;
+        this.telemetry?.recordStoreError(err.code);
+        await sleep(backoff(attempt));
+      }
+    }
+  }
+
+  private async readBack(tenantId: string, taskId: string, deadline: number): Promise<TaskRecord | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.store.getTask(tenantId, taskId);
+      } catch (err) {
+        if (!(err instanceof StateStoreUnavailableError) || Date.now() >= deadline) throw err;
+        await sleep(backoff(attempt));
+      }
+    }
+  }
+
+  /**
+   * The cached view of the task when it can stand in for a read: written by this replica, live,
+   * this caller's, with no pause due (expiring one is a write of its own, decided on a fresh read).
+   */
+  private cachedView(key: string, access: TaskAccess, transition: Transition<unknown>): CachedTask | undefined {
+    const view = this.cache.get(key);
+    if (!view) return undefined;
+    const { task } = view;
+    const now = this.now();
+    const usable =
+      task.writeId !== undefined &&
+      task.deletingAt === undefined &&
+      !isExpired(task, now) &&
+      // A refusal is decided on a fresh read (apply), never on the view.
+      refusalOf(task, access) === undefined &&
+      !(pauseDue(task, now) && !transition.settles);
+    if (usable) return view;
+    this.cache.delete(key);
+    return undefined;
+  }
+
+  private async readRequests(task: TaskRecord, transition: Transition<unknown>): Promise<RequestRecord[]> {
+    if (transition.reads === 'all') return this.store.listRequests(task.tenantId, task.taskId);
+    const ids = [...new Set(transition.reads(task).filter((id): id is string => id !== undefined))];
+    const found = await Promise.all(ids.map((id) => this.store.getRequest(task.tenantId, id)));
+    return found.filter((r): r is RequestRecord => r !== undefined && r.taskId === task.taskId).sort((a, b) => a.seq - b.seq);
+  }
+
+  private keepTrying(err: unknown, options: WriteOptions, deadline: number): boolean {
+    const keep = !!options.persistent && err instanceof StateStoreUnavailableError && Date.now() < deadline && !options.persistent.stopped?.();
+    // A failure waited out here never reaches a caller (the filter counts those): count it now.
+    if (keep) this.telemetry?.recordStoreError((err as StateStoreUnavailableError).code);
+    return keep;
+  }
+
+  /**
+   * `ta.approvals.pending`: every write goes through here, so a pause is counted when a write
+   * makes the task Paused and uncounted when one takes it out (decided, canceled, expired, edited).
+   */
+  private countPause(before: TaskRecord, after: TaskRecord): void {
+    // A task marked for deletion waits for nothing any more, whatever its status says.
+    const was = before.status === 'Paused' && !before.deletingAt;
+    const is = after.status === 'Paused' && !after.deletingAt;
+    if (was !== is) this.telemetry?.approvalsPending.add(is ? 1 : -1);
+  }
+}
+
+function cacheKey(tenantId: string, taskId: string): string {
+  return `${tenantId}\u0000${taskId}`;
+}
+
+/** The requests a transition names, from a cached view (as readRequests reads them from the store). */
+function named(view: CachedTask, ids: (string | undefined)[]): RequestRecord[] {
+  const wanted = new Set(ids.filter((id): id is string => id !== undefined));
+  return view.requests.filter((r) => wanted.has(r.requestId));
+}
+
+function conflictBackoff(attempt: number): number {
+  return Math.random() * Math.min(10 * 2 ** attempt, MAX_CONFLICT_BACKOFF_MS);
+}
+
+function backoff(attempt: number): number {
+  const ms = Math.min(MAX_BACKOFF_MS, 50 * 2 ** attempt);
+  return ms / 2 + (Math.random() * ms) / 2;
+}
