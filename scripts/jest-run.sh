@@ -45,5 +45,5 @@ fi
   console.log(`wall time: ${process.argv[2]} s in all, ${((Date.now() - r.startTime) / 1000).toFixed(0)} s of them the Jest run`);
   const skipped = r.numPendingTests + r.numTodoTests;
   console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
-' "$results" "$SECONDS" || true
+' "$results" "$(( $(date +%s) - ${TEST_RUN_STARTED:-$(( $(date +%s) - SECONDS ))} ))" || true
 exit "$status"

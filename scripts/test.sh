@@ -5,6 +5,8 @@
 # laid out (workers, order, the open-handle check, the slowest files): docs/testing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# When the whole run began, for the closing summary of scripts/jest-run.sh (wall time in all).
+export TEST_RUN_STARTED="${TEST_RUN_STARTED:-$(date +%s)}"
 . scripts/ensure-deps.sh
 # The typecheck (sources and tests) and the build (dist/, which the e2e tests run) at once: each is
 # mostly one core's work.
