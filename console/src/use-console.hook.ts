@@ -177,7 +177,7 @@ export function useConsole() {
         } else {
           await postSse(`${a.prefix}/sse`, { task_id: id, items: [{ content_type: 'text', content: '(reconnect)' }] }, (e) => applyV3Event(e, s), signal, { 'last-event-id': last });
         }
-      } catch (e) {
+      } catch {
         if (signal.aborted) return;
         // No replay here (another replica's request, or a restart): follow the stored task.
         for (;;) {

@@ -26,7 +26,7 @@ export function useServiceRoutes() {
     if (transportParam) return transportParam === 'ag-ui';
     const known = agUi.current.get(a.prefix);
     if (known !== undefined) return known;
-    let served = false;
+    let served: boolean;
     const listed = await listedRoutes(a);
     if (listed) served = listed.some((r) => r.path === `${a.prefix}/ag-ui`);
     else {

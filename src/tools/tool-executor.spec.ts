@@ -106,5 +106,6 @@ describe('ToolExecutor', () => {
     const t = tool('says_no', async () => ({ content: 'no such city', isError: (++attempts, true) }));
     const [r] = await executor.executeAll(byName(t), [call('1', 'says_no')], { principal });
     expect(r).toMatchObject({ outcome: 'error', result: 'Error: no such city', attempts: 1 });
+    expect(attempts).toBe(1);
   });
 });

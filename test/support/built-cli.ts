@@ -63,7 +63,11 @@ export function runCli(args: string[], env: Record<string, string> = {}, { entry
     new Promise<Record<string, unknown>>((ok, fail) => {
       const check = () => {
         const line = logs().slice(from).find(match);
-        if (line) (changed.delete(check), clearTimeout(timer), ok(line));
+        if (line) {
+          changed.delete(check);
+          clearTimeout(timer);
+          ok(line);
+        }
       };
       const timer = setTimeout(() => (changed.delete(check), fail(new Error(`no such log line after ${timeoutMs} ms:\n${out}\n${err}`))), timeoutMs);
       changed.add(check);

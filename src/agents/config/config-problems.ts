@@ -56,6 +56,7 @@ function unknownFieldMessage(property: string, target: object | undefined): stri
   return allowed.length ? `unknown field (allowed here: ${allowed.join(', ')})` : 'unknown field';
 }
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- class-validator keys its metadata by Function, the type of target.constructor
 function knownFields(cls: Function): string[] {
   const metas = getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false);
   return [...new Set(metas.map((m) => m.propertyName))];

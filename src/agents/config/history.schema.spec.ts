@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { loadAgentConfigs } from './load-agent-configs';
 import { configProblems, writeConfigDir } from './config.fixtures';
 

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { agentLimitsOf } from '../../rate-limit/rate-limiter.service';
 import { loadAgentConfigs } from './load-agent-configs';
 import { configProblems, writeConfigDir } from './config.fixtures';

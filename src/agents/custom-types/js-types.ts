@@ -12,7 +12,6 @@ import type { DataType, JsonSchema, ParseResult } from './data-type';
 export function loadTypesModule(file: string): { exports: Record<string, unknown> } | { error: string } {
   try {
     // Node 24 loads TypeScript (type stripping) and ES modules through require() as well.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const mod = require(file) as Record<string, unknown> | undefined;
     const fromDefault = typeof mod?.default === 'object' && mod.default !== null ? (mod.default as Record<string, unknown>) : {};
     return { exports: { ...fromDefault, ...(mod ?? {}) } };

@@ -58,7 +58,7 @@ class ThrowingController {
 
   @Get('thrown-string')
   thrownString(): never {
-    throw 'a string, not an Error'; // eslint-disable-line no-throw-literal
+    throw 'a string, not an Error';
   }
 
   @Post('sse')

@@ -96,7 +96,6 @@ export class PluginLoader {
     if (mod) return mod;
     try {
       // Node 24 loads TypeScript (type stripping) and ES modules through require() as well.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       mod = { file, plugins: pluginsOf(require(file)) };
     } catch (err) {
       mod = { file, plugins: [], error: (err as Error)?.message ?? String(err) };

@@ -80,6 +80,7 @@ function headerValue(name: string, value: unknown): string {
     : typeof value === 'object' && value !== null
       ? Object.entries(value).flatMap(([k, v]) => [k, scalarText(v)]).join(',')
       : scalarText(value);
+  // eslint-disable-next-line no-control-regex -- control characters are what this check refuses
   if (/[\x00-\x1f\x7f]|[^\x00-\xff]/.test(text)) {
     throw new ToolError(`header parameter "${name}" must not contain control characters or characters outside Latin-1`);
   }
