@@ -9,7 +9,6 @@ import { postJson, request } from '../support/http';
  * over the compiled dist/, with its real exit status, stdout and stderr.
  */
 const ROOT = resolve(__dirname, '../..');
-const BIN = join(ROOT, 'bin', 'teal-agent-server.js');
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'config');
 
 /** A port nothing listens on right now. */

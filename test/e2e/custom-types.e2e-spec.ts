@@ -40,6 +40,7 @@ describe('custom input and output types from custom_types.py', () => {
 
   it("openapi.json names the input type as the request body and types output_pydantic by the output type (OpenAPI 3.0 schemas)", async () => {
     const res = await fetch(`${t.url}/PlanningAgent/0.1/openapi.json`);
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document read by path in the assertions below
     const doc = (await res.json()) as { paths: Record<string, any>; components: { schemas: Record<string, any> } };
     const invoke = doc.paths['/PlanningAgent/0.1'].post;
     expect(invoke.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlanningAgentInput' });

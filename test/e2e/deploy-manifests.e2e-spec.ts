@@ -45,7 +45,7 @@ async function modelClass(apiVersion: string, kind: string): Promise<ModelClass>
   try {
     mod = (await import(`kubernetes-models/${apiVersion}/${kind}`)) as Record<string, unknown>;
   } catch (e) {
-    throw new Error(`no Kubernetes schema for apiVersion ${apiVersion}, kind ${kind}: ${(e as Error).message}`);
+    throw new Error(`no Kubernetes schema for apiVersion ${apiVersion}, kind ${kind}: ${(e as Error).message}`, { cause: e });
   }
   const cls = mod[kind];
   if (typeof cls !== 'function') throw new Error(`kubernetes-models/${apiVersion}/${kind} exports no ${kind}`);

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line no-restricted-syntax -- bin/node-version.js is CommonJS without types
 const { nodeVersionProblem } = require('../../bin/node-version.js') as {
   nodeVersionProblem(what: string, version: string, range?: string): string | undefined;
 };

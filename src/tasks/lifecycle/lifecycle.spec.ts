@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../common/errors/error-code';
-import { PendingApprovals, RequestRecord, TaskRecord } from '../../state/state.entities';
+import { PendingApprovals, RequestRecord } from '../../state/state.entities';
 import { admitFollowOn, admitNew, recoverLapsed } from './admit';
 import { cancel, expirePause } from './cancel';
 import { decide, ResumeDecision } from './decide';

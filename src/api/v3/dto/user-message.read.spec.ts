@@ -129,7 +129,7 @@ describe('readUserMessage (the v3 invoke body without class-validator on the com
           expect(shape(actual.ok)).toEqual(shape(expected.ok));
         }
       } catch (err) {
-        throw new Error(`body ${JSON.stringify(body)}: ${(err as Error).message}`);
+        throw new Error(`body ${JSON.stringify(body)}: ${(err as Error).message}`, { cause: err });
       }
       if (plainUserMessage(clone(body))) fast++;
     }
