@@ -14,6 +14,44 @@ export interface TaskRow {
   updated_at: string;
 }
 
+/**
+ * A task as `GET /tasks/{task_id}` tells it (docs/api.md, Payloads; src/tasks/views/task-view.ts):
+ * the fields the console reads. Written out here, not imported: the server's types pull in its own.
+ */
+export interface TaskView {
+  task_id: string;
+  session_id: string;
+  status: string;
+  running_request_id: string | null;
+  requests: RequestView[];
+  pending_approvals: PendingApprovalView[];
+}
+
+export interface RequestView {
+  request_id: string;
+  seq: number;
+  status: string;
+  messages: MessageView[];
+  reason: string | null;
+  error: { code: string; message: string } | null;
+}
+
+/** A stored message (src/state/state.entities.ts, StoredMessage). */
+export type MessageView =
+  | { id: string; role: 'user'; items: { content_type: 'text' | 'image'; content: string }[] }
+  | { id: string; role: 'assistant'; content: string | null; tool_calls?: { id: string; name: string; arguments: string }[] }
+  | { id: string; role: 'tool'; tool_call_id: string; content: string; is_error?: boolean };
+
+/** A pause waiting for decisions: a task's `pending_approvals` entry, or a stream's paused outcome. */
+export interface PendingApprovalView {
+  request_id: string;
+  pause_id: string;
+  plan?: boolean;
+  expires_at?: string | null;
+  /** A `HitlResponse` call (`id`); an `approval-required` event's call may name it `tool_call_id`. */
+  tool_calls?: { id?: string; tool_call_id?: string; name: string; arguments?: string; risk?: string | null; approval_reason?: string | null }[];
+}
+
 export interface ServiceIndex {
   agents?: { path: string; routes?: { method: string; path: string }[] }[];
 }

@@ -1,4 +1,5 @@
 import type { SseEvent } from './api';
+import type { PendingApprovalView, TaskView } from './console.types';
 
 /** One line of the conversation as the console shows it. */
 export type Item =
@@ -53,7 +54,7 @@ export function applyV3Event(e: SseEvent, sink: TurnSink): void {
       sink.toolResult(d.tool_call_id, typeof d.result === 'string' ? d.result : JSON.stringify(d.result), d.outcome, d.name, d.request_id);
       break;
     case 'approval-required':
-      sink.paused(pendingOf(d));
+      sink.paused(pendingOf(d as PendingApprovalView));
       break;
     case 'queued':
       sink.notice('Queued behind the running request');
@@ -76,24 +77,30 @@ export function applyV3Event(e: SseEvent, sink: TurnSink): void {
   }
 }
 
-function pendingOf(d: any): Pending {
+function pendingOf(d: PendingApprovalView): Pending {
   return {
     requestId: d.request_id,
     pauseId: d.pause_id,
     plan: Boolean(d.plan),
     expiresAt: d.expires_at,
-    calls: (d.tool_calls ?? []).map((c: any) => ({ id: c.id ?? c.tool_call_id, name: c.name, arguments: c.arguments ?? '', risk: c.risk, approval_reason: c.approval_reason })),
+    calls: (d.tool_calls ?? []).map((c) => ({
+      id: (c.id ?? c.tool_call_id)!,
+      name: c.name,
+      arguments: c.arguments ?? '',
+      risk: c.risk ?? undefined,
+      approval_reason: c.approval_reason ?? undefined,
+    })),
   };
 }
 
 /** The whole conversation as stored (`GET /tasks/{task_id}`): requests, messages, tool results. */
-export function itemsFromTask(task: any): { items: Item[]; pending?: Pending } {
+export function itemsFromTask(task: TaskView): { items: Item[]; pending?: Pending } {
   const items: Item[] = [];
   const tools = new Map<string, Extract<Item, { kind: 'tool' }>>();
   for (const r of task.requests ?? []) {
     for (const m of r.messages ?? []) {
       if (m.role === 'user') {
-        const text = (m.items ?? []).map((i: any) => (i.content_type === 'image' ? '[image]' : i.content)).join(' ');
+        const text = (m.items ?? []).map((i) => (i.content_type === 'image' ? '[image]' : i.content)).join(' ');
         items.push({ kind: 'user', key: m.id, text, requestId: r.request_id });
       } else if (m.role === 'assistant') {
         if (m.content) items.push({ kind: 'assistant', key: m.id, text: m.content, requestId: r.request_id });

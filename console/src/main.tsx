@@ -1,9 +1,10 @@
 /**
  * The web console (docs/console.md): pick an agent, chat with live streaming, watch tool calls,
  * approve or reject paused calls, cancel, edit and rerun, browse sessions, reattach after a reload.
- * This file only composes the page: state and actions live in use-console.hook.ts, each panel in
- * its own component. State that must survive a reload lives in the URL hash and sessionStorage
- * (reload.state.ts).
+ * This file only composes the page: each panel is its own component, and the state and actions
+ * are in hooks by concern: the shown task (use-task-view.hook.ts), the running turn it owns
+ * (use-turn.hook.ts), and approvals and edits (use-approvals.hook.ts). State that must survive a
+ * reload lives in the URL hash and sessionStorage (reload.state.ts).
  */
 import { render } from 'preact';
 import { AgentPicker } from './agent-picker.component';
@@ -12,12 +13,15 @@ import { AuthBar } from './auth-bar.component';
 import { Composer } from './composer.component';
 import { ConversationLog } from './conversation-log.component';
 import { SessionsPanel } from './sessions-panel.component';
-import { useConsole } from './use-console.hook';
+import { useApprovals } from './use-approvals.hook';
+import { useTaskView } from './use-task-view.hook';
 import './style.css';
 
 function App() {
-  const c = useConsole();
-  const { config, agent, taskId, pending, running } = c;
+  const c = useTaskView();
+  const { config, agent, taskId, pending, turn } = c;
+  const { running } = turn;
+  const approvals = useApprovals(c, turn);
 
   if (c.fatal) return <p class="error">Console failed to start: {c.fatal}</p>;
   if (!config) return <p class="muted">Loading…</p>;
@@ -49,9 +53,17 @@ function App() {
         )}
       </aside>
       <main>
-        <ConversationLog items={c.items} running={running} stateful={agent?.stateful} paused={!!pending} editing={c.editing} onEdit={c.setEditing} onRerun={c.rerun} />
-        {pending && <ApprovalsPanel pending={pending} decisions={c.decisions} setDecisions={c.setDecisions} running={running} onSubmit={c.decide} />}
-        <Composer agent={agent} draft={c.draft} onDraft={c.setDraft} running={running} paused={!!pending} onSend={c.send} onCancel={c.cancel} />
+        <ConversationLog
+          items={c.items}
+          running={running}
+          stateful={agent?.stateful}
+          paused={!!pending}
+          editing={approvals.editing}
+          onEdit={approvals.setEditing}
+          onRerun={approvals.rerun}
+        />
+        {pending && <ApprovalsPanel pending={pending} decisions={approvals.decisions} setDecisions={approvals.setDecisions} running={running} onSubmit={approvals.decide} />}
+        <Composer agent={agent} draft={turn.draft} onDraft={turn.setDraft} running={running} paused={!!pending} onSend={turn.send} onCancel={turn.cancel} />
       </main>
     </div>
   );

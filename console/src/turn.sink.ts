@@ -1,7 +1,6 @@
 /** Folds a running turn's events, whichever protocol carries them, into the console's state. */
 import type { Dispatch, StateUpdater } from 'preact/hooks';
 import { newId } from './api';
-import type { Decision } from './console.types';
 import type { Item, Pending, TurnSink } from './conversation';
 
 type ToolItem = Extract<Item, { kind: 'tool' }>;
@@ -21,13 +20,12 @@ export interface TurnTargets {
   setTaskId: Dispatch<StateUpdater<string | undefined>>;
   setSessionId: Dispatch<StateUpdater<string | undefined>>;
   setPending: Dispatch<StateUpdater<Pending | undefined>>;
-  setDecisions: Dispatch<StateUpdater<Record<string, Decision>>>;
   lastEvent: { current: string | undefined };
 }
 
 /** A sink that folds a turn's events into the shown conversation. */
 export function turnSink(t: TurnTargets): TurnSink {
-  const { setItems, setTaskId, setSessionId, setPending, setDecisions, lastEvent } = t;
+  const { setItems, setTaskId, setSessionId, setPending, lastEvent } = t;
   const append = (it: Item) => setItems((xs) => [...xs, it]);
   return {
     ids: (ids) => {
@@ -49,10 +47,8 @@ export function turnSink(t: TurnTargets): TurnSink {
         const next = updateTool(xs, id, (t) => ({ ...t, result, outcome }));
         return next !== xs ? next : [...xs, { kind: 'tool', key: `live:${newId()}`, id, name: name ?? id, args: '', result, outcome, requestId }];
       }),
-    paused: (p) => {
-      setPending(p);
-      setDecisions({});
-    },
+    // A new pause starts with no decisions (use-approvals.hook.ts).
+    paused: (p) => setPending(p),
     notice: (text, tone = 'info') => append({ kind: 'notice', key: `live:${newId()}`, text, tone }),
     eventId: (id) => {
       lastEvent.current = id;
