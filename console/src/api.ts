@@ -46,17 +46,21 @@ export interface SseEvent {
  * POSTs and reads the answer as server-sent events (EventSource cannot POST nor send a bearer
  * token): each complete frame goes to `onEvent` as it arrives.
  */
-export function postSse(url: string, body: unknown, onEvent: (e: SseEvent) => void, signal: AbortSignal, headers: Record<string, string> = {}): Promise<void> {
-  return readSse(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }, onEvent, signal);
+export async function postSse(url: string, body: unknown, onEvent: (e: SseEvent) => void, signal: AbortSignal, headers: Record<string, string> = {}): Promise<void> {
+  await readSse(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }, onEvent, signal);
 }
 
-/** GET of an event stream (a bearer token rules out EventSource, which sends no headers). */
-export function getSse(url: string, onEvent: (e: SseEvent) => void, signal: AbortSignal, headers: Record<string, string> = {}): Promise<void> {
+/**
+ * GET of an event stream (a bearer token rules out EventSource, which sends no headers). False
+ * when the answer is 204: nothing to send (a reattach whose client has seen the outcome).
+ */
+export function getSse(url: string, onEvent: (e: SseEvent) => void, signal: AbortSignal, headers: Record<string, string> = {}): Promise<boolean> {
   return readSse(url, { method: 'GET', headers }, onEvent, signal);
 }
 
-async function readSse(url: string, init: { method: string; headers: Record<string, string>; body?: string }, onEvent: (e: SseEvent) => void, signal: AbortSignal): Promise<void> {
+async function readSse(url: string, init: { method: string; headers: Record<string, string>; body?: string }, onEvent: (e: SseEvent) => void, signal: AbortSignal): Promise<boolean> {
   const res = await fetch(url, { ...init, headers: { accept: 'text/event-stream', ...authHeaders(), ...init.headers }, signal });
+  if (res.status === 204) return false;
   if (!res.ok || !res.body) {
     const text = await res.text();
     throw new ApiError(res.status, text ? JSON.parse(text) : null);
@@ -86,6 +90,7 @@ async function readSse(url: string, init: { method: string; headers: Record<stri
       if (data.length) onEvent({ event, id, data: JSON.parse(data.join('\n')) });
     }
   }
+  return true;
 }
 
 export function newId(): string {

@@ -1,6 +1,7 @@
 /**
- * What the service offers an agent beyond the v3 basics: its routes as the service index (`GET /`)
- * lists them, and whether it serves AG-UI. Both are looked up once per page and cached.
+ * Whether the service runs an agent's turns over AG-UI, from its routes as the service index
+ * (`GET /`) lists them. Both are looked up once per page and cached. (Reattaching needs no lookup:
+ * every v3 agent serves its tasks' stream, use-turn.hook.ts.)
  */
 import { useRef } from 'preact/hooks';
 import { AgentInfo, api } from './api';
@@ -38,5 +39,5 @@ export function useServiceRoutes() {
     return served;
   }
 
-  return { listedRoutes, servesAgUi };
+  return { servesAgUi };
 }

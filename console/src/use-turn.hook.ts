@@ -6,10 +6,10 @@
  */
 import type { Dispatch, StateUpdater } from 'preact/hooks';
 import { useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { AgentInfo, api, getSse, newId, postSse } from './api';
-import { RUNNING, TaskView } from './console.types';
+import { AgentInfo, api, newId, postSse } from './api';
 import { applyV3Event, Item, Pending, TurnSink } from './conversation';
 import { liveKey, writeHash } from './reload.state';
+import { followTaskStream } from './task-stream';
 import { turnSink } from './turn.sink';
 import { useServiceRoutes } from './use-service-routes.hook';
 
@@ -39,7 +39,7 @@ export function useTurn(view: TurnView) {
   const [draft, setDraft] = useState('');
   const abort = useRef<AbortController | undefined>(undefined);
   const lastEvent = useRef<string | undefined>(undefined);
-  const { listedRoutes, servesAgUi } = useServiceRoutes();
+  const { servesAgUi } = useServiceRoutes();
 
   // While a request runs, the view and the last event id survive a reload (reattachTo). A layout
   // effect, so they are saved in the same task that shows an event: a reload right after it is
@@ -115,37 +115,17 @@ export function useTurn(view: TurnView) {
     );
   }
 
+  /**
+   * Follows request `seq` of the task again, on the task's stream. This tab saw part of it: show
+   * what it saw, then what came after its last event id. Otherwise the stored task (already shown),
+   * then the request's events from its first.
+   */
   async function reattachTo(a: AgentInfo, id: string, seq: number): Promise<void> {
-    // This tab saw part of the request: show what it saw, then what came after. Otherwise the stored
-    // task, then the request's events after its first (a stream id names the last event seen).
     const saved = JSON.parse(sessionStorage.getItem(liveKey(id)) ?? 'null') as LiveView | null;
-    const mine = saved?.lastEvent.startsWith(`${seq}-`);
-    const last = mine ? saved!.lastEvent : `${seq}-0`;
+    const mine = saved?.lastEvent.startsWith(`${seq}-`) ? saved : undefined;
     const notice: Item = { kind: 'notice', key: `live:${newId()}`, text: 'Reattached to the running request', tone: 'info' };
-    setItems((xs) => [...(mine ? saved!.items : xs), notice]);
-    // The task's own stream (GET /tasks/{task_id}/stream), where served, replays the running request
-    // from its first event; otherwise the v3 stream's reconnect (POST /sse with Last-Event-ID).
-    const taskStream = (await listedRoutes(a))?.some((r) => r.method === 'GET' && r.path === `${a.prefix}/tasks/{task_id}/stream`);
-    await run(a, id, async (s, signal) => {
-      try {
-        if (taskStream) {
-          await getSse(`${a.prefix}/tasks/${encodeURIComponent(id)}/stream`, (e) => applyV3Event(e, s), signal, mine ? { 'last-event-id': last } : {});
-        } else {
-          await postSse(`${a.prefix}/sse`, { task_id: id, items: [{ content_type: 'text', content: '(reconnect)' }] }, (e) => applyV3Event(e, s), signal, {
-            'last-event-id': last,
-          });
-        }
-      } catch {
-        if (signal.aborted) return;
-        // No replay here (another replica's request, or a restart): follow the stored task.
-        for (;;) {
-          await new Promise((r) => setTimeout(r, 1000));
-          if (signal.aborted) return;
-          const task = await api<TaskView>(`${a.prefix}/tasks/${encodeURIComponent(id)}`);
-          if (!task.running_request_id && !task.requests.some((r) => RUNNING.has(r.status))) return;
-        }
-      }
-    });
+    setItems((xs) => [...(mine ? mine.items : xs), notice]);
+    await run(a, id, (s, signal) => followTaskStream(`${a.prefix}/tasks/${encodeURIComponent(id)}/stream`, mine?.lastEvent, s, signal));
   }
 
   async function cancel(): Promise<void> {

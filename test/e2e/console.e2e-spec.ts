@@ -4,12 +4,13 @@
  * its approval, cancels a slow call, and reattaches to a running request after a reload. Only the
  * offline model runs (local/echo with `/tool` lines). Screenshots go to test-artifacts/console/.
  */
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { launchBrowser, TestBrowser } from '../support/browser';
 import { artifactDir, ensureConsoleBuilt } from '../support/console-browser';
-import { request } from '../support/http';
+import { postJson, request } from '../support/http';
 import { DEFAULT_AUDIENCE, DEFAULT_TENANT, entraEnv, startOidcIssuer } from '../support/oidc-issuer';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 
@@ -186,6 +187,44 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
     await send('stateless hello');
     await page.getByTestId('assistant-message').filter({ hasText: 'stateless hello' }).waitFor();
     expect(browser.consoleErrors).toEqual([]);
+  });
+
+  it('follows a request it did not start from a new tab on the task stream, and reads it again after a lost connection', async () => {
+    // Started by another client: the new tab has no view or event id saved, so it shows the stored
+    // task, then the request's events from its first.
+    const taskId = randomUUID();
+    const turn = postJson(`${app.url}/Desk/1`, { task_id: taskId, items: [{ content_type: 'text', content: '/tool Desk-wait {"ms": 4000}' }] });
+    for (let i = 0; (await request(`${app.url}/Desk/1/tasks/${taskId}`)).body?.status !== 'Running'; i++) {
+      if (i > 100) throw new Error('the turn never ran');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const tab = await browser.newPage();
+    tab.setDefaultTimeout(15_000);
+    const reattaches: string[] = [];
+    tab.on('request', (r) => {
+      const path = new URL(r.url()).pathname;
+      if (path === `/Desk/1/tasks/${taskId}/stream` || path === '/Desk/1/sse') reattaches.push(`${r.method()} ${path} ${r.headers()['last-event-id'] ?? '-'}`);
+    });
+    // The first read of the stream breaks off: the page reads it again, as an EventSource would.
+    let cut = false;
+    await tab.route(`**/Desk/1/tasks/${taskId}/stream`, (route) => {
+      if (cut) return route.continue();
+      cut = true;
+      return route.abort('connectionreset');
+    });
+    const errorsBefore = browser.consoleErrors.length;
+    await tab.goto(`${app.url}/console?transport=${transport}#agent=/Desk/1&task=${taskId}`);
+    await tab.getByTestId('notice').filter({ hasText: 'Reattached' }).waitFor();
+    await tab.getByTestId('tool-result').filter({ hasText: 'waited 4000' }).last().waitFor({ timeout: 10_000 });
+    await tab.getByTestId('assistant-message').filter({ hasText: 'waited 4000' }).waitFor();
+    await tab.getByTestId('running').waitFor({ state: 'detached' });
+    await tab.screenshot({ path: join(shots, '9-new-tab-reattached.png'), fullPage: true });
+    expect((await turn).status).toBe(200);
+    // One way back, the task's stream, both times from the first event (none was seen before the cut).
+    expect(reattaches).toEqual([`GET /Desk/1/tasks/${taskId}/stream -`, `GET /Desk/1/tasks/${taskId}/stream -`]);
+    // The cut connection is the only error the tab logged.
+    expect(browser.consoleErrors.splice(errorsBefore).filter((e) => !e.includes('ERR_CONNECTION_RESET'))).toEqual([]);
+    await tab.close();
   });
 });
 
