@@ -16,6 +16,7 @@ import { RequestWatcher } from './run/request-watcher.service';
 import { StateResponse } from './views/state-response';
 import { TaskDeletion } from './task-deletion.service';
 import { RequestEventLog, TaskEventLog } from './events/task-event-log';
+import { StreamEventWriter } from './events/stream-event-writer';
 import { assertStorable } from './run/storable-request';
 import { IDS_PER_DECISION } from './events/stream-outcome';
 import { newRequestRecord, newTaskRecord } from './run/task-records';
@@ -31,7 +32,7 @@ export interface StartedRequest {
   /** Plain JSON: runs the request and answers its StateResponse (a queued one is watched in the background instead: 202). */
   run(options?: Pick<RunOptions, 'bearerToken'>): Promise<StateResponse | undefined>;
   /** Streaming: runs (or watches) it with every event recorded in its event log; follow the log after `after`. */
-  stream(options: { bearerToken?: string; instance: string }): { log: RequestEventLog; after: number };
+  stream(options: { bearerToken?: string; instance: string }): Promise<{ log: RequestEventLog; after: number }>;
 }
 
 /**
@@ -57,6 +58,7 @@ export class StatefulInvoker {
     private readonly runner: RequestRunner,
     private readonly watcher: RequestWatcher,
     private readonly events: TaskEventLog,
+    private readonly stored: StreamEventWriter,
     private readonly deletion: TaskDeletion,
     private readonly audit: AuditLog,
   ) {}
@@ -125,12 +127,15 @@ export class StatefulInvoker {
    * Canceled (`rejected`) with no further model call.
    */
   async resume(agent: AgentDefinition, principal: Principal, requestId: string, body: ResumeDecision, options: Pick<StartOptions, 'clientTools'> = {}): Promise<StartedRequest> {
-    const ref = await this.store.getRequest(principal.tenantId, requestId);
-    if (!ref) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
+    const taskId = await this.writer.taskOfRequest(principal.tenantId, requestId, { cached: true });
+    if (taskId === undefined) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
+    const access = owned(agent, principal, taskId);
     let decided: Decided;
     try {
-      const transition = decide({ requestId, body, decidedBy: principal.ownerId, timing: this.writer.timing });
-      decided = (await this.writer.update(owned(agent, principal, ref.taskId), transition)).result;
+      // Decided on every request of the task (the decision needs its own only): the run that follows
+      // needs the earlier ones, and so the writer's view after the commit holds them all.
+      const transition = { ...decide({ requestId, body, decidedBy: principal.ownerId, timing: this.writer.timing }), reads: 'all' as const };
+      decided = (await this.writer.update(access, transition)).result;
     } catch (err) {
       if (err instanceof DomainError && err.code === ErrorCode.TASK_NOT_FOUND) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
       throw err;
@@ -143,7 +148,6 @@ export class StatefulInvoker {
       if (decision.approved.length && decided.kind === 'resumed') emit?.('approved', { ...ids, tool_call_ids: decision.approved });
       if (decision.rejected.length) emit?.('rejected', { ...ids, tool_call_ids: decision.rejected });
     };
-    const startAt = await this.resumeStartAt(request);
     if (decided.kind === 'rejected') {
       const end = async (emit?: Emit) => {
         announce(emit);
@@ -154,10 +158,15 @@ export class StatefulInvoker {
         ids,
         queued: false,
         run: () => end(),
-        stream: ({ instance }) => ({ log: this.runner.streamed(agent, request, startAt, instance, end), after: startAt - 1 }),
+        stream: async ({ instance }) => {
+          const startAt = await this.resumeStartAt(request);
+          return { log: this.runner.streamed(agent, request, startAt, instance, end), after: startAt - 1 };
+        },
       };
     }
-    const earlier = (await this.store.listRequests(principal.tenantId, request.taskId)).filter((r) => r.seq < request.seq);
+    // Right after this caller's own commit, the writer's view of the task is what was stored.
+    const earlier = (await this.writer.read(access, 'all', { cached: true })).requests.filter((r) => r.seq < request.seq);
+    const startAt = () => this.resumeStartAt(request);
     return this.runnable(agent, { request, earlier }, { resume: decided.resume, announce, startAt, clientTools: options.clientTools });
   }
 
@@ -165,14 +174,13 @@ export class StatefulInvoker {
    * The first event n of a resume stream: after every id the request's earlier streams (its first
    * run and each earlier resume) used — this process's event log, else the stored stream log —
    * and at least (pauses so far) × IDS_PER_DECISION, so ids stay strictly increasing across all
-   * of a request's streams however long each was.
+   * of a request's streams however long each was. Read only when a stream opens: a JSON resume
+   * reads no stream log.
    */
   private async resumeStartAt(request: Pick<RequestRecord, 'tenantId' | 'taskId' | 'seq' | 'approvals'>): Promise<number> {
-    let next = Math.max((request.approvals?.length ?? 1) * IDS_PER_DECISION, this.events.get(request.tenantId, request.taskId, request.seq)?.next ?? 0);
-    const stored = await this.store.readStreamEvents(request.tenantId, request.taskId, request.seq, next - 1).catch(() => undefined);
-    const last = stored?.at(-1);
-    if (last) next = Math.max(next, last.n + 1);
-    return next;
+    const next = Math.max((request.approvals?.length ?? 1) * IDS_PER_DECISION, this.events.get(request.tenantId, request.taskId, request.seq)?.next ?? 0);
+    const last = await this.stored.lastStoredId(request.tenantId, request.taskId, request.seq, next - 1);
+    return last === undefined ? next : Math.max(next, last + 1);
   }
 
   /** One audit record per kind of verdict (a decision may approve some calls and reject others). */
@@ -188,10 +196,9 @@ export class StatefulInvoker {
   runnable(
     agent: AgentDefinition,
     run: RunNow,
-    extra: { resume?: RunOptions['resume']; announce?: (emit?: Emit) => void; startAt?: number; clientTools?: RunOptions['clientTools'] } = {},
+    extra: { resume?: RunOptions['resume']; announce?: (emit?: Emit) => void; startAt?: () => Promise<number>; clientTools?: RunOptions['clientTools'] } = {},
   ): StartedRequest {
     logRequestIds(run.request);
-    const startAt = extra.startAt ?? 0;
     return {
       ids: idsOf(run.request),
       queued: false,
@@ -199,7 +206,8 @@ export class StatefulInvoker {
         extra.announce?.();
         return this.runner.run(agent, run, { ...options, resume: extra.resume, clientTools: extra.clientTools });
       },
-      stream: ({ bearerToken, instance }) => {
+      stream: async ({ bearerToken, instance }) => {
+        const startAt = extra.startAt ? await extra.startAt() : 0;
         const log = this.runner.streamed(agent, run.request, startAt, instance, (emit) => {
           extra.announce?.(emit);
           return this.runner.run(agent, run, { emit, bearerToken, resume: extra.resume, clientTools: extra.clientTools });
@@ -220,7 +228,7 @@ export class StatefulInvoker {
         this.watcher.watchInBackground(agent, watched);
         return undefined;
       },
-      stream: () => {
+      stream: async () => {
         const log = this.events.open(request.tenantId, request.taskId, request.seq);
         this.events.append(log, 'queued', { ...idsOf(request), status: 'Queued' });
         void this.watcher.watch(agent, watched, log).catch(() => undefined);

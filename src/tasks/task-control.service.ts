@@ -11,6 +11,12 @@ import { StateResponse } from './views/state-response';
 import { owned } from './writer/task-access';
 import { TaskWriter } from './writer/task-writer';
 
+/**
+ * What a cancel did: `canceled` when the outcome is stored (the request ran here and was aborted, or
+ * it was paused), `asked` when another replica runs it and is asked to stop through the task.
+ */
+export type CancelOutcome = { kind: 'canceled' | 'asked'; body: StateResponse };
+
 /** Cancel: an operation on a task by its owner (another owner's is 401, another tenant's 404). */
 @Injectable()
 export class TaskControlService {
@@ -21,25 +27,28 @@ export class TaskControlService {
   ) {}
 
   /**
-   * Cancels the running request (aborting its model call and tools: 200 once its outcome is stored
-   * when it runs here, 202 when another replica runs it and is asked through the task) or the
-   * paused one (200; lifecycle `cancel`).
+   * Cancels the running request (aborting its model call and tools: `canceled` once its outcome is
+   * stored when it runs here, `asked` when another replica runs it and is asked through the task)
+   * or the paused one (`canceled`; lifecycle `cancel`).
    */
-  async cancel(agent: AgentDefinition, principal: Principal, taskId: string): Promise<{ status: number; body: StateResponse }> {
-    const answer = await this.cancelRequest(agent, principal, taskId);
-    const { task_id, session_id, request_id } = answer.body;
+  async cancel(agent: AgentDefinition, principal: Principal, taskId: string): Promise<CancelOutcome> {
+    const outcome = await this.cancelRequest(agent, principal, taskId);
+    const { task_id, session_id, request_id } = outcome.body;
     LogContext.active()?.set({ task_id, session_id, request_id });
-    this.audit.record('request.cancelled', { task_id, session_id, request_id, status: answer.status });
-    return answer;
+    // The audit record keeps the HTTP status it has always carried.
+    this.audit.record('request.cancelled', { task_id, session_id, request_id, status: outcome.kind === 'canceled' ? 200 : 202 });
+    return outcome;
   }
 
-  private async cancelRequest(agent: AgentDefinition, principal: Principal, taskId: string): Promise<{ status: number; body: StateResponse }> {
+  private async cancelRequest(agent: AgentDefinition, principal: Principal, taskId: string): Promise<CancelOutcome> {
     const access = owned(agent, principal, taskId);
-    const task = await this.writer.read(access);
+    const { task } = await this.writer.read(access);
     const holder = task.lease?.requestId;
-    if (holder && leaseActive(task, this.writer.now()) && (await this.running.cancel(holder))) return { status: 200, body: canceled(task.taskId, task.sessionId, holder) };
+    if (holder && leaseActive(task, this.writer.now()) && (await this.running.cancel(holder))) {
+      return { kind: 'canceled', body: canceled(task.taskId, task.sessionId, holder) };
+    }
     const { result } = await this.writer.update(access, cancel(this.writer.timing));
-    return { status: result.kind === 'paused' ? 200 : 202, body: canceled(task.taskId, task.sessionId, result.requestId) };
+    return { kind: result.kind === 'paused' ? 'canceled' : 'asked', body: canceled(task.taskId, task.sessionId, result.requestId) };
   }
 }
 

@@ -57,10 +57,8 @@ export class TaskEdits {
    */
   async fork(agent: AgentDefinition, principal: Principal, taskId: string, body: { request_id?: string; session_id?: string }) {
     const access = { ...owned(agent, principal, taskId), foreign: 'not-found' as const };
-    const source = await this.writer.read(access);
-    const requests = await this.store.listRequests(principal.tenantId, taskId);
     const forked = fork(
-      { task: source, requests },
+      await this.writer.read(access, 'all'),
       { taskId: randomUUID(), requestId: body.request_id, sessionId: body.session_id, mint: randomUUID, timing: this.writer.timing },
       this.writer.now(),
     );

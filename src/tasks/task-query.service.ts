@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
-import { StateStore } from '../state/state-store';
+import { RequestRecord } from '../state/state.entities';
 import { asRead } from './lifecycle/lapsed';
 import { taskView } from './views/task-view';
 import { withEdits } from './views/task-edits-view';
+import { owned } from './writer/task-access';
 import { TaskWriter } from './writer/task-writer';
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -17,10 +18,7 @@ export const MAX_PAGE_SIZE = 100;
  */
 @Injectable()
 export class TaskQueryService {
-  constructor(
-    private readonly store: StateStore,
-    private readonly writer: TaskWriter,
-  ) {}
+  constructor(private readonly writer: TaskWriter) {}
 
   /**
    * The task (a pause past its approval TTL is expired first, by the writer's read); a request
@@ -28,9 +26,38 @@ export class TaskQueryService {
    */
   async getTask(agent: AgentDefinition, principal: Principal, taskId: string, includeSuperseded = false) {
     const access = { tenantId: principal.tenantId, taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
-    const stored = await this.writer.read(access);
+    const read = await this.writer.read(access, 'all');
     const now = this.writer.now();
-    const { task, requests } = asRead({ task: stored, requests: await this.store.listRequests(principal.tenantId, taskId) }, now);
+    const { task, requests } = asRead(read, now);
     return withEdits(taskView(task, requests, agent, now), requests, includeSuperseded);
+  }
+
+  /**
+   * The paused request of the caller's task a decision is for (AG-UI): the one that holds pause
+   * `pauseId` (open, or decided before), or the one waiting on any of the tool calls `callIds`.
+   * Another owner's task is 401, as for the decision itself.
+   */
+  async pausedRequest(
+    agent: AgentDefinition,
+    principal: Principal,
+    taskId: string,
+    which: { pauseId: string } | { callIds: string[] },
+  ): Promise<RequestRecord | undefined> {
+    const requests = await this.requests(agent, principal, taskId);
+    if ('pauseId' in which) return requests.find((r) => r.pendingApprovals?.pauseId === which.pauseId || r.approvals?.some((a) => a.pauseId === which.pauseId));
+    return requests.find((r) => r.status === 'Paused' && r.pendingApprovals?.pending.some((id) => which.callIds.includes(id)));
+  }
+
+  /**
+   * The requests of the caller's task, in `seq` order, for an operation on it (AG-UI sends the
+   * conversation): another owner's task is 401, as for the operation itself.
+   */
+  async requests(agent: AgentDefinition, principal: Principal, taskId: string): Promise<RequestRecord[]> {
+    return (await this.writer.read(owned(agent, principal, taskId), 'all')).requests;
+  }
+
+  /** Whether the tenant has a request `requestId` (in any task): a new request may not take its id. */
+  async requestIdTaken(principal: Principal, requestId: string): Promise<boolean> {
+    return (await this.writer.taskOfRequest(principal.tenantId, requestId)) !== undefined;
   }
 }

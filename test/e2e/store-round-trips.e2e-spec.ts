@@ -3,10 +3,13 @@
  * wrote the task last — counted on a redis-server of this file's own with the bench's counter
  * (INFO stats reads; a script or a MULTI block is one) — and the cache that makes it so is never
  * trusted alone: a turn on the other replica reads the task first (four round trips).
+ * Issue 21: an approval resume costs at most three round trips on the replica that wrote the task
+ * last (two: the decision's commit and the finish), and a JSON resume reads no stream log.
  */
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { perTurn, redisCounter, ROUND_TRIPS, StoreCounter } from '../../bench/store-counters';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { postJson } from '../support/http';
 import { RedisServerHandle, startRedisServer } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
@@ -22,6 +25,25 @@ spec:
     model: gpt-test
     system_prompt: Be brief.
 `;
+const GUARDED = `
+apiVersion: tealagents/v1alpha1
+name: Guarded
+version: 1
+description: Agent whose approval resumes are counted
+spec:
+  governance:
+    autonomy_level: L1
+  agent:
+    name: default
+    model: gpt-test
+    system_prompt: Be brief.
+    plugins: [Notes]
+`;
+const NOTES_PLUGIN = `
+exports.plugins = [{ name: 'Notes', tools: [
+  { name: 'wipe', description: 'Deletes a note', parameters: { type: 'object', properties: { id: { type: 'string' } } }, handler: ({ id }) => 'wiped ' + id },
+] }];
+`;
 const TURNS = 10;
 
 describe('store round trips per plain v3 turn (Redis)', () => {
@@ -36,7 +58,7 @@ describe('store round trips per plain v3 turn (Redis)', () => {
     redis = await startRedisServer();
     const replica = () =>
       startTestApp({
-        agents: { 'counted.yaml': AGENT },
+        agents: { 'counted.yaml': AGENT, 'guarded.yaml': GUARDED, 'custom_plugins.js': NOTES_PLUGIN },
         env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test' },
         store: new RedisStateStore({ url: redis.url, keyPrefix: 'rt:' }),
       });
@@ -95,5 +117,41 @@ describe('store round trips per plain v3 turn (Redis)', () => {
     expect(seen.filter((c: string) => c.includes('over there'))).toHaveLength(1);
     expect(seen.filter((c: string) => c.includes('there 0'))).toHaveLength(1); // B's answer
     expect(seen.filter((c: string) => c.includes('again 0'))).toHaveLength(1);
+  });
+
+  it('two per JSON approval resume on the replica that paused the task (at most three), six on the other, and no stream log read', async () => {
+    // Its own counter, with MONITOR: the stream log is the only list read (`lrange`) a resume could make.
+    const commands = redisCounter(redis.url);
+    try {
+      /** TURNS paused requests on `on`, each waiting for one approval. */
+      const paused = async (on: TestApp): Promise<string[]> => {
+        const ids: string[] = [];
+        for (let i = 0; i < TURNS; i++) {
+          llm.script(reply.toolCalls([{ id: `w${i}`, name: 'Notes-wipe', arguments: JSON.stringify({ id: `n${i}` }) }], { text: 'On it.' }));
+          const r = await v3Client(`${on.url}/Guarded/1`).say(`wipe ${i}`);
+          expect(r.body.status).toBe('Paused');
+          ids.push(r.body.request_id);
+        }
+        return ids;
+      };
+      const resumed = async (on: TestApp, ids: string[]) => {
+        const before = await commands.snapshot();
+        for (const [i, id] of ids.entries()) {
+          llm.script(reply.text(`wiped ${i}`));
+          const r = await postJson(`${on.url}/Guarded/1/tealagents/v1alpha1/resume/${id}`, { action: 'approve' });
+          expect(r.status).toBe(200);
+          expect(r.body.status).toBe('Completed');
+        }
+        const per = perTurn(before, await commands.snapshot(), TURNS);
+        return { roundTrips: per[ROUND_TRIPS]!, streamReads: per['lrange'] ?? 0 };
+      };
+      const warm = await resumed(a, await paused(a));
+      const cold = await resumed(b, await paused(a));
+      // Warm: the decision's commit and the finish (the request's task is found in the writer's view);
+      // cold: finding the request (two), reading the task and its requests (two), then the same two.
+      expect({ warm, cold }).toEqual({ warm: { roundTrips: 2, streamReads: 0 }, cold: { roundTrips: 6, streamReads: 0 } });
+    } finally {
+      await commands.close();
+    }
   });
 });

@@ -9,11 +9,9 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { problemOf } from '../../common/errors/problem-of';
 import type { LlmToolSpec } from '../../llm/llm-client.port';
-import { StateStore } from '../../state/state-store';
 import { StartedRequest, StatefulInvoker } from '../../tasks/stateful-invoker.service';
-import { owned } from '../../tasks/writer/task-access';
 import { TaskEventLog } from '../../tasks/events/task-event-log';
-import { TaskWriter } from '../../tasks/writer/task-writer';
+import { TaskQueryService } from '../../tasks/task-query.service';
 import { AgUiStream } from './ag-ui-stream';
 import { AgUiEventMapper } from './event-mapper';
 import { messagesOf } from './messages-snapshot';
@@ -44,8 +42,7 @@ export interface RunContext {
 export class AgUiRuns {
   constructor(
     private readonly invoker: StatefulInvoker,
-    private readonly writer: TaskWriter,
-    private readonly store: StateStore,
+    private readonly tasks: TaskQueryService,
     private readonly events: TaskEventLog,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -55,13 +52,13 @@ export class AgUiRuns {
     let mapper: AgUiEventMapper | undefined;
     try {
       const started = await this.start(agent, principal, input);
-      const { log, after } = started.request.stream({ bearerToken: ctx.bearerToken, instance: ctx.instance });
+      const { log, after } = await started.request.stream({ bearerToken: ctx.bearerToken, instance: ctx.instance });
       mapper = new AgUiEventMapper({ threadId: input.threadId, runId: input.runId, ...started.request.ids }, started);
       stream.send(mapper.started());
       await this.events.follow(log, after, (e) => mapper!.map(e).forEach((ev) => stream.send(ev)), stream.signal);
       if (stream.signal.aborted) return;
       if (wantsMessagesSnapshot(input) && mapper.terminal?.type === EventType.RUN_FINISHED) {
-        const requests = await this.store.listRequests(principal.tenantId, started.request.ids.task_id);
+        const requests = await this.tasks.requests(agent, principal, started.request.ids.task_id);
         stream.send({ type: EventType.MESSAGES_SNAPSHOT, messages: messagesOf(requests) } as BaseEvent);
       }
       stream.send(mapper.terminal ?? mapper.lost());
@@ -93,10 +90,8 @@ export class AgUiRuns {
    * leaves the pause open (lifecycle `decide`, the rule of every path that carries results).
    */
   private async toolResults(agent: AgentDefinition, principal: Principal, input: RunAgentInput, results: Record<string, string>, clientTools: LlmToolSpec[]): Promise<Started> {
-    await this.writer.read(owned(agent, principal, input.threadId));
-    const requests = await this.store.listRequests(principal.tenantId, input.threadId);
     const ids = Object.keys(results);
-    const waiting = requests.find((r) => r.status === 'Paused' && r.pendingApprovals?.pending.some((id) => ids.includes(id)));
+    const waiting = await this.tasks.pausedRequest(agent, principal, input.threadId, { callIds: ids });
     if (!waiting) throw new DomainError(ErrorCode.APPROVAL_ALREADY_DECIDED, `No tool call of thread ${input.threadId} waits for the results of ${ids.join(', ')}`);
     const pause = waiting.pendingApprovals!;
     const request = await this.invoker.resume(agent, principal, waiting.requestId, { pause_id: pause.pauseId, results }, { clientTools });
@@ -111,7 +106,7 @@ export class AgUiRuns {
   private async requestIdFor(principal: Principal, runId: string): Promise<string | undefined> {
     if (!UUID.test(runId)) return undefined;
     const runIdLower = runId.toLowerCase();
-    if (await this.store.getRequest(principal.tenantId, runIdLower)) {
+    if (await this.tasks.requestIdTaken(principal, runIdLower)) {
       throw new DomainError(ErrorCode.VERSION_CONFLICT, `runId ${runId} was already run: every run needs a new runId`);
     }
     return runIdLower;
@@ -125,9 +120,7 @@ export class AgUiRuns {
   private async resume(agent: AgentDefinition, principal: Principal, input: RunAgentInput, clientTools: LlmToolSpec[]): Promise<Started> {
     const decision = resumeDecisionOf(input.resume!);
     const other = input.resume!.find((e) => e.interruptId !== decision.pause_id);
-    await this.writer.read(owned(agent, principal, input.threadId));
-    const requests = await this.store.listRequests(principal.tenantId, input.threadId);
-    const target = requests.find((r) => r.pendingApprovals?.pauseId === decision.pause_id || r.approvals?.some((a) => a.pauseId === decision.pause_id));
+    const target = await this.tasks.pausedRequest(agent, principal, input.threadId, { pauseId: decision.pause_id });
     if (!target || other) {
       const id = other?.interruptId ?? decision.pause_id;
       throw new DomainError(ErrorCode.APPROVAL_ALREADY_DECIDED, `Interrupt ${id} is not open on thread ${input.threadId}`);

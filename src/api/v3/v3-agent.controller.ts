@@ -80,7 +80,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       const lastEventId = res.req.header('last-event-id');
       if (lastEventId) return this.reattached(res, await this.replay.prepare(agent, principal, msg.task_id, lastEventId));
       const started = await this.invoker.start(agent, principal, msg);
-      const { log, after } = started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
+      const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
 
@@ -90,8 +90,8 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @CurrentPrincipal() principal: Principal,
       @Res({ passthrough: true }) res: Response,
     ): Promise<StateResponse> {
-      const { status, body } = await this.control.cancel(agent, principal, parseClientIdParam('task_id', taskId));
-      res.status(status);
+      const { kind, body } = await this.control.cancel(agent, principal, parseClientIdParam('task_id', taskId));
+      res.status(kind === 'canceled' ? 200 : 202);
       return body;
     }
 
@@ -127,7 +127,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Res() res: Response,
     ) {
       const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query));
-      const { log, after } = started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
+      const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
 
@@ -173,7 +173,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     @RateLimited()
     async editSse(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response) {
       const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), readUserMessage(body));
-      const { log, after } = started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
+      const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
 

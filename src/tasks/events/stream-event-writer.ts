@@ -49,6 +49,12 @@ export class StreamEventWriter {
   open(tenantId: string, taskId: string, seq: number, requestId: string): StreamRecorder {
     return new StreamRecorder(this.store, this.logger, { tenantId, taskId, seq, requestId }, this.env.http.streamLogMaxBytes);
   }
+
+  /** The last id stored for request `seq` of a task past `after`; undefined when none is, or the log cannot be read. */
+  async lastStoredId(tenantId: string, taskId: string, seq: number, after: number): Promise<number | undefined> {
+    const stored = await this.store.readStreamEvents(tenantId, taskId, seq, after).catch(() => undefined);
+    return stored?.at(-1)?.n;
+  }
 }
 
 export class StreamRecorder {

@@ -58,7 +58,7 @@ export class TaskStreamAttach {
   ) {}
 
   async attach(agent: AgentDefinition, principal: Principal, taskId: string, position: { seq: number; n: number } | undefined): Promise<Attached> {
-    const task = await this.writer.read(owned(agent, principal, taskId));
+    const { task } = await this.writer.read(owned(agent, principal, taskId));
     const seq = position?.seq ?? (await this.currentSeq(task));
     const after = position?.n ?? -1;
     const local = this.events.get(principal.tenantId, task.taskId, seq);

@@ -104,6 +104,34 @@ describe('TaskWriter with its cache (a shared store)', () => {
     expect(after).toMatchObject({ ownerId: 'intruder', version: 2 });
   });
 
+  it('reads as it writes: owner-checked, from the view only when asked for it and the view may stand in, else from the store', async () => {
+    await conversation(writer, 2);
+    store.reads = store.lists = 0;
+    const cached = await writer.read(access, 'all', { cached: true });
+    expect(cached.requests.map((r) => r.seq)).toEqual([0, 1, 2]);
+    expect(await writer.read(access, (t) => [t.queued, 'r0'], { cached: true })).toMatchObject({ requests: [{ requestId: 'r0' }] });
+    expect(store.reads + store.lists).toBe(0);
+    // An answer about the task as it is now reads the store; so does a refusal, with the store's code.
+    expect((await writer.read(access, 'all')).requests).toHaveLength(3);
+    expect(store.lists).toBe(1);
+    const reads = store.reads;
+    await expect(writer.read({ ...access, ownerId: 'x' }, 'all', { cached: true })).rejects.toMatchObject({ code: 'NOT_OWNER' });
+    await expect(writer.read({ ...access, ownerId: 'x', foreign: 'not-found' }, 'all', { cached: true })).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+    await expect(writer.read({ ...access, agentSource: 'B:1' }, 'all', { cached: true })).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
+    expect(store.reads - reads).toBe(3);
+  });
+
+  it("finds a request's task in the views it holds, else in the store", async () => {
+    await conversation(writer, 1);
+    const getRequest = jest.spyOn(store, 'getRequest');
+    expect(await writer.taskOfRequest('ten', 'r0', { cached: true })).toBe('t');
+    expect(getRequest).not.toHaveBeenCalled();
+    expect(await writer.taskOfRequest('ten', 'r0')).toBe('t');
+    expect(await writer.taskOfRequest('other', 'r0', { cached: true })).toBeUndefined();
+    expect(await writer.taskOfRequest('ten', 'nope', { cached: true })).toBeUndefined();
+    expect(getRequest).toHaveBeenCalledTimes(3);
+  });
+
   it('keeps no cache for a store in this process', async () => {
     const local = new MemoryStateStore({ sweepIntervalMs: 0 });
     const spy = jest.spyOn(local, 'getTask');
@@ -163,6 +191,14 @@ describe('TaskCache', () => {
     while (Date.now() < until);
     expect(idle.get('a')).toBeUndefined();
     expect(idle.size).toEqual({ entries: 0, bytes: 0 });
+  });
+
+  it("indexes the held tasks' requests by tenant and id, and forgets them with the task", () => {
+    const cache = new TaskCache({ maxEntries: 10, maxBytes: 1e6, idleMs: 60_000 });
+    cache.remember('k', task(1), [], [requestRecord(0, 'Completed', { requestId: 'a' }), requestRecord(1, 'Running', { requestId: 'b' })]);
+    expect([cache.keyOfRequest('ten', 'a'), cache.keyOfRequest('ten', 'b'), cache.keyOfRequest('other', 'a')]).toEqual(['k', 'k', undefined]);
+    cache.delete('k');
+    expect(cache.keyOfRequest('ten', 'a')).toBeUndefined();
   });
 
   it('holds nothing when disabled', () => {

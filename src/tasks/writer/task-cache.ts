@@ -45,6 +45,8 @@ interface Entry extends CachedTask {
  */
 export class TaskCache {
   private readonly entries = new Map<string, Entry>();
+  /** The key of the held task each request belongs to, by tenant and request id. */
+  private readonly byRequest = new Map<string, string>();
   private bytes = 0;
 
   constructor(private readonly limits: TaskCacheLimits = TASK_CACHE_DEFAULTS) {}
@@ -72,6 +74,12 @@ export class TaskCache {
     return entry;
   }
 
+  /** The key of the held task that has request `requestId` of the tenant, if any (the entry is not touched). */
+  keyOfRequest(tenantId: string, requestId: string): string | undefined {
+    const key = this.byRequest.get(requestKey(tenantId, requestId));
+    return key !== undefined && this.entries.has(key) ? key : undefined;
+  }
+
   /**
    * The view after a commit of `task` (as stored) writing `written` on top of `base` (the complete
    * view the write was decided on: cached, read in full, or empty for a create).
@@ -95,6 +103,7 @@ export class TaskCache {
     // One long or large task must not push out every other (it is read from the store instead).
     if (bytes > this.limits.maxBytes / ENTRY_SHARE) return;
     this.entries.set(key, { task: frozenCopy(task), requests, bytes, usedAt: Date.now() });
+    for (const r of requests) this.byRequest.set(requestKey(task.tenantId, r.requestId), key);
     this.bytes += bytes;
     this.evict();
   }
@@ -103,6 +112,10 @@ export class TaskCache {
     const entry = this.entries.get(key);
     if (!entry) return;
     this.entries.delete(key);
+    for (const r of entry.requests) {
+      const at = requestKey(entry.task.tenantId, r.requestId);
+      if (this.byRequest.get(at) === key) this.byRequest.delete(at);
+    }
     this.bytes -= entry.bytes;
   }
 
@@ -112,6 +125,10 @@ export class TaskCache {
       this.delete(key);
     }
   }
+}
+
+function requestKey(tenantId: string, requestId: string): string {
+  return `${tenantId}\u0000${requestId}`;
 }
 
 const sizes = new WeakMap<object, number>();

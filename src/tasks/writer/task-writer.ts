@@ -13,7 +13,7 @@ import { isExpired } from '../../state/state-store.util';
 import type { Telemetry } from '../../telemetry/telemetry';
 import { expirePause, pauseDue } from '../lifecycle/cancel';
 import { TaskTiming } from '../lifecycle/lease';
-import { Change, Transition } from '../lifecycle/transition';
+import { Change, TaskState, Transition } from '../lifecycle/transition';
 import { CachedTask, TaskCache, TASK_CACHE_DEFAULTS } from './task-cache';
 import { TaskLanes } from './task-lanes';
 import { checked, refusalOf, TaskAccess } from './task-access';
@@ -83,11 +83,36 @@ export class TaskWriter {
     return this.store.now();
   }
 
-  /** The task, checked against `access`, with a due pause expired first. */
-  async read(access: TaskAccess): Promise<TaskRecord> {
-    const task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
-    if (!pauseDue(task, this.now())) return task;
-    return (await this.update(access, expirePause(this.timing))).task;
+  /**
+   * The one owner-checked read, beside the writes and checked as they are (task-access.ts): the
+   * task, with a due pause expired first, and the requests `reads` names (`'all'`: every one; by
+   * default none), in `seq` order. Every read of a task for an answer goes through here.
+   *
+   * `cached`: this replica's view of the task (task-cache.ts) may stand in for the store's, when it
+   * can stand in for a write's read. It holds what this replica last wrote, not what another
+   * replica wrote since, so it is asked for only right after the caller's own write (a resume's
+   * earlier requests); an answer about the task as it is now reads the store.
+   */
+  async read(access: TaskAccess, reads: Reads = NONE, options: { cached?: boolean } = {}): Promise<TaskState> {
+    const view = options.cached ? this.cachedView(cacheKey(access.tenantId, access.taskId), access, false) : undefined;
+    if (view) return { task: view.task, requests: reads === 'all' ? view.requests.slice() : named(view, reads(view.task)) };
+    let task = checked(await this.store.getTask(access.tenantId, access.taskId), access);
+    if (pauseDue(task, this.now())) task = (await this.update(access, expirePause(this.timing))).task;
+    return { task, requests: await this.readRequests(task, reads) };
+  }
+
+  /**
+   * The id of the task that holds request `requestId` of the tenant, or undefined. Who may reach
+   * the task is checked by the operation on it, through `read` or `update`. `cached`: from this
+   * replica's cached views when one holds the request (a request never moves to another task, so
+   * that answer goes stale only by the task going away, which the operation's own read or
+   * compare-and-set then finds), else from the store.
+   */
+  async taskOfRequest(tenantId: string, requestId: string, options: { cached?: boolean } = {}): Promise<string | undefined> {
+    const key = options.cached ? this.cache.keyOfRequest(tenantId, requestId) : undefined;
+    const held = key === undefined ? undefined : this.cache.get(key)?.task.taskId;
+    if (held !== undefined) return held;
+    return (await this.store.getRequest(tenantId, requestId))?.taskId;
   }
 
   /** Creates a task (`expectedVersion: 0`) with its first request(s). */
@@ -117,7 +142,7 @@ export class TaskWriter {
     const conflictDeadline = Date.now() + (options.persistent ? this.persistentMs : CONFLICT_MS);
     const key = cacheKey(access.tenantId, access.taskId);
     for (let attempt = 1, unavailable = 0; ; ) {
-      const view = this.cachedView(key, access, transition);
+      const view = this.cachedView(key, access, !!transition.settles);
       let task: TaskRecord;
       let requests: RequestRecord[];
       /** Every request of the task as decided on, when known: the cache's view after the commit. */
@@ -132,7 +157,7 @@ export class TaskWriter {
           if (pauseDue(task, this.now()) && !transition.settles) {
             task = (await this.apply(access, expirePause(this.timing), options)).task;
           }
-          requests = await this.readRequests(task, transition);
+          requests = await this.readRequests(task, transition.reads);
           all = transition.reads === 'all' ? requests : undefined;
         } catch (err) {
           if (!this.keepTrying(err, options, deadline)) throw err;
@@ -231,7 +256,7 @@ export class TaskWriter {
    * The cached view of the task when it can stand in for a read: written by this replica, live,
    * this caller's, with no pause due (expiring one is a write of its own, decided on a fresh read).
    */
-  private cachedView(key: string, access: TaskAccess, transition: Transition<unknown>): CachedTask | undefined {
+  private cachedView(key: string, access: TaskAccess, settles: boolean): CachedTask | undefined {
     const view = this.cache.get(key);
     if (!view) return undefined;
     const { task } = view;
@@ -242,15 +267,15 @@ export class TaskWriter {
       !isExpired(task, now) &&
       // A refusal is decided on a fresh read (apply), never on the view.
       refusalOf(task, access) === undefined &&
-      !(pauseDue(task, now) && !transition.settles);
+      !(pauseDue(task, now) && !settles);
     if (usable) return view;
     this.cache.delete(key);
     return undefined;
   }
 
-  private async readRequests(task: TaskRecord, transition: Transition<unknown>): Promise<RequestRecord[]> {
-    if (transition.reads === 'all') return this.store.listRequests(task.tenantId, task.taskId);
-    const ids = [...new Set(transition.reads(task).filter((id): id is string => id !== undefined))];
+  private async readRequests(task: TaskRecord, reads: Reads): Promise<RequestRecord[]> {
+    if (reads === 'all') return this.store.listRequests(task.tenantId, task.taskId);
+    const ids = [...new Set(reads(task).filter((id): id is string => id !== undefined))];
     const found = await Promise.all(ids.map((id) => this.store.getRequest(task.tenantId, id)));
     return found.filter((r): r is RequestRecord => r !== undefined && r.taskId === task.taskId).sort((a, b) => a.seq - b.seq);
   }
@@ -273,6 +298,11 @@ export class TaskWriter {
     if (was !== is) this.telemetry?.approvalsPending.add(is ? 1 : -1);
   }
 }
+
+/** Which requests a read or a transition reads with the task (Transition.reads). */
+export type Reads = Transition<unknown>['reads'];
+
+const NONE: Reads = () => [];
 
 function cacheKey(tenantId: string, taskId: string): string {
   return `${tenantId}\u0000${taskId}`;
