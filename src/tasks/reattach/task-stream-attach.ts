@@ -58,8 +58,9 @@ export class TaskStreamAttach {
   ) {}
 
   async attach(agent: AgentDefinition, principal: Principal, taskId: string, position: { seq: number; n: number } | undefined): Promise<Attached> {
-    const { task } = await this.writer.read(owned(agent, principal, taskId));
-    const seq = position?.seq ?? (await this.currentSeq(task));
+    // With no position, the running request (the lease holder) is read with the task.
+    const { task, requests } = await this.writer.read(owned(agent, principal, taskId), position ? undefined : (t) => [t.lease?.requestId]);
+    const seq = position?.seq ?? currentSeq(task, requests[0]);
     const after = position?.n ?? -1;
     const local = this.events.get(principal.tenantId, task.taskId, seq);
     if (local && !local.done && !local.remote) return { kind: 'stream', log: local, after, release: () => undefined }; // it runs here
@@ -116,19 +117,18 @@ export class TaskStreamAttach {
     return { kind: 'stream', log: this.follower.open(agent, watched, seq, stored), after };
   }
 
-  /** The running request's seq, else the last request's. */
-  private async currentSeq(task: TaskRecord): Promise<number> {
-    const running = task.lease && (await this.store.getRequest(task.tenantId, task.lease.requestId));
-    if (running) return running.seq;
-    if (task.requestCount === 0) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Task ${task.taskId} has no request`);
-    return task.requestCount - 1;
-  }
-
   private async requestAt(task: TaskRecord, seq: number): Promise<RequestRecord> {
     const request = (await this.store.listRequests(task.tenantId, task.taskId)).find((r) => r.seq === seq);
     if (!request) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Task ${task.taskId} has no request ${seq}`);
     return request;
   }
+}
+
+/** The running request's seq (`running`: the lease holder, when there is one), else the last request's. */
+function currentSeq(task: TaskRecord, running: RequestRecord | undefined): number {
+  if (running) return running.seq;
+  if (task.requestCount === 0) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Task ${task.taskId} has no request`);
+  return task.requestCount - 1;
 }
 
 /**
