@@ -68,7 +68,9 @@ export function formatReport(sizes: Sizes, baseline: BaselineFigures, stores: St
 
 function storeSection(s: StoreReport): string[] {
   const lines = [`## ${s.store}`, ''];
-  lines.push('| round | subject | c=1 req/s | c=1 p50 ms | c=1 p95 ms | c=1 CPU ms/turn | c=16 req/s | c=16 p50 ms | c=16 p95 ms | c=16 CPU ms/turn | long p50 ms | long p95 ms | long CPU ms/turn |');
+  lines.push(
+    '| round | subject | c=1 req/s | c=1 p50 ms | c=1 p95 ms | c=1 CPU ms/turn | c=16 req/s | c=16 p50 ms | c=16 p95 ms | c=16 CPU ms/turn | long p50 ms | long p95 ms | long CPU ms/turn |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const row = (label: string, who: string, c1: Measured, c16: Measured, h: Measured) =>
     `| ${label} | ${who} | ${f(c1.throughput, 0)} | ${f(c1.p50, 2)} | ${f(c1.p95, 2)} | ${f(c1.cpuMsPerTurn, 2)} | ${f(c16.throughput, 0)} | ${f(c16.p50, 2)} | ${f(c16.p95, 2)} | ${f(c16.cpuMsPerTurn, 2)} | ${f(h.p50, 2)} | ${f(h.p95, 2)} | ${f(h.cpuMsPerTurn, 2)} |`;
@@ -88,13 +90,25 @@ function storeSection(s: StoreReport): string[] {
       p99: m(pick, 'p99'),
       cpuMsPerTurn: m(pick, 'cpuMsPerTurn'),
     });
-    lines.push(row('median', label[w], med((r) => r[w]!.c1), med((r) => r[w]!.c16), med((r) => r[w]!.history)));
+    lines.push(
+      row(
+        'median',
+        label[w],
+        med((r) => r[w]!.c1),
+        med((r) => r[w]!.c16),
+        med((r) => r[w]!.history),
+      ),
+    );
   }
   lines.push('', ...ratioTable('target (ours ÷ baseline, neighbours)', TARGETS, s.rounds));
   if (s.rounds[0]!.entra) {
     lines.push('', ...ratioTable('target (ours with Entra auth ÷ ours with dev auth, neighbours)', ENTRA_TARGETS, s.rounds));
     const idp = s.entraIdp;
-    if (idp) lines.push('', `Identity provider requests by the Entra server over the whole run: metadata ${idp.metadata}, keys ${idp.jwks} (cached after the first request).`);
+    if (idp)
+      lines.push(
+        '',
+        `Identity provider requests by the Entra server over the whole run: metadata ${idp.metadata}, keys ${idp.jwks} (cached after the first request).`,
+      );
   }
   if (s.rounds[0]!.sameStore) lines.push('', ...ratioTable(`information (ours ÷ same-store baseline, neighbours; no limit)`, SAME_STORE_RATIOS, s.rounds));
   return lines;
@@ -139,7 +153,7 @@ function roundTripSection(stores: StoreReport[]): string[] {
   lines.push(
     'Counted from outside the server over K turns one at a time (a first turn each on K new tasks, then one follow-on on each), ÷ K, on a separate server instance. ' +
       'Redis: round trips = INFO stats total_reads_processed (one read per pipeline / MULTI block / command sent alone); commands from MONITOR: those the server sent ' +
-      '(a MULTI block\'s one by one beside MULTI and EXEC) and, as lua:…, those its scripts ran. ' +
+      "(a MULTI block's one by one beside MULTI and EXEC) and, as lua:…, those its scripts ran. " +
       'DynamoDB: HTTP requests through a counting proxy in front of DynamoDB Local, by X-Amz-Target (targets: Redis ≤ 2 round trips, DynamoDB ≤ 3 calls). ' +
       'The same-store baseline counted alike, for comparison (its floor: one read and one write).',
   );
@@ -147,13 +161,21 @@ function roundTripSection(stores: StoreReport[]): string[] {
   lines.push('| store | subject | turn | round trips | commands sent | commands run by scripts | by command / operation |');
   lines.push('|---|---|---|---|---|---|---|');
   for (const s of counted) {
-    for (const [who, perTurn] of [['ours', s.perTurn], ['same-store baseline', s.sameStorePerTurn]] as const) {
+    for (const [who, perTurn] of [
+      ['ours', s.perTurn],
+      ['same-store baseline', s.sameStorePerTurn],
+    ] as const) {
       if (!perTurn) continue;
-      for (const [turn, counts] of [['first', perTurn.first], ['follow-on', perTurn.followOn]] as const) {
+      for (const [turn, counts] of [
+        ['first', perTurn.first],
+        ['follow-on', perTurn.followOn],
+      ] as const) {
         const entries = Object.entries(counts).filter(([k]) => k !== ROUND_TRIPS);
         const sum = (lua: boolean) => entries.filter(([k]) => k.startsWith('lua:') === lua).reduce((n, [, v]) => n + v, 0);
         const parts = entries.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f(v, 2)}`);
-        lines.push(`| ${s.store} | ${who} | ${turn} | **${f(counts[ROUND_TRIPS] ?? 0, 2)}** | ${f(sum(false), 2)} | ${f(sum(true), 2)} | ${parts.join(', ')} |`);
+        lines.push(
+          `| ${s.store} | ${who} | ${turn} | **${f(counts[ROUND_TRIPS] ?? 0, 2)}** | ${f(sum(false), 2)} | ${f(sum(true), 2)} | ${parts.join(', ')} |`,
+        );
       }
     }
   }

@@ -42,7 +42,12 @@ export interface Neighbours {
  */
 export async function alternatingRounds(baseline: Subject, ours: Subject, sizes: Sizes, neighbours: Neighbours = {}): Promise<Round[]> {
   const { entra, sameStore } = neighbours;
-  const named: [keyof Round, Subject | undefined][] = [['baseline', baseline], ['ours', ours], ['entra', entra], ['sameStore', sameStore]];
+  const named: [keyof Round, Subject | undefined][] = [
+    ['baseline', baseline],
+    ['ours', ours],
+    ['entra', entra],
+    ['sameStore', sameStore],
+  ];
   const present = named.filter((n): n is [keyof Round, Subject] => n[1] !== undefined);
   const keys = present.map(([key]) => key);
   const subjects = present.map(([, s]) => s);

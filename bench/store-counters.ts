@@ -25,13 +25,16 @@ export function redisCounter(url: string, options: { commands?: boolean } = {}):
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   const commands: Record<string, number> = {};
   // `commands: false`: round trips only (no MONITOR connection).
-  const monitoring = options.commands === false ? Promise.resolve(undefined) : redis.monitor().then((monitor) => {
-    monitor.on('monitor', (_time: string, args: string[], source: string) => {
-      const name = `${source === 'lua' ? 'lua:' : ''}${String(args[0]).toLowerCase()}`;
-      if (name !== 'info') commands[name] = (commands[name] ?? 0) + 1;
-    });
-    return monitor;
-  });
+  const monitoring =
+    options.commands === false
+      ? Promise.resolve(undefined)
+      : redis.monitor().then((monitor) => {
+          monitor.on('monitor', (_time: string, args: string[], source: string) => {
+            const name = `${source === 'lua' ? 'lua:' : ''}${String(args[0]).toLowerCase()}`;
+            if (name !== 'info') commands[name] = (commands[name] ?? 0) + 1;
+          });
+          return monitor;
+        });
   let snapshots = 0;
   return {
     async snapshot() {

@@ -50,8 +50,7 @@ export async function startOurs(storeEnv: StoreEnv, modelUrl: string, options: O
     name: `ours (${storeEnv.name}${auth ? `, ${auth.name}` : ''})`,
     url: base,
     proc,
-    turn: async (taskId) =>
-      (await postJson<{ task_id: string }>(base, taskId ? { task_id: taskId, items: item } : { items: item }, auth?.headers())).task_id,
+    turn: async (taskId) => (await postJson<{ task_id: string }>(base, taskId ? { task_id: taskId, items: item } : { items: item }, auth?.headers())).task_id,
   };
 }
 

@@ -16,8 +16,14 @@ function nodeVersionProblem(what, version, range) {
   const have = String(version).replace(/^v/, '').split('.').map(Number);
   if (have[0] > need[0] || (have[0] === need[0] && have[1] >= need[1])) return undefined;
   return (
-    what + ' needs Node ' + need.join('.') + ' or newer, and this is Node ' + String(version).replace(/^v/, '') +
-    ': run `. scripts/node24.sh` in ' + ROOT + ' (it puts Node 24 LTS on PATH, installing it into .tools/ if needed), then run this again.'
+    what +
+    ' needs Node ' +
+    need.join('.') +
+    ' or newer, and this is Node ' +
+    String(version).replace(/^v/, '') +
+    ': run `. scripts/node24.sh` in ' +
+    ROOT +
+    ' (it puts Node 24 LTS on PATH, installing it into .tools/ if needed), then run this again.'
   );
 }
 

@@ -90,21 +90,27 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     logger.warn('TA_AUTH_MODE=dev: requests are NOT authenticated; every caller is the development identity. Never use this in production.');
   }
 
-  const telemetry = options.shared?.telemetry ?? new Telemetry({
-    serviceName: 'teal-agent-server',
-    serviceVersion: PACKAGE_VERSION,
-    otlpEndpoint: env.telemetry.otlpEndpoint,
-    prometheus: env.telemetry.prometheus,
-  });
+  const telemetry =
+    options.shared?.telemetry ??
+    new Telemetry({
+      serviceName: 'teal-agent-server',
+      serviceVersion: PACKAGE_VERSION,
+      otlpEndpoint: env.telemetry.otlpEndpoint,
+      prometheus: env.telemetry.prometheus,
+    });
   const store = options.shared?.store ?? options.store ?? (await createStateStore(env.state, { production: env.production, logger }));
   let reload: AgentReload | undefined;
   const reloaded = options.shared && { audit: options.shared.audit, shutdown: options.shared.shutdown };
   const beforeClose = options.shared ? undefined : async () => reload?.close();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ env, agents, logger, telemetry, llm, store, reloaded, beforeClose }), new ExpressAdapter(), {
-    bodyParser: false,
-    logger: new PinoNestLogger(logger),
-    abortOnError: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot({ env, agents, logger, telemetry, llm, store, reloaded, beforeClose }),
+    new ExpressAdapter(),
+    {
+      bodyParser: false,
+      logger: new PinoNestLogger(logger),
+      abortOnError: false,
+    },
+  );
   if (!options.shared) {
     const shared = { logger, telemetry, store, audit: app.get(AuditLog), shutdown: app.get(ShutdownState) };
     const build = () => buildReloadedApp({ ...options, env, configPath, shared });

@@ -188,7 +188,7 @@ describe('layers of src/', () => {
       "import g = require('./g');",
       "import { h } from 'h-package';",
       "// import { i } from './in-a-comment';",
-      "const j = \"import { j } from './in-a-string'\";",
+      'const j = "import { j } from \'./in-a-string\'";',
     ].join('\n');
     expect(relativeImportsOf('x.ts', text)).toEqual(['./a', '../b', './c', './d', './e', './e-type', './f', './g']);
   });

@@ -1,6 +1,14 @@
 import { withLazyDateTimeFormats } from './boot-intl';
 
-const OPTIONS: Intl.DateTimeFormatOptions = { timeZone: 'UTC', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' };
+const OPTIONS: Intl.DateTimeFormatOptions = {
+  timeZone: 'UTC',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+};
 const WHEN = Date.UTC(2026, 10, 24, 13, 5, 9);
 
 describe('withLazyDateTimeFormats', () => {
@@ -22,7 +30,9 @@ describe('withLazyDateTimeFormats', () => {
   it('a formatter made while loading is built on its first use, and then answers as the real one', () => {
     const counting = Intl.DateTimeFormat;
     const lazy = withLazyDateTimeFormats(() => new Intl.DateTimeFormat('en-US', OPTIONS));
-    const called = withLazyDateTimeFormats(() => (Intl.DateTimeFormat as unknown as (l: string, o: Intl.DateTimeFormatOptions) => Intl.DateTimeFormat)('en-US', OPTIONS));
+    const called = withLazyDateTimeFormats(() =>
+      (Intl.DateTimeFormat as unknown as (l: string, o: Intl.DateTimeFormatOptions) => Intl.DateTimeFormat)('en-US', OPTIONS),
+    );
     expect(Intl.DateTimeFormat).toBe(counting); // the constructor is back as soon as loading ends
     expect(built).toBe(0);
 

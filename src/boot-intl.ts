@@ -53,7 +53,12 @@ function lazyDateTimeFormat(real: DateTimeFormatConstructor): DateTimeFormatCons
       });
     } else if (descriptor.get) {
       const get = descriptor.get;
-      Object.defineProperty(LazyDateTimeFormat.prototype, name, { ...descriptor, get: function (this: object) { return get.call(formatterOf(this)); } });
+      Object.defineProperty(LazyDateTimeFormat.prototype, name, {
+        ...descriptor,
+        get: function (this: object) {
+          return get.call(formatterOf(this));
+        },
+      });
     } else {
       Object.defineProperty(LazyDateTimeFormat.prototype, name, descriptor); // Symbol.toStringTag
     }

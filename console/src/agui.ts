@@ -48,7 +48,12 @@ export async function runAgUi(prefix: string, taskId: string, text: string, mess
                 pauseId: interrupts[0].id,
                 plan: false,
                 expiresAt: interrupts[0].expiresAt,
-                calls: interrupts.map((i: any) => ({ id: i.toolCallId, name: names.get(i.toolCallId) ?? i.toolCallId, arguments: '', approval_reason: i.reason })),
+                calls: interrupts.map((i: any) => ({
+                  id: i.toolCallId,
+                  name: names.get(i.toolCallId) ?? i.toolCallId,
+                  arguments: '',
+                  approval_reason: i.reason,
+                })),
               });
             }
             break;

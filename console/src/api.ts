@@ -46,7 +46,13 @@ export interface SseEvent {
  * POSTs and reads the answer as server-sent events (EventSource cannot POST nor send a bearer
  * token): each complete frame goes to `onEvent` as it arrives.
  */
-export async function postSse(url: string, body: unknown, onEvent: (e: SseEvent) => void, signal: AbortSignal, headers: Record<string, string> = {}): Promise<void> {
+export async function postSse(
+  url: string,
+  body: unknown,
+  onEvent: (e: SseEvent) => void,
+  signal: AbortSignal,
+  headers: Record<string, string> = {},
+): Promise<void> {
   await readSse(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }, onEvent, signal);
 }
 
@@ -58,7 +64,12 @@ export function getSse(url: string, onEvent: (e: SseEvent) => void, signal: Abor
   return readSse(url, { method: 'GET', headers }, onEvent, signal);
 }
 
-async function readSse(url: string, init: { method: string; headers: Record<string, string>; body?: string }, onEvent: (e: SseEvent) => void, signal: AbortSignal): Promise<boolean> {
+async function readSse(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+  onEvent: (e: SseEvent) => void,
+  signal: AbortSignal,
+): Promise<boolean> {
   const res = await fetch(url, { ...init, headers: { accept: 'text/event-stream', ...authHeaders(), ...init.headers }, signal });
   if (res.status === 204) return false;
   if (!res.ok || !res.body) {

@@ -33,7 +33,12 @@ export function ApprovalsPanel({ pending, decisions, setDecisions, running, onSu
               <label>
                 <input type="radio" data-testid="reject" checked={d.approved === false} onChange={() => set({ approved: false })} /> reject
               </label>
-              <input data-testid="reason" placeholder="reason (optional)" value={d.reason} onInput={(e) => set({ reason: (e.target as HTMLInputElement).value })} />
+              <input
+                data-testid="reason"
+                placeholder="reason (optional)"
+                value={d.reason}
+                onInput={(e) => set({ reason: (e.target as HTMLInputElement).value })}
+              />
             </div>
           </div>
         );

@@ -13,7 +13,13 @@ export function AuthBar({ config, note }: { config: ConsoleConfig; note: string 
     return (
       <span class="auth">
         <span class="muted small">dev auth, user</span>
-        <input data-testid="dev-user" placeholder="(default)" value={user} onChange={(e) => setDevUser((e.target as HTMLInputElement).value)} onInput={(e) => setUser((e.target as HTMLInputElement).value)} />
+        <input
+          data-testid="dev-user"
+          placeholder="(default)"
+          value={user}
+          onChange={(e) => setDevUser((e.target as HTMLInputElement).value)}
+          onInput={(e) => setUser((e.target as HTMLInputElement).value)}
+        />
         {note && <span class="error small">{note}</span>}
       </span>
     );

@@ -18,7 +18,8 @@ export function ConversationLog({ items, running, stateful, paused, editing, onE
   return (
     <div class="log" data-testid="log">
       {items.map((it) => {
-        if (it.kind === 'user') return <UserMessage key={it.key} item={it} editing={editing} stateful={stateful} busy={running || paused} onEdit={onEdit} onRerun={onRerun} />;
+        if (it.kind === 'user')
+          return <UserMessage key={it.key} item={it} editing={editing} stateful={stateful} busy={running || paused} onEdit={onEdit} onRerun={onRerun} />;
         if (it.kind === 'assistant')
           return (
             <div class="msg assistant" data-testid="assistant-message" key={it.key}>
@@ -32,7 +33,11 @@ export function ConversationLog({ items, running, stateful, paused, editing, onE
           </div>
         );
       })}
-      {running && <div class="muted small" data-testid="running">working…</div>}
+      {running && (
+        <div class="muted small" data-testid="running">
+          working…
+        </div>
+      )}
     </div>
   );
 }

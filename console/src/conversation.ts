@@ -118,7 +118,8 @@ export function itemsFromTask(task: TaskView): { items: Item[]; pending?: Pendin
       }
     }
     if (r.status === 'Canceled') items.push({ kind: 'notice', key: `${r.request_id}:c`, text: `Canceled (${r.reason ?? 'canceled'})`, tone: 'info' });
-    if (r.status === 'Failed') items.push({ kind: 'notice', key: `${r.request_id}:f`, text: `Failed: ${r.error?.message ?? r.error?.code ?? ''}`, tone: 'error' });
+    if (r.status === 'Failed')
+      items.push({ kind: 'notice', key: `${r.request_id}:f`, text: `Failed: ${r.error?.message ?? r.error?.code ?? ''}`, tone: 'error' });
   }
   const p = task.pending_approvals?.[0];
   return { items, pending: p ? pendingOf(p) : undefined };

@@ -62,7 +62,15 @@ function App() {
           onEdit={approvals.setEditing}
           onRerun={approvals.rerun}
         />
-        {pending && <ApprovalsPanel pending={pending} decisions={approvals.decisions} setDecisions={approvals.setDecisions} running={running} onSubmit={approvals.decide} />}
+        {pending && (
+          <ApprovalsPanel
+            pending={pending}
+            decisions={approvals.decisions}
+            setDecisions={approvals.setDecisions}
+            running={running}
+            onSubmit={approvals.decide}
+          />
+        )}
         <Composer agent={agent} draft={turn.draft} onDraft={turn.setDraft} running={running} paused={!!pending} onSend={turn.send} onCancel={turn.cancel} />
       </main>
     </div>

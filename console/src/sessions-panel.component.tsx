@@ -18,7 +18,10 @@ export function SessionsPanel({ sessions, openSession, onShowSession, onOpenTask
           <button class="link" data-testid="session" onClick={() => onShowSession(s.session_id)}>
             {s.title ?? s.session_id.slice(0, 8)}
           </button>
-          <span class="muted small"> · {s.task_count} task{s.task_count === 1 ? '' : 's'}</span>
+          <span class="muted small">
+            {' '}
+            · {s.task_count} task{s.task_count === 1 ? '' : 's'}
+          </span>
           {openSession?.id === s.session_id && (
             <ul>
               {openSession.tasks.map((t) => (

@@ -32,7 +32,9 @@ export function useServiceRoutes() {
     if (listed) served = listed.some((r) => r.path === `${a.prefix}/ag-ui`);
     else {
       // An invalid run input is refused by a served route (4xx) and 404 where there is none.
-      const res = await fetch(`${a.prefix}/ag-ui`, { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders() }, body: '{}' }).catch(() => undefined);
+      const res = await fetch(`${a.prefix}/ag-ui`, { method: 'POST', headers: { 'content-type': 'application/json', ...authHeaders() }, body: '{}' }).catch(
+        () => undefined,
+      );
       served = !!res && res.status !== 404 && res.status !== 405;
     }
     agUi.current.set(a.prefix, served);

@@ -106,7 +106,7 @@ export async function startTodoMcpServer(options: { port?: number; host?: string
     server.registerTool(
       'update_task',
       {
-        description: "Renames a task",
+        description: 'Renames a task',
         inputSchema: { id: z.string().describe('The task id'), title: z.string().min(1).max(200).describe('The new title') },
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
       },

@@ -13,8 +13,7 @@ export function EnvRule(check: (value: unknown) => boolean, expected: string, op
       target: target.constructor,
       propertyName: propertyName as string,
       options: {
-        message: ({ property, value }: ValidationArguments) =>
-          `${property} must be ${expected}${options.secret ? '' : ` (got ${JSON.stringify(value)})`}`,
+        message: ({ property, value }: ValidationArguments) => `${property} must be ${expected}${options.secret ? '' : ` (got ${JSON.stringify(value)})`}`,
       },
       validator: { validate: (value: unknown) => check(value) },
     });
@@ -27,8 +26,7 @@ export const EnvInt = (min: number, max?: number) =>
     max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`,
   );
 
-export const EnvOneOf = (values: readonly unknown[], expected = `one of ${values.join(', ')}`) =>
-  EnvRule((v) => values.includes(v), expected);
+export const EnvOneOf = (values: readonly unknown[], expected = `one of ${values.join(', ')}`) => EnvRule((v) => values.includes(v), expected);
 
 export const EnvUrl = (schemes: readonly string[] = ['http', 'https']) =>
   EnvRule(
@@ -38,19 +36,10 @@ export const EnvUrl = (schemes: readonly string[] = ['http', 'https']) =>
 
 export const EnvBool = () => EnvRule((v) => typeof v === 'boolean', 'true or false (also 1/0, yes/no, on/off)');
 
-export const EnvList = () =>
-  EnvRule((v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'), 'a comma- or space-separated list');
+export const EnvList = () => EnvRule((v) => Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string'), 'a comma- or space-separated list');
 
 // Transforms: environment values are strings; these turn the valid ones into their real type.
-export const toInt = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+export const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value);
 export const toBool = ({ value }: { value: unknown }) =>
-  typeof value === 'string'
-    ? /^(1|true|yes|on)$/i.test(value.trim())
-      ? true
-      : /^(0|false|no|off)$/i.test(value.trim())
-        ? false
-        : value
-    : value;
-export const toList = ({ value }: { value: unknown }) =>
-  typeof value === 'string' ? value.split(/[\s,]+/).filter(Boolean) : value;
+  typeof value === 'string' ? (/^(1|true|yes|on)$/i.test(value.trim()) ? true : /^(0|false|no|off)$/i.test(value.trim()) ? false : value) : value;
+export const toList = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.split(/[\s,]+/).filter(Boolean) : value);

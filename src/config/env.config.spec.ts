@@ -29,7 +29,14 @@ describe('loadEnvConfig', () => {
       streamSocket: { firstMessageTimeoutMs: 10_000, maxPerCaller: 20 },
     });
     expect(env.llm).toEqual({ apiKey: undefined, baseUrl: undefined, azure: undefined, timeoutMs: 120_000, maxRetries: 2 });
-    expect(env.state).toMatchObject({ store: 'memory', leaseMs: 30_000, leaseSweepMs: 5_000, taskTtlSeconds: undefined, redisUrl: undefined, dynamodb: undefined });
+    expect(env.state).toMatchObject({
+      store: 'memory',
+      leaseMs: 30_000,
+      leaseSweepMs: 5_000,
+      taskTtlSeconds: undefined,
+      redisUrl: undefined,
+      dynamodb: undefined,
+    });
     expect(env.telemetry).toEqual({ otlpEndpoint: undefined, prometheus: false, logLevel: 'info' });
     expect(env.auth).toMatchObject({
       mode: 'entra',
@@ -68,9 +75,7 @@ describe('loadEnvConfig', () => {
     const azure = { ...DEV, TA_AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com', TA_API_KEY: 'k' };
     expect(loadEnvConfig(azure).llm.azure).toEqual({ endpoint: 'https://x.openai.azure.com', apiVersion: '2024-10-21' });
     expect(loadEnvConfig({ ...azure, TA_API_VERSION: '2024-06-01' }).llm.azure?.apiVersion).toBe('2024-06-01');
-    expect(loadEnvConfig({ ...azure, TA_API_VERSION: '2024-06-01', TA_AZURE_OPENAI_API_VERSION: '2025-01-01' }).llm.azure?.apiVersion).toBe(
-      '2025-01-01',
-    );
+    expect(loadEnvConfig({ ...azure, TA_API_VERSION: '2024-06-01', TA_AZURE_OPENAI_API_VERSION: '2025-01-01' }).llm.azure?.apiVersion).toBe('2025-01-01');
   });
 
   // One message per problem, naming the variable; never three messages for one bad value.

@@ -149,7 +149,12 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       timeoutMs: vars.TA_LLM_TIMEOUT_MS,
       maxRetries: vars.TA_LLM_MAX_RETRIES,
     },
-    telemetry: { otlpEndpoint: vars.TA_OTEL_ENDPOINT, prometheus: vars.TA_METRICS_PROMETHEUS, logLevel: vars.TA_LOG_LEVEL as LogLevel, auditLogPath: vars.TA_AUDIT_LOG || undefined },
+    telemetry: {
+      otlpEndpoint: vars.TA_OTEL_ENDPOINT,
+      prometheus: vars.TA_METRICS_PROMETHEUS,
+      logLevel: vars.TA_LOG_LEVEL as LogLevel,
+      auditLogPath: vars.TA_AUDIT_LOG || undefined,
+    },
     state: {
       store: vars.TA_STATE_STORE,
       leaseMs: vars.TA_TASK_LEASE_MS,

@@ -78,7 +78,8 @@ export class EnvVars {
   @IsOptional() @EnvOneOf(['memory', 'redis', 'dynamodb']) TA_STATE_STORE: 'memory' | 'redis' | 'dynamodb' = 'memory';
   @IsOptional() @EnvUrl(['redis', 'rediss']) TA_REDIS_URL?: string;
   /** DynamoDB's own rule for table names. */
-  @IsOptional() @EnvRule((v) => typeof v === 'string' && /^[A-Za-z0-9_.-]{3,255}$/.test(v), '3 to 255 of A-Z a-z 0-9 _ . -')
+  @IsOptional()
+  @EnvRule((v) => typeof v === 'string' && /^[A-Za-z0-9_.-]{3,255}$/.test(v), '3 to 255 of A-Z a-z 0-9 _ . -')
   TA_DYNAMODB_TABLE?: string;
   @IsOptional() @EnvUrl() TA_DYNAMODB_ENDPOINT?: string;
   @IsOptional() @Transform(toBool) @EnvBool() TA_DYNAMODB_CREATE_TABLE = false;
@@ -111,7 +112,9 @@ export class EnvVars {
   /** A GUID: it is compared with the `tid` claim (a domain name would never match). */
   @IsOptional() @EnvRule((v) => typeof v === 'string' && GUID.test(v), 'a tenant id (GUID)') TA_ENTRA_TENANT_ID?: string;
   @IsOptional() @Transform(toList) @EnvList() TA_ENTRA_AUDIENCE?: string[];
-  @IsOptional() @Transform(toList) @EnvRule((v) => Array.isArray(v) && v.length > 0 && v.every((t) => GUID.test(t)), 'a list of tenant ids (GUIDs)')
+  @IsOptional()
+  @Transform(toList)
+  @EnvRule((v) => Array.isArray(v) && v.length > 0 && v.every((t) => GUID.test(t)), 'a list of tenant ids (GUIDs)')
   TA_ENTRA_ALLOWED_TENANTS?: string[];
   @IsOptional() @Transform(toList) @EnvList() TA_ENTRA_REQUIRED_SCOPES?: string[];
   @IsOptional() @Transform(toList) @EnvList() TA_ENTRA_REQUIRED_ROLES?: string[];

@@ -11,9 +11,16 @@ const ctx = user('The following user context was provided:\n  name: Ada\n');
 /** ctx, then turn 1 (plain), turn 2 (a tool round), turn 3 (plain), then the current question. */
 const conversation: LlmMessage[] = [
   ctx,
-  user('one'), answer('1'),
-  user('two'), call('c1'), result('c1'), call('c2'), result('c2'), answer('2'),
-  user('three'), answer('3'),
+  user('one'),
+  answer('1'),
+  user('two'),
+  call('c1'),
+  result('c1'),
+  call('c2'),
+  result('c2'),
+  answer('2'),
+  user('three'),
+  answer('3'),
   user('now'),
 ];
 const roles = (ms: LlmMessage[]) => ms.map((m) => (m.role === 'tool' ? `tool:${m.tool_call_id}` : `${m.role}:${String(m.content)}`));
@@ -60,7 +67,17 @@ describe('fitHistory', () => {
     const w = fitHistory(conversation, { ...base, limits: { max_messages: 8 } });
     expect(roles(w.messages).slice(1)).toEqual(['user:three', 'assistant:3', 'user:now']);
     const w9 = fitHistory(conversation, { ...base, limits: { max_messages: 9 } });
-    expect(roles(w9.messages).slice(1)).toEqual(['user:two', 'assistant:null', 'tool:c1', 'assistant:null', 'tool:c2', 'assistant:2', 'user:three', 'assistant:3', 'user:now']);
+    expect(roles(w9.messages).slice(1)).toEqual([
+      'user:two',
+      'assistant:null',
+      'tool:c1',
+      'assistant:null',
+      'tool:c2',
+      'assistant:2',
+      'user:three',
+      'assistant:3',
+      'user:now',
+    ]);
     for (const w2 of [w, w9]) {
       const calls = new Set(w2.messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : [])));
       const results = new Set(w2.messages.flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
@@ -77,7 +94,8 @@ describe('fitHistory', () => {
   it('max_tokens: counts the system prompt, the user context and each message', () => {
     const long = [user('a'.repeat(400)), answer('b'.repeat(400)), user('short'), answer('ok'), user('now')];
     // each long message is 100 + 4 tokens; the last two turns are (4+2)+(4+1)+(4+1) = 16; all 224
-    const fits = (max_tokens: number, fixedTokens = 0) => roles(fitHistory(long, { pinnedHead: 0, counter: CHARS_PER_4, limits: { max_tokens }, fixedTokens }).messages).length;
+    const fits = (max_tokens: number, fixedTokens = 0) =>
+      roles(fitHistory(long, { pinnedHead: 0, counter: CHARS_PER_4, limits: { max_tokens }, fixedTokens }).messages).length;
     expect(fits(1000)).toBe(5);
     expect(fits(100)).toBe(3);
     expect(fits(224)).toBe(5);

@@ -8,11 +8,7 @@ export interface ContentItem {
 /** Items become a plain string when all are text (what every provider accepts), else content parts. */
 export function toLlmContent(items: ContentItem[]): string | LlmContentPart[] {
   if (items.every((i) => i.content_type !== 'image')) return items.map((i) => i.content).join('\n');
-  return items.map((i) =>
-    i.content_type === 'image'
-      ? { type: 'image_url', image_url: { url: i.content } }
-      : { type: 'text', text: i.content },
-  );
+  return items.map((i) => (i.content_type === 'image' ? { type: 'image_url', image_url: { url: i.content } } : { type: 'text', text: i.content }));
 }
 
 /**

@@ -86,13 +86,7 @@ export class StatelessInvoker {
     });
   }
 
-  private async runChat(
-    agent: AgentDefinition,
-    input: StatelessInput,
-    sessionId: string,
-    requestId: string,
-    options: InvokeOptions,
-  ): Promise<InvokeResponse> {
+  private async runChat(agent: AgentDefinition, input: StatelessInput, sessionId: string, requestId: string, options: InvokeOptions): Promise<InvokeResponse> {
     const conversation: LlmMessage[] = [];
     const ctx = userContextMessage(input.user_context);
     if (ctx) conversation.push(ctx);
@@ -100,7 +94,12 @@ export class StatelessInvoker {
     // spec.agent.history: the newest whole turns that fit, the user context always kept.
     const fitted = fitConversation(agent.agent, conversation, ctx ? 1 : 0).messages;
     const onDelta = partialEmitter(agent, sessionId, requestId, options);
-    const result = await this.run(agent.outputSchema, agent.agent, fitted, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: approvalPolicyOf(agent), canPause: false } });
+    const result = await this.run(agent.outputSchema, agent.agent, fitted, {
+      signal: options.signal,
+      onDelta,
+      caller: options.caller,
+      approvals: { policy: approvalPolicyOf(agent), canPause: false },
+    });
     this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
     return this.response(agent, sessionId, requestId, result.content, result.usage, result.value);
   }
@@ -133,7 +132,12 @@ export class StatelessInvoker {
       // Only the last task's text is the answer: earlier ones arrive whole as intermediate-task-response.
       const onDelta = last ? partialEmitter(agent, sessionId, requestId, options) : undefined;
       // As upstream, only the last task answers in the output type.
-      const result = await this.run(last ? agent.outputSchema : undefined, step.agent, conversation, { signal: options.signal, onDelta, caller: options.caller, approvals: { policy: approvalPolicyOf(agent), canPause: false } });
+      const result = await this.run(last ? agent.outputSchema : undefined, step.agent, conversation, {
+        signal: options.signal,
+        onDelta,
+        caller: options.caller,
+        approvals: { policy: approvalPolicyOf(agent), canPause: false },
+      });
       this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': step.agent.model, 'ta.agent.name': agent.name });
       usage = addUsage(usage, result.usage);
       output = result.content;
@@ -174,7 +178,14 @@ export class StatelessInvoker {
     return runForOutputType(run, conversation, output, !!options.onDelta);
   }
 
-  private response(agent: AgentDefinition, sessionId: string, requestId: string, output: string, usage: TokenUsage, outputPydantic: unknown = null): InvokeResponse {
+  private response(
+    agent: AgentDefinition,
+    sessionId: string,
+    requestId: string,
+    output: string,
+    usage: TokenUsage,
+    outputPydantic: unknown = null,
+  ): InvokeResponse {
     return {
       session_id: sessionId,
       source: agent.source,
@@ -188,12 +199,7 @@ export class StatelessInvoker {
 }
 
 /** Streams model text as upstream's `partial-response` events (nothing when not streaming). */
-function partialEmitter(
-  agent: AgentDefinition,
-  sessionId: string,
-  requestId: string,
-  options: InvokeOptions,
-): ((text: string) => void) | undefined {
+function partialEmitter(agent: AgentDefinition, sessionId: string, requestId: string, options: InvokeOptions): ((text: string) => void) | undefined {
   const emit = options.emit;
   if (!emit) return undefined;
   return (text) =>

@@ -45,7 +45,15 @@ describe('runToolLoop: client-side tools', () => {
   beforeEach(() => (ran.length = 0));
 
   it('offers them after the agent tools (a clashing name is left out) and pauses a turn that calls one; nothing of the turn runs', async () => {
-    const model = new ScriptedModel([{ content: 'Asking.', toolCalls: [{ id: 'r1', name: 'notes-read', arguments: '{}' }, { id: 'a1', name: 'ask_user', arguments: '{}' }] }]);
+    const model = new ScriptedModel([
+      {
+        content: 'Asking.',
+        toolCalls: [
+          { id: 'r1', name: 'notes-read', arguments: '{}' },
+          { id: 'a1', name: 'ask_user', arguments: '{}' },
+        ],
+      },
+    ]);
     const clash: LlmToolSpec = { ...ask, name: 'notes-read', description: 'not this one' };
     const result = await runToolLoop({ client: model, toolset, executor }, base, 10, { caller, approvals, clientTools: [ask, clash] });
     expect(model.requests[0]!.tools!.map((t) => [t.name, t.description])).toEqual([

@@ -22,9 +22,7 @@ const agents = {
 
 /** A request to the model provider on the kept-alive sockets: every model call (this module and http-fetch.ts). */
 export function modelRequest(url: URL, method: string, headers: Record<string, string>): ClientRequest {
-  return url.protocol === 'https:'
-    ? httpsRequest(url, { method, headers, agent: agents.https })
-    : httpRequest(url, { method, headers, agent: agents.http });
+  return url.protocol === 'https:' ? httpsRequest(url, { method, headers, agent: agents.https }) : httpRequest(url, { method, headers, agent: agents.http });
 }
 
 export interface HttpExchange {

@@ -57,9 +57,10 @@ export const httpFetch: typeof fetch = (input, init = {}) =>
     else if (body instanceof ArrayBuffer) req.end(Buffer.from(body));
     else {
       // Anything else the SDK might send (a form, a stream): let Response encode it.
-      new Response(body)
-        .arrayBuffer()
-        .then((bytes) => req.end(Buffer.from(bytes)), (err: unknown) => req.destroy(err as Error));
+      new Response(body).arrayBuffer().then(
+        (bytes) => req.end(Buffer.from(bytes)),
+        (err: unknown) => req.destroy(err as Error),
+      );
     }
   });
 

@@ -50,9 +50,7 @@ describe('mapLlmError', () => {
 
   it('recognises content filtering by code, by message, and by the SDK finish-reason error', () => {
     expect(mapLlmError(httpError(400, {}, { code: 'content_filter', message: 'filtered' })).code).toBe(ErrorCode.LLM_CONTENT_FILTERED);
-    expect(mapLlmError(httpError(400, {}, { message: "triggering Azure OpenAI's content management policy" })).code).toBe(
-      ErrorCode.LLM_CONTENT_FILTERED,
-    );
+    expect(mapLlmError(httpError(400, {}, { message: "triggering Azure OpenAI's content management policy" })).code).toBe(ErrorCode.LLM_CONTENT_FILTERED);
     expect(mapLlmError(new ContentFilterFinishReasonError()).code).toBe(ErrorCode.LLM_CONTENT_FILTERED);
   });
 

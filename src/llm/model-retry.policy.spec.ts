@@ -23,7 +23,7 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(undefined, 0, () => 1)).toBe(375);
   });
 
-  it("waits what the provider asks: retry-after-ms, retry-after in seconds or as a date", () => {
+  it('waits what the provider asks: retry-after-ms, retry-after in seconds or as a date', () => {
     expect(retryDelayMs(headers({ 'retry-after-ms': '1500', 'retry-after': '9' }), 0)).toBe(1500);
     expect(retryDelayMs(headers({ 'retry-after': '2' }), 0)).toBe(2000);
     const inTenSeconds = new Date(Date.now() + 10_000).toUTCString();

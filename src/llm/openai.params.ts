@@ -10,9 +10,7 @@ export function toChatParams(request: LlmRequest): ChatCompletionCreateParamsBas
   const params: ChatCompletionCreateParamsBase = {
     model: request.model,
     // Usually nothing needs converting: then the (long) list is passed as it is, not copied.
-    messages: request.messages.some(needsConversion)
-      ? request.messages.map(toChatMessage)
-      : (request.messages as ChatCompletionMessageParam[]),
+    messages: request.messages.some(needsConversion) ? request.messages.map(toChatMessage) : (request.messages as ChatCompletionMessageParam[]),
   };
   // `temperature: 0` is a value, not "unset".
   if (request.temperature !== undefined) params.temperature = request.temperature;
@@ -37,9 +35,7 @@ export function toChatParams(request: LlmRequest): ChatCompletionCreateParamsBas
   return params;
 }
 
-export function toUsage(
-  u: { completion_tokens?: number; prompt_tokens?: number; total_tokens?: number } | null | undefined,
-): TokenUsage {
+export function toUsage(u: { completion_tokens?: number; prompt_tokens?: number; total_tokens?: number } | null | undefined): TokenUsage {
   const completion = u?.completion_tokens ?? 0;
   const prompt = u?.prompt_tokens ?? 0;
   // Field order matters on the wire: upstream's TokenUsage serialises completion, prompt, total.

@@ -22,10 +22,7 @@ export async function* streamChat(sdk: OpenAI, request: LlmRequest, signal?: Abo
   const combined = signal ? AbortSignal.any([signal, stalled.signal]) : stalled.signal;
   let idle: NodeJS.Timeout | undefined;
   try {
-    const stream = await sdk.chat.completions.create(
-      { ...toChatParams(request), stream: true, stream_options: { include_usage: true } },
-      { signal: combined },
-    );
+    const stream = await sdk.chat.completions.create({ ...toChatParams(request), stream: true, stream_options: { include_usage: true } }, { signal: combined });
     idle = setTimeout(() => stalled.abort(), sdk.timeout);
     idle.unref();
     for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {

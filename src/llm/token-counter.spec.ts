@@ -3,7 +3,7 @@ import { CHARS_PER_4, tokenCounterFor } from './token-counter';
 describe('tokenCounterFor', () => {
   const text = 'The quick brown fox jumps over the lazy dog. '.repeat(20);
 
-  it("counts OpenAI models with their real tokenizer (o200k for gpt-4o, cl100k for gpt-4), not characters/4", () => {
+  it('counts OpenAI models with their real tokenizer (o200k for gpt-4o, cl100k for gpt-4), not characters/4', () => {
     // 10 tokens a sentence (plus the trailing space) in both encodings; characters/4 would say 225
     expect(tokenCounterFor('gpt-4o').count(text)).toBe(201);
     expect(tokenCounterFor('gpt-4o-mini').count('hello world')).toBe(2);

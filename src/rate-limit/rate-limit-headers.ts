@@ -13,7 +13,9 @@ export function policyName(kind: LimitKind): string {
  */
 export function rateLimitHeaders(states: LimitState[], windowSeconds: number): Record<string, string> {
   const policy = states.map((s) =>
-    s.kind === 'caller_concurrency' ? `"${policyName(s.kind)}";q=${s.limit};qu="concurrent-requests"` : `"${policyName(s.kind)}";q=${s.limit};w=${windowSeconds}`,
+    s.kind === 'caller_concurrency'
+      ? `"${policyName(s.kind)}";q=${s.limit};qu="concurrent-requests"`
+      : `"${policyName(s.kind)}";q=${s.limit};w=${windowSeconds}`,
   );
   const current = states.map((s) => `"${policyName(s.kind)}";r=${s.remaining};t=${s.resetSeconds}`);
   return { 'RateLimit-Policy': policy.join(', '), RateLimit: current.join(', ') };

@@ -15,7 +15,13 @@ const memoryWindows = new WeakMap<StateStore, MemoryRateLimitStore>();
  * The limiter over the windows' store: Redis (shared by every replica) when the state store is
  * Redis, on its connection; this replica's memory otherwise (memory and DynamoDB state stores).
  */
-export function createRateLimiter(store: StateStore, agents: AgentDefinition[], defaults: RateLimitDefaults, telemetry: Telemetry, logger: Logger): RateLimiter {
+export function createRateLimiter(
+  store: StateStore,
+  agents: AgentDefinition[],
+  defaults: RateLimitDefaults,
+  telemetry: Telemetry,
+  logger: Logger,
+): RateLimiter {
   return new RateLimiter(windowsOf(store), agents, defaults, telemetry, logger);
 }
 

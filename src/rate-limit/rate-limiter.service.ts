@@ -94,7 +94,9 @@ export class RateLimiter {
       periodMs: RATE_LIMIT_PERIOD_MS,
       callerRpm: limits.callerRpm ? { key: key('caller_rpm', caller), limit: limits.callerRpm } : undefined,
       agentRpm: limits.agentRpm ? { key: key('agent_rpm', enc(agent.source)), limit: limits.agentRpm } : undefined,
-      callerConcurrency: limits.callerConcurrency ? { key: key('caller_concurrency', caller), limit: limits.callerConcurrency, slot, ttlMs: CONCURRENCY_SLOT_TTL_MS } : undefined,
+      callerConcurrency: limits.callerConcurrency
+        ? { key: key('caller_concurrency', caller), limit: limits.callerConcurrency, slot, ttlMs: CONCURRENCY_SLOT_TTL_MS }
+        : undefined,
       callerTpm: limits.callerTpm ? { key: key('caller_tpm', caller), limit: limits.callerTpm } : undefined,
     };
     const result = await this.store.admit(query);
@@ -105,10 +107,14 @@ export class RateLimiter {
       const state = result.states.filter((s) => s.kind === kind);
       const retryAfter = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
       if (state[0]) state[0] = { ...state[0], remaining: 0, resetSeconds: retryAfter };
-      throw new DomainError(ErrorCode.RATE_LIMITED, `Rate limit ${policyName(kind)} exceeded (${limitText(kind, state[0]?.limit ?? 0)}); retry after ${retryAfter} s`, {
-        retryAfter,
-        headers: rateLimitHeaders(state, windowSeconds),
-      });
+      throw new DomainError(
+        ErrorCode.RATE_LIMITED,
+        `Rate limit ${policyName(kind)} exceeded (${limitText(kind, state[0]?.limit ?? 0)}); retry after ${retryAfter} s`,
+        {
+          retryAfter,
+          headers: rateLimitHeaders(state, windowSeconds),
+        },
+      );
     }
     return { headers: rateLimitHeaders(result.states, windowSeconds), release: this.holder(query) };
   }

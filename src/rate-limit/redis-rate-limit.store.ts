@@ -36,7 +36,12 @@ export class RedisRateLimitStore implements RateLimitStore {
     const states: LimitState[] = [];
     limits.forEach((l, i) => {
       if (!l) return;
-      states.push({ kind: LIMIT_KINDS[i], limit: l.limit, remaining: Number(reply[2 + 2 * i]), resetSeconds: Math.ceil(Math.max(0, Number(reply[3 + 2 * i])) / 1000) });
+      states.push({
+        kind: LIMIT_KINDS[i],
+        limit: l.limit,
+        remaining: Number(reply[2 + 2 * i]),
+        resetSeconds: Math.ceil(Math.max(0, Number(reply[3 + 2 * i])) / 1000),
+      });
     });
     const refused = Number(reply[0]);
     return { refused: refused ? (LIMIT_KINDS[refused - 1] as LimitKind) : undefined, retryAfterMs: Number(reply[1]), states };

@@ -16,7 +16,11 @@ export function configDigest(path: string): string {
   const hash = createHash('sha256');
   const abs = resolve(path);
   const st = statSync(abs, { throwIfNoEntry: false });
-  const files = st?.isDirectory() ? readdirSync(abs).sort().map((f) => join(abs, f)) : [abs];
+  const files = st?.isDirectory()
+    ? readdirSync(abs)
+        .sort()
+        .map((f) => join(abs, f))
+    : [abs];
   for (const file of files) {
     hash.update(`${file}\0`);
     try {

@@ -7,8 +7,7 @@ export interface AgentDiff {
 }
 
 /** Maps (sequential agents) compare by their entries; JSON.stringify would print them as `{}`. */
-const comparable = (agent: AgentDefinition): string =>
-  JSON.stringify(agent, (_key, value: unknown) => (value instanceof Map ? [...value.entries()] : value));
+const comparable = (agent: AgentDefinition): string => JSON.stringify(agent, (_key, value: unknown) => (value instanceof Map ? [...value.entries()] : value));
 
 /** Which agents (by `/{name}/{version}` prefix) a reload adds, changes and removes. */
 export function diffAgents(before: AgentDefinition[], after: AgentDefinition[]): AgentDiff {

@@ -17,11 +17,13 @@ export function dynamoDbBootError(err: unknown, where: { table: string; endpoint
   const at = where.endpoint ? `at TA_DYNAMODB_ENDPOINT=${where.endpoint}` : `in AWS_REGION=${where.region ?? '(unset)'}`;
   let text: string;
   if (e?.name === 'CredentialsProviderError' || /could not load credentials/i.test(message)) {
-    text =
-      'DynamoDB: no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run with an IAM role)';
+    text = 'DynamoDB: no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run with an IAM role)';
   } else if (/region is missing/i.test(message)) {
     text = 'DynamoDB: AWS_REGION is missing';
-  } else if (/ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH/.test(`${e?.code ?? ''} ${message}`) || e?.name === 'TimeoutError') {
+  } else if (
+    /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|EHOSTUNREACH|ENETUNREACH/.test(`${e?.code ?? ''} ${message}`) ||
+    e?.name === 'TimeoutError'
+  ) {
     text = `DynamoDB is unreachable ${at} (${e?.code ?? message})`;
   } else {
     text = `DynamoDB refused to prepare table ${where.table} ${at}: ${message}`;

@@ -116,7 +116,12 @@ export class SessionListing {
 export function titleOf(request: RequestRecord | undefined): string | null {
   const user = request?.messages.find((m) => m.role === 'user');
   if (!user || user.role !== 'user') return null;
-  const text = user.items.filter((i) => i.content_type === 'text').map((i) => i.content).join(' ').replace(/\s+/g, ' ').trim();
+  const text = user.items
+    .filter((i) => i.content_type === 'text')
+    .map((i) => i.content)
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (!text) return null;
   if (text.length <= TITLE_MAX_CHARS) return text;
   const cut = text.slice(0, TITLE_MAX_CHARS + 1);

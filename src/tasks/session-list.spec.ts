@@ -17,7 +17,14 @@ describe('session title', () => {
   });
 
   it('ignores images, and is null without text or without a request', () => {
-    expect(titleOf(withUser([{ content_type: 'image', content: 'data:image/png;base64,AA' }, { content_type: 'text', content: 'caption' }]))).toBe('caption');
+    expect(
+      titleOf(
+        withUser([
+          { content_type: 'image', content: 'data:image/png;base64,AA' },
+          { content_type: 'text', content: 'caption' },
+        ]),
+      ),
+    ).toBe('caption');
     expect(titleOf(withUser([{ content_type: 'image', content: 'data:image/png;base64,AA' }]))).toBeNull();
     expect(titleOf(undefined)).toBeNull();
   });

@@ -96,14 +96,18 @@ export class StatefulInvoker {
       return await this.followOn(agent, principal, msg, taskId, options);
     } catch (err) {
       // It exists, yet is no task of this agent: another agent of the tenant holds the id (keys are per tenant).
-      if (isCode(err, ErrorCode.TASK_NOT_FOUND)) throw new DomainError(ErrorCode.VERSION_CONFLICT, `task_id ${taskId} is taken by another agent's task; name another`);
+      if (isCode(err, ErrorCode.TASK_NOT_FOUND))
+        throw new DomainError(ErrorCode.VERSION_CONFLICT, `task_id ${taskId} is taken by another agent's task; name another`);
       throw err;
     }
   }
 
   private async create(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StartOptions): Promise<StartedRequest> {
     const task = newTaskRecord(agent.source, principal, msg);
-    const { result } = await this.writer.create(principal.tenantId, admitNew(task, assertStorable(this.store, newRequestRecord(task, principal, msg, 0, options.requestId)), this.writer.now(), this.writer.timing));
+    const { result } = await this.writer.create(
+      principal.tenantId,
+      admitNew(task, assertStorable(this.store, newRequestRecord(task, principal, msg, 0, options.requestId)), this.writer.now(), this.writer.timing),
+    );
     return this.runnable(agent, result, { clientTools: options.clientTools });
   }
 
@@ -126,7 +130,13 @@ export class StatefulInvoker {
    * on under the same request id; it may pause again. A rejection of every pending call ends it
    * Canceled (`rejected`) with no further model call.
    */
-  async resume(agent: AgentDefinition, principal: Principal, requestId: string, body: ResumeDecision, options: Pick<StartOptions, 'clientTools'> = {}): Promise<StartedRequest> {
+  async resume(
+    agent: AgentDefinition,
+    principal: Principal,
+    requestId: string,
+    body: ResumeDecision,
+    options: Pick<StartOptions, 'clientTools'> = {},
+  ): Promise<StartedRequest> {
     const taskId = await this.writer.taskOfRequest(principal.tenantId, requestId, { cached: true });
     if (taskId === undefined) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
     const access = owned(agent, principal, taskId);

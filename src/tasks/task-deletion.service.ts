@@ -76,7 +76,11 @@ export class TaskDeletion {
         return;
       }
       if (round === MAX_SESSION_ROUNDS) {
-        throw new DomainError(ErrorCode.TASK_BUSY, `Session ${sessionId} still has tasks after deleting ${MAX_SESSION_ROUNDS * SESSION_ROUND} of them; call again`, { retryAfter: 1 });
+        throw new DomainError(
+          ErrorCode.TASK_BUSY,
+          `Session ${sessionId} still has tasks after deleting ${MAX_SESSION_ROUNDS * SESSION_ROUND} of them; call again`,
+          { retryAfter: 1 },
+        );
       }
       // One by one: a task another call deletes meanwhile is simply gone (its 404 is not ours).
       for (const task of tasks) {

@@ -43,7 +43,12 @@ export class TaskEdits {
       throw new DomainError(ErrorCode.VALIDATION_FAILED, message, { errors: [{ field: 'task_id', message }] });
     }
     const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
-    const transition = edit({ requestId, request: assertStorable(this.store, newRequestRecord(placeholder, principal, msg, 0)), sessionId: msg.session_id, timing: this.writer.timing });
+    const transition = edit({
+      requestId,
+      request: assertStorable(this.store, newRequestRecord(placeholder, principal, msg, 0)),
+      sessionId: msg.session_id,
+      timing: this.writer.timing,
+    });
     const { result } = await this.writer.update(owned(agent, principal, taskId), transition);
     const started = this.invoker.runnable(agent, result);
     this.audit.record('request.edited', { ...started.ids, edited_request_id: requestId });

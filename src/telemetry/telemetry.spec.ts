@@ -34,9 +34,7 @@ describe('Telemetry (no exporter configured)', () => {
 
   it('inSpan runs the function in a child span of the active one and rethrows its error', async () => {
     const server = telemetry.startServerSpan('POST /a', ROOT_CONTEXT, {});
-    const inner = await context.with(trace.setSpan(ROOT_CONTEXT, server), () =>
-      telemetry.inSpan('invoke_agent A', {}, async (span) => span.spanContext()),
-    );
+    const inner = await context.with(trace.setSpan(ROOT_CONTEXT, server), () => telemetry.inSpan('invoke_agent A', {}, async (span) => span.spanContext()));
     expect(inner.traceId).toBe(server.spanContext().traceId);
     expect(inner.spanId).not.toBe(server.spanContext().spanId);
     await expect(telemetry.inSpan('failing', {}, async () => Promise.reject(new Error('nope')))).rejects.toThrow('nope');

@@ -135,7 +135,10 @@ export class Telemetry implements StoreErrorCounter {
       unit: '{token}',
       advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
     });
-    this.tokens = this.meter.createCounter('ta.llm.tokens', { description: 'Tokens used by model calls, by gen_ai.token.type (input, output)', unit: '{token}' });
+    this.tokens = this.meter.createCounter('ta.llm.tokens', {
+      description: 'Tokens used by model calls, by gen_ai.token.type (input, output)',
+      unit: '{token}',
+    });
     this.toolCalls = this.meter.createCounter('ta.tool.calls', { description: 'Tool calls executed, by tool and outcome' });
     this.toolDuration = this.meter.createHistogram('ta.tool.duration', {
       description: 'Duration of tool calls (retries included)',

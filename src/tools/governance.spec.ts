@@ -61,7 +61,10 @@ describe('approvalForTurn', () => {
   });
 
   it('says why each pending call needs approval: requires_hitl before the autonomy level', () => {
-    const hitl = new Map([['p', tool('read_only', true)], ['w', tool('write_high_risk', true)]]);
+    const hitl = new Map([
+      ['p', tool('read_only', true)],
+      ['w', tool('write_high_risk', true)],
+    ]);
     expect(approvalForTurn({ autonomy_level: 'L3', plan_threshold: 3 }, hitl, [call('1', 'p'), call('2', 'w')]).reasons).toEqual({
       '1': 'requires_hitl',
       '2': 'requires_hitl',
@@ -69,7 +72,7 @@ describe('approvalForTurn', () => {
   });
 });
 
-describe('without spec.governance: upstream\'s rule', () => {
+describe("without spec.governance: upstream's rule", () => {
   const call = (id: string, name: string) => ({ id, name, arguments: '{}' });
   // Every risk level, with and without a declared requires_hitl (catalog, plugin or MCP override).
   const tools = new Map<string, { risk: RiskLevel; requiresHitl?: boolean }>([
@@ -78,7 +81,11 @@ describe('without spec.governance: upstream\'s rule', () => {
     ['undeclared', { risk: undefined as unknown as RiskLevel }],
     ['cleared', tool('write_high_risk', false)],
   ]);
-  const definition = (module: 'v1' | 'v2' | 'v3', governed: boolean) => ({ module, governed, governance: { autonomy_level: 'L0' as const, plan_threshold: 3 } });
+  const definition = (module: 'v1' | 'v2' | 'v3', governed: boolean) => ({
+    module,
+    governed,
+    governance: { autonomy_level: 'L0' as const, plan_threshold: 3 },
+  });
 
   it('picks the policy: ours with spec.governance (any apiVersion); upstream for v3 without; none for v1/v2 without', () => {
     for (const m of ['v1', 'v2', 'v3'] as const) expect(approvalPolicyOf(definition(m, true))).toEqual({ autonomy_level: 'L0', plan_threshold: 3 });

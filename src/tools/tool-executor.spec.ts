@@ -57,10 +57,14 @@ describe('ToolExecutor', () => {
 
   it('retries a retryable failure with backoff, then succeeds', async () => {
     let attempts = 0;
-    const t = tool('flaky', async () => {
-      if (++attempts < 3) throw new ToolError('busy', { retryable: true });
-      return 'finally';
-    }, { risk: 'write_high_risk' });
+    const t = tool(
+      'flaky',
+      async () => {
+        if (++attempts < 3) throw new ToolError('busy', { retryable: true });
+        return 'finally';
+      },
+      { risk: 'write_high_risk' },
+    );
     const [r] = await executor.executeAll(byName(t), [call('1', 'flaky')], { principal });
     expect(r).toMatchObject({ outcome: 'ok', result: 'finally', attempts: 3 });
   });
@@ -76,10 +80,14 @@ describe('ToolExecutor', () => {
   it('times out a call that ignores its signal, and retries a timeout only for idempotent tools', async () => {
     let seen: AbortSignal | undefined;
     const hangs = (risk: Tool['risk']) =>
-      tool(`hang_${risk}`, (_a, ctx: ToolContext) => {
-        seen = ctx.signal;
-        return new Promise(() => undefined);
-      }, { risk, timeoutMs: 30 });
+      tool(
+        `hang_${risk}`,
+        (_a, ctx: ToolContext) => {
+          seen = ctx.signal;
+          return new Promise(() => undefined);
+        },
+        { risk, timeoutMs: 30 },
+      );
     const [write] = await executor.executeAll(byName(hangs('write_high_risk')), [call('1', 'hang_write_high_risk')], { principal });
     expect(write).toMatchObject({ outcome: 'error', attempts: 1 });
     expect(write!.result).toMatch(/timed out after 30 ms/);

@@ -123,7 +123,10 @@ export class ToolRegistry {
             return;
           }
           if ((server.user_id_header || server.tenant_id_header) && server.transport === 'stdio') {
-            logger?.warn({ file: agent.file, mcp_server: server.name }, 'user_id_header and tenant_id_header apply to the http transport only; ignored for stdio');
+            logger?.warn(
+              { file: agent.file, mcp_server: server.name },
+              'user_id_header and tenant_id_header apply to the http transport only; ignored for stdio',
+            );
           }
           sources.push(mcp.source(server));
           if (server.required) required.push({ agent: agent.source, server: server.name, ping: () => mcp.ping(server) });

@@ -70,7 +70,10 @@ const dynamodb: Backend = (() => {
       const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
       await createStateTable(client, table);
       client.destroy();
-      pair = [0, 1].map(() => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL })) as [DynamoDbStateStore, DynamoDbStateStore];
+      pair = [0, 1].map(() => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL })) as [
+        DynamoDbStateStore,
+        DynamoDbStateStore,
+      ];
       for (const store of pair) {
         store.dynamoDbClient.middlewareStack.add(
           (next, context) => async (args) => {
@@ -147,7 +150,7 @@ describe.each([redis, dynamodb])('a deletion step that lost the race to a new ta
   });
 });
 
-describe('a stream append that lost the race to the task\'s deletion (dynamodb; Redis appends in one script)', () => {
+describe("a stream append that lost the race to the task's deletion (dynamodb; Redis appends in one script)", () => {
   beforeAll(() => dynamodb.setup(), 60_000);
   afterAll(() => dynamodb.teardown());
 
@@ -166,7 +169,10 @@ describe('a stream append that lost the race to the task\'s deletion (dynamodb; 
     // A follow-on creates the id anew: its first request's log starts at seq 0, below the late item.
     const fresh = makeTask(tenant, { taskId: old.taskId, requestCount: 1 });
     await other.commit(tenant, { task: fresh, expectedVersion: 0 });
-    const events = [{ n: 1, event: 'message', data: { text: 'mine' } }, { n: 2, event: 'done', data: {} }];
+    const events = [
+      { n: 1, event: 'message', data: { text: 'mine' } },
+      { n: 2, event: 'done', data: {} },
+    ];
     await other.appendStreamEvents(tenant, old.taskId, 0, events.slice(0, 1));
     await other.appendStreamEvents(tenant, old.taskId, 0, events);
 

@@ -92,7 +92,10 @@ describe('DynamoDbStateStore commit calls', () => {
       DeleteItem: 3,
     });
     expect(await partsLeft(tenant, task.taskId)).toEqual([]);
-    expect(await store.listRequests(tenant, task.taskId)).toEqual([{ ...big, output: 'short' }, { ...small, output: 'b' }]);
+    expect(await store.listRequests(tenant, task.taskId)).toEqual([
+      { ...big, output: 'short' },
+      { ...small, output: 'b' },
+    ]);
   });
 
   it('a header written before it recorded parts and writeIds (older data) still gets its old parts deleted and its writeId checked', async () => {

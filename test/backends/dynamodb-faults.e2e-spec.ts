@@ -34,7 +34,10 @@ async function outcomesOf(store: DynamoDbStateStore) {
   return Promise.all(
     Object.entries(calls).map(async ([name, call]) => {
       const started = Date.now();
-      const error = await call().then(() => new Error(`${name} resolved`), (e: unknown) => e);
+      const error = await call().then(
+        () => new Error(`${name} resolved`),
+        (e: unknown) => e,
+      );
       return { name, error, ms: Date.now() - started };
     }),
   );

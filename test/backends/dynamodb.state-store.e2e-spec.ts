@@ -142,7 +142,12 @@ describe('DynamoDbStateStore', () => {
       let start: Record<string, unknown> | undefined;
       do {
         const page = await doc.send(
-          new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': taskPk(tenant, task.taskId) }, ExclusiveStartKey: start }),
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': taskPk(tenant, task.taskId) },
+            ExclusiveStartKey: start,
+          }),
         );
         all.push(...page.Items!);
         start = page.LastEvaluatedKey;

@@ -97,7 +97,9 @@ describe('RedisStateStore reply timeouts for request records (unbounded in size)
 
     const small = makeTask(tenant);
     await admin.call('CLIENT', 'PAUSE', '600', 'WRITE');
-    await expect(store.commit(tenant, { task: small, expectedVersion: 0, requests: [makeRequest(small, 0)] })).rejects.toBeInstanceOf(StateStoreUnavailableError);
+    await expect(store.commit(tenant, { task: small, expectedVersion: 0, requests: [makeRequest(small, 0)] })).rejects.toBeInstanceOf(
+      StateStoreUnavailableError,
+    );
   }, 30_000);
 
   it('a read of request records waits twice timeoutMs; a header read fails after timeoutMs', async () => {
@@ -117,7 +119,10 @@ async function outcomesOf(calls: Record<string, () => Promise<unknown>>) {
   return Promise.all(
     Object.entries(calls).map(async ([name, call]) => {
       const started = Date.now();
-      const error = await call().then(() => new Error(`${name} resolved with Redis down`), (e: unknown) => e);
+      const error = await call().then(
+        () => new Error(`${name} resolved with Redis down`),
+        (e: unknown) => e,
+      );
       return { name, error, ms: Date.now() - started };
     }),
   );

@@ -24,7 +24,8 @@ describe('RedisRateLimitStore', () => {
   it.each([1, 7, 60])('admits exactly %i of a concurrent burst, as the memory windows do', async (limit) => {
     const redisKey = store.key(`burst-${limit}`);
     const memory: RateLimitStore = new MemoryRateLimitStore();
-    const fire = (s: RateLimitStore, key: string) => Promise.all(Array.from({ length: limit + 4 }, () => s.admit({ periodMs: MINUTE, callerRpm: { key, limit } })));
+    const fire = (s: RateLimitStore, key: string) =>
+      Promise.all(Array.from({ length: limit + 4 }, () => s.admit({ periodMs: MINUTE, callerRpm: { key, limit } })));
     const [onRedis, inMemory] = await Promise.all([fire(store, redisKey), fire(memory, 'burst')]);
     expect(onRedis.filter((r) => !r.refused)).toHaveLength(limit);
     expect(inMemory.filter((r) => !r.refused)).toHaveLength(limit);

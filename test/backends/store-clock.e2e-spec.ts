@@ -26,8 +26,18 @@ describe('the store clock', () => {
       // The clock now moves a further 10 s back: the next commit's answer (its TIME) corrects it.
       jest.spyOn(Date, 'now').mockImplementation(() => trueNow() - 40_000);
       const task: TaskRecord = {
-        taskId: 't1', sessionId: 's1', tenantId: 'ten', ownerId: 'o', agent: 'A:1', status: 'Completed',
-        version: 0, requestCount: 0, lastEventSeq: 0, metadata: {}, createdAt: 'c', updatedAt: 'u',
+        taskId: 't1',
+        sessionId: 's1',
+        tenantId: 'ten',
+        ownerId: 'o',
+        agent: 'A:1',
+        status: 'Completed',
+        version: 0,
+        requestCount: 0,
+        lastEventSeq: 0,
+        metadata: {},
+        createdAt: 'c',
+        updatedAt: 'u',
       };
       const stored = await store.commit('ten', { task, expectedVersion: 0 });
       expect(stored.version).toBe(1);

@@ -138,9 +138,12 @@ describe('formatReport with the same-store baseline', () => {
   const counts = (rt: number, get: number) => ({ first: { [ROUND_TRIPS]: rt, get }, followOn: { [ROUND_TRIPS]: rt, get } });
 
   it('adds its row per round, a table of ours ÷ it without limits, and its round trips, keeping the targets against the Map baseline', () => {
-    const report = formatReport(sizes, { rssAtStart: 50, rssIdle: 60 }, [
-      { store: 'redis', spawnToReadyMs: 500, rssAtStart: 90, rssIdle: 95, rounds, perTurn: counts(3, 2), sameStorePerTurn: counts(2, 1) },
-    ], 0);
+    const report = formatReport(
+      sizes,
+      { rssAtStart: 50, rssIdle: 60 },
+      [{ store: 'redis', spawnToReadyMs: 500, rssAtStart: 90, rssIdle: 95, rounds, perTurn: counts(3, 2), sameStorePerTurn: counts(2, 1) }],
+      0,
+    );
     expect(report).toContain('Same-store baseline (redis)');
     expect(report).toContain('| 2 | same-store baseline | 500 | 2.00 |');
     expect(report).toContain('| median | same-store baseline | 500 | 2.00 |');
@@ -157,7 +160,12 @@ describe('formatReport with the same-store baseline', () => {
 
   it('leaves it out on the memory store (nothing to compare with)', () => {
     const memoryRounds = rounds.map(({ baseline, ours }) => ({ baseline, ours }));
-    const report = formatReport(sizes, { rssAtStart: 50, rssIdle: 60 }, [{ store: 'memory', spawnToReadyMs: 500, rssAtStart: 90, rssIdle: 95, rounds: memoryRounds }], 0);
+    const report = formatReport(
+      sizes,
+      { rssAtStart: 50, rssIdle: 60 },
+      [{ store: 'memory', spawnToReadyMs: 500, rssAtStart: 90, rssIdle: 95, rounds: memoryRounds }],
+      0,
+    );
     expect(report).not.toMatch(/same-store/i);
   });
 });

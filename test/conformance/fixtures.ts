@@ -46,9 +46,7 @@ export function makeRequest(task: TaskRecord, seq: number, overrides: Partial<Re
       { id: `m-${seq}-t`, role: 'tool', tool_call_id: `call-${seq}`, content: 'result', is_error: false, created_at: isoAt(seq) },
     ],
     userContext: { locale: 'en-GB' },
-    toolCalls: [
-      { id: `call-${seq}`, name: 'lookup', arguments: '{"q":"x"}', started_at: isoAt(seq), duration_ms: 12, outcome: 'ok', result: 'result' },
-    ],
+    toolCalls: [{ id: `call-${seq}`, name: 'lookup', arguments: '{"q":"x"}', started_at: isoAt(seq), duration_ms: 12, outcome: 'ok', result: 'result' }],
     tokenUsage: { completion_tokens: 3, prompt_tokens: 5, total_tokens: 8 },
     output: `answer ${seq}`,
     createdAt: isoAt(seq),

@@ -32,7 +32,17 @@ exports.plugins = [{ name: 'Notes', tools: [
 const GUARD = v3Agent('Guard', { description: 'AG-UI approvals e2e', systemPrompt: 'Be careful.', plugins: ['Notes'], governance: { autonomy_level: 'L1' } });
 
 /** The events of a run that says something, then ends on a call it does not run (one needing approval, or a client tool). */
-const ENDS_ON_A_CALL = ['RUN_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'STATE_SNAPSHOT', 'RUN_FINISHED'];
+const ENDS_ON_A_CALL = [
+  'RUN_STARTED',
+  'TEXT_MESSAGE_START',
+  'TEXT_MESSAGE_CONTENT',
+  'TEXT_MESSAGE_END',
+  'TOOL_CALL_START',
+  'TOOL_CALL_ARGS',
+  'TOOL_CALL_END',
+  'STATE_SNAPSHOT',
+  'RUN_FINISHED',
+];
 
 const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 
@@ -111,7 +121,11 @@ describe('AG-UI: tools and interrupts', () => {
       ],
     });
     expect(ofType(run, 'STATE_SNAPSHOT')[0]).toMatchObject({
-      snapshot: { task_id: agent.threadId, status: 'Paused', pending_approvals: [{ pause_id: pause.pause_id, tool_calls: [{ id: 'w1', name: 'Notes-wipe' }] }] },
+      snapshot: {
+        task_id: agent.threadId,
+        status: 'Paused',
+        pending_approvals: [{ pause_id: pause.pause_id, tool_calls: [{ id: 'w1', name: 'Notes-wipe' }] }],
+      },
     });
     expect(agent.pendingInterrupts.map((i) => i.id)).toEqual([pause.pause_id]);
     // the tool call hangs off the assistant message that announced it
@@ -120,7 +134,15 @@ describe('AG-UI: tools and interrupts', () => {
     llm.script(reply.text('Wiped a.'));
     const resumed = await runOnce(agent, { resume: [{ interruptId: pause.pause_id, status: 'resolved', payload: { approved: true } }] });
     expect(resumed.error).toBeUndefined();
-    expect(resumed.types).toEqual(['RUN_STARTED', 'TOOL_CALL_RESULT', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'STATE_SNAPSHOT', 'RUN_FINISHED']);
+    expect(resumed.types).toEqual([
+      'RUN_STARTED',
+      'TOOL_CALL_RESULT',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STATE_SNAPSHOT',
+      'RUN_FINISHED',
+    ]);
     expect(ofType(resumed, 'RUN_STARTED')[0]).toMatchObject({ metadata: { request_id: pause.request_id } });
     expect(ofType(resumed, 'RUN_FINISHED')[0]).toMatchObject({ outcome: { type: 'success' }, result: 'Wiped a.' });
     expect(notes.calls).toEqual({ wipe: 1 });
@@ -135,7 +157,9 @@ describe('AG-UI: tools and interrupts', () => {
     expect(agent.messages.find((m) => m.role === 'assistant')).toMatchObject({ toolCalls: [{ id: 'w1', function: { arguments: '{"id":"a"}' } }] });
 
     // the same resume again: the pause was decided (the 409 of the resume route)
-    const stale = await runOnce(agUiAgent(url(), { threadId: agent.threadId }), { resume: [{ interruptId: pause.pause_id, status: 'resolved', payload: { approved: true } }] });
+    const stale = await runOnce(agUiAgent(url(), { threadId: agent.threadId }), {
+      resume: [{ interruptId: pause.pause_id, status: 'resolved', payload: { approved: true } }],
+    });
     expect(stale.events).toMatchObject([{ type: 'RUN_ERROR', code: 'APPROVAL_ALREADY_DECIDED' }]);
     expect(notes.calls).toEqual({ wipe: 1 });
   });
@@ -220,7 +244,10 @@ describe('AG-UI: tools and interrupts', () => {
     expect(notes.calls).toEqual({ wipe: 1 });
     expect(modelInput(llm.requests.at(-1)!.body).at(-1)).toEqual(['tool', 'wiped a']);
     const done = await guardApi.task(agent.threadId);
-    expect(done.body).toMatchObject({ status: 'Completed', requests: [{ tool_calls: [{ id: 'w1', outcome: 'ok', result: 'wiped a' }], approvals: [{ action: 'approve', approved: ['w1'] }] }] });
+    expect(done.body).toMatchObject({
+      status: 'Completed',
+      requests: [{ tool_calls: [{ id: 'w1', outcome: 'ok', result: 'wiped a' }], approvals: [{ action: 'approve', approved: ['w1'] }] }],
+    });
     expect(decisionsAudited()).toMatchObject([{ event: 'approval.approved', tool_calls: [{ id: 'w1', name: 'Notes-wipe' }] }]);
   });
 
@@ -245,7 +272,11 @@ describe('AG-UI: tools and interrupts', () => {
 describe('AG-UI: client-side tools', () => {
   let llm: FakeOpenAi;
   let t: TestApp;
-  const ASK = { name: 'ask_user', description: 'Asks the user a question in the UI', parameters: { type: 'object', properties: { question: { type: 'string' } } } };
+  const ASK = {
+    name: 'ask_user',
+    description: 'Asks the user a question in the UI',
+    parameters: { type: 'object', properties: { question: { type: 'string' } } },
+  };
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
@@ -268,7 +299,10 @@ describe('AG-UI: client-side tools', () => {
     expect(ofType(asked, 'RUN_FINISHED')[0]).toMatchObject({ outcome: { type: 'success', pendingToolCallIds: ['ask1'] } });
     expect(ofType(asked, 'STATE_SNAPSHOT')[0]).toMatchObject({ snapshot: { status: 'Paused', pending_approvals: [], pending_tool_call_ids: ['ask1'] } });
     expect(agent.pendingInterrupts).toEqual([]);
-    expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', toolCalls: [{ id: 'ask1', function: { name: 'ask_user', arguments: '{"question":"Which note?"}' } }] });
+    expect(agent.messages.at(-1)).toMatchObject({
+      role: 'assistant',
+      toolCalls: [{ id: 'ask1', function: { name: 'ask_user', arguments: '{"question":"Which note?"}' } }],
+    });
 
     // the client runs its tool and sends the result (with the whole history) on the next run
     agent.addMessage({ id: 'r-ask1', role: 'tool', toolCallId: 'ask1', content: 'note b' });
@@ -276,7 +310,9 @@ describe('AG-UI: client-side tools', () => {
     const answered = await runOnce(agent, { tools: [ASK] });
     expect(answered.error).toBeUndefined();
     expect(answered.types).toEqual(['RUN_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'STATE_SNAPSHOT', 'RUN_FINISHED']);
-    expect(ofType(answered, 'RUN_STARTED')[0]).toMatchObject({ metadata: { request_id: ofType<{ metadata: { request_id: string } }>(asked, 'RUN_STARTED')[0]!.metadata.request_id } });
+    expect(ofType(answered, 'RUN_STARTED')[0]).toMatchObject({
+      metadata: { request_id: ofType<{ metadata: { request_id: string } }>(asked, 'RUN_STARTED')[0]!.metadata.request_id },
+    });
     expect(ofType(answered, 'RUN_FINISHED')[0]).toMatchObject({ outcome: { type: 'success' }, result: 'I will wipe note b once you approve.' });
     expect(modelInput(llm.requests.at(-1)!.body)).toEqual([
       ['system', 'Be careful.'],
@@ -290,7 +326,10 @@ describe('AG-UI: client-side tools', () => {
     const again = await runOnce(agUiAgent(`${t.url}/Guard/1/ag-ui`, { threadId: agent.threadId, messages: agent.messages.slice(0, 3) }), { tools: [ASK] });
     expect(again.events).toMatchObject([{ type: 'RUN_ERROR', code: 'APPROVAL_ALREADY_DECIDED' }]);
     const task = await v3Client(`${t.url}/Guard/1`).task(agent.threadId);
-    expect(task.body).toMatchObject({ status: 'Completed', requests: [{ status: 'Completed', tool_calls: [{ id: 'ask1', outcome: 'ok', result: 'note b' }] }] });
+    expect(task.body).toMatchObject({
+      status: 'Completed',
+      requests: [{ status: 'Completed', tool_calls: [{ id: 'ask1', outcome: 'ok', result: 'note b' }] }],
+    });
   });
 });
 
@@ -312,7 +351,7 @@ describe('AG-UI: two instances sharing Redis', () => {
   beforeEach(() => (notes.calls = {}));
   afterEach(() => expect(llm.pending()).toBe(0));
 
-  it("a thread begun on one instance goes on on the other, and an interrupt raised on one is resumed on the other, once", async () => {
+  it('a thread begun on one instance goes on on the other, and an interrupt raised on one is resumed on the other, once', async () => {
     llm.script(reply.text('hello from A'), reply.toolCalls([tc('w9', 'Notes-wipe', { id: 'z' })]));
     const onA = agUiAgent(`${a.url}/Guard/1/ag-ui`);
     await runOnce(onA, { say: 'hi' });

@@ -65,7 +65,9 @@ describe('AG-UI: plain runs', () => {
     const [finished] = ofType(run, 'RUN_FINISHED');
     expect(started).toMatchObject({ threadId: agent.threadId, runId, metadata: { task_id: agent.threadId, request_id: runId } });
     expect(finished).toMatchObject({ threadId: agent.threadId, runId, outcome: { type: 'success' }, result: 'Hello!' });
-    expect(ofType(run, 'STATE_SNAPSHOT')[0]).toMatchObject({ snapshot: { task_id: agent.threadId, request_id: runId, status: 'Completed', pending_approvals: [] } });
+    expect(ofType(run, 'STATE_SNAPSHOT')[0]).toMatchObject({
+      snapshot: { task_id: agent.threadId, request_id: runId, status: 'Completed', pending_approvals: [] },
+    });
     expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Hello!' });
 
     const task = await v3Client(`${t.url}/Plain/1`).task(agent.threadId);
@@ -157,7 +159,11 @@ describe('AG-UI: plain runs', () => {
   it('keepalive comments fill the silences of the SSE encoding; the client reads past them', async () => {
     llm.script(reply.text('late', { delayMs: 150 }));
     const body = { threadId: randomUUID(), runId: randomUUID(), messages: [{ id: 'm1', role: 'user', content: 'x' }], tools: [], context: [] };
-    const raw = await fetch(url(), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify(body) });
+    const raw = await fetch(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(body),
+    });
     expect(raw.headers.get('content-type')).toBe('text/event-stream');
     expect(await raw.text()).toMatch(/"RUN_STARTED"[\s\S]*: keepalive\n\n[\s\S]*"RUN_FINISHED"/);
 
@@ -186,12 +192,20 @@ describe('AG-UI: plain runs', () => {
   it('answers AG-UI protobuf to an Accept that asks for it; an input that is no RunAgentInput is 422 problem+json', async () => {
     llm.script(reply.text('proto'));
     const body = { threadId: randomUUID(), runId: randomUUID(), messages: [{ id: 'm1', role: 'user', content: 'x' }], tools: [], context: [], state: {} };
-    const proto = await fetch(url(), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/vnd.ag-ui.event+proto' }, body: JSON.stringify(body) });
+    const proto = await fetch(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/vnd.ag-ui.event+proto' },
+      body: JSON.stringify(body),
+    });
     expect(proto.status).toBe(200);
     expect(proto.headers.get('content-type')).toBe('application/vnd.ag-ui.event+proto');
     expect((await proto.arrayBuffer()).byteLength).toBeGreaterThan(0);
 
-    const bad = await fetch(url(), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ threadId: 'a b', messages: 'x' }) });
+    const bad = await fetch(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ threadId: 'a b', messages: 'x' }),
+    });
     expect(bad.status).toBe(422);
     expect(bad.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(((await bad.json()) as { errors: { field: string }[] }).errors.map((e: { field: string }) => e.field)).toEqual(['threadId', 'runId', 'messages']);

@@ -2,15 +2,7 @@ import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-s
 import type { TaskWrite } from '../../src/state/state-store';
 import type { TaskRecord } from '../../src/state/state.entities';
 import { JsonResponse, request } from '../support/http';
-import {
-  claimsOf,
-  DEFAULT_AUDIENCE,
-  entraEnv,
-  hs256WithPublicKey,
-  OidcIssuer,
-  startOidcIssuer,
-  unsignedToken,
-} from '../support/oidc-issuer';
+import { claimsOf, DEFAULT_AUDIENCE, entraEnv, hs256WithPublicKey, OidcIssuer, startOidcIssuer, unsignedToken } from '../support/oidc-issuer';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { text } from '../support/v3-client';
@@ -372,7 +364,7 @@ describe('Entra ID identity provider outages are 503, not 401', () => {
   });
 });
 
-describe("per-agent requirements (spec.auth)", () => {
+describe('per-agent requirements (spec.auth)', () => {
   const OPS = `
 apiVersion: tealagents/v1alpha1
 name: Ops
@@ -442,7 +434,7 @@ describe('Entra ID: the validated token reaches the tools that ask for it, and o
     await issuer?.close();
   });
 
-  it('a v3 turn: the forwarding plugin gets the caller\'s own token, the other none', async () => {
+  it("a v3 turn: the forwarding plugin gets the caller's own token, the other none", async () => {
     const token = await issuer.mint({ tid: T1 });
     const res = await request(`${t.url}/Assistant/0.1`, {
       body: { items: [text('/tool Peeker-peek {}\n/tool Plain-peek {}')] },

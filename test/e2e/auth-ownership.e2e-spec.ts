@@ -154,7 +154,7 @@ describe.each(backends)('ownership by (tid, oid) on the %s store', (_backend, ne
     expect(await snapshot(T2, task.task_id)).toEqual({ version: expect.any(Number), requests: 1 });
   });
 
-  it("a session id reused by another user is a new, separate session, never a view of the first", async () => {
+  it('a session id reused by another user is a new, separate session, never a view of the first', async () => {
     const session = '5e551011-0000-4000-8000-0000000000c1';
     const alice = (await say(ALICE, { session_id: session })).body;
     const bob = await say(BOB, { session_id: session });
@@ -173,7 +173,7 @@ describe.each(backends)('ownership by (tid, oid) on the %s store', (_backend, ne
     expect((await get(CAROL_T2, `sessions/${session}`)).body.tasks.map((x: { task_id: string }) => x.task_id)).toEqual([carol.body.task_id]);
   });
 
-  it("a running request can be canceled by its owner only: Bob gets 401, T2 gets 404, and it keeps running", async () => {
+  it('a running request can be canceled by its owner only: Bob gets 401, T2 gets 404, and it keeps running', async () => {
     const slow = `${t.url}/Slow/1`;
     llm.script(reply.text('ready'));
     const first = await postJson(slow, { items: [text('begin')] }, await as(ALICE));

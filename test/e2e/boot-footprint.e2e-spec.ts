@@ -124,13 +124,13 @@ describe('boot footprint: optional packages load only when configured', () => {
     expect(probe.newSpaceBytes).toBeLessThanOrEqual(8 * 1024 * 1024);
   });
 
-  it('Node\'s bundled undici is not loaded, though NestJS imports http (src/boot-http-facade.ts)', async () => {
+  it("Node's bundled undici is not loaded, though NestJS imports http (src/boot-http-facade.ts)", async () => {
     const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' });
     expect(probe.builtins).toContain('http'); // the facade was built
     expect(probe.builtins).not.toContain('internal/deps/undici/undici');
   });
 
-  it('no date formatter is built, though NestJS makes one as it loads (src/boot-intl.ts): ICU\'s locale data stays out of memory', async () => {
+  it("no date formatter is built, though NestJS makes one as it loads (src/boot-intl.ts): ICU's locale data stays out of memory", async () => {
     const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' }, '', async (port) => {
       expect((await fetch(`http://127.0.0.1:${port}/health/live`)).status).toBe(200);
     });
@@ -199,4 +199,3 @@ describe('the OpenAI SDK loads for streamed model calls only', () => {
     expect(fake.requests.map((r) => r.body.stream)).toEqual([false, true]);
   });
 });
-

@@ -46,9 +46,10 @@ describe('teal-agent-server create-dynamodb-table', () => {
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
     };
-    const err = (await run(process.execPath, [join(ROOT, 'bin', 'teal-agent-server.js'), 'create-dynamodb-table'], { env }).catch(
-      (e: unknown) => e,
-    )) as { code: number; stderr: string };
+    const err = (await run(process.execPath, [join(ROOT, 'bin', 'teal-agent-server.js'), 'create-dynamodb-table'], { env }).catch((e: unknown) => e)) as {
+      code: number;
+      stderr: string;
+    };
     expect(err.code).toBe(1);
     expect(err.stderr).toBe('Could not create the DynamoDB table: DynamoDB is unreachable at TA_DYNAMODB_ENDPOINT=http://127.0.0.1:9 (ECONNREFUSED)\n');
   });
@@ -61,9 +62,10 @@ describe('teal-agent-server create-dynamodb-table', () => {
       TA_DYNAMODB_TABLE: 'x-table',
       AWS_REGION: 'us-east-1',
     };
-    const err = (await run(process.execPath, [join(ROOT, 'bin', 'teal-agent-server.js'), 'create-dynamodb-table'], { env }).catch(
-      (e: unknown) => e,
-    )) as { code: number; stderr: string };
+    const err = (await run(process.execPath, [join(ROOT, 'bin', 'teal-agent-server.js'), 'create-dynamodb-table'], { env }).catch((e: unknown) => e)) as {
+      code: number;
+      stderr: string;
+    };
     expect(err.code).toBe(1);
     expect(err.stderr).toBe(
       'Could not create the DynamoDB table: DynamoDB: no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, or run with an IAM role)\n',

@@ -54,7 +54,12 @@ describe('teal-agent-server serve', () => {
   });
 
   it('logs one JSON "listening" line with the agents, the settings and the start-up time', () => {
-    const line = JSON.parse(run.stdout().split('\n').find((l) => l.includes('listening'))!) as Record<string, unknown>;
+    const line = JSON.parse(
+      run
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('listening'))!,
+    ) as Record<string, unknown>;
     expect(line).toMatchObject({
       msg: 'teal-agent-server listening',
       port,
@@ -157,9 +162,7 @@ describe('teal-agent-server: a configuration that cannot be served', () => {
     try {
       const run = cli(['serve', join(FIXTURES, 'cli'), '--port', String(port)], DEV);
       expect(await run.exited).toEqual({ code: 1, signal: null });
-      expect(run.stderr()).toBe(
-        `teal-agent-server cannot listen on 127.0.0.1:${port}: the address is already in use (choose another TA_PORT or --port)\n`,
-      );
+      expect(run.stderr()).toBe(`teal-agent-server cannot listen on 127.0.0.1:${port}: the address is already in use (choose another TA_PORT or --port)\n`);
     } finally {
       await new Promise((ok) => taken.close(ok));
     }

@@ -68,7 +68,13 @@ describe('config/agents.example.yaml', () => {
       ConcurrencyConfig,
     ].map((cls) => [cls.name, cls] as const),
   )('shows every field of %s', (_name, cls) => {
-    const fields = [...new Set(getMetadataStorage().getTargetValidationMetadatas(cls, '', true, false).map((m) => m.propertyName))];
+    const fields = [
+      ...new Set(
+        getMetadataStorage()
+          .getTargetValidationMetadatas(cls, '', true, false)
+          .map((m) => m.propertyName),
+      ),
+    ];
     expect(fields.length).toBeGreaterThan(0);
     const missing = fields.filter((f) => !new RegExp(`^[#\\s-]*${f}:`, 'm').test(text));
     expect(missing).toEqual([]);

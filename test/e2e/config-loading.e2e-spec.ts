@@ -29,7 +29,9 @@ async function bootProblems(configPath: string, env: Record<string, string> = DE
 
 describe('config loading: broken agent files stop the boot with every problem, file, line and field', () => {
   it('has an expectation for every broken fixture, and a fixture for every expectation', () => {
-    const files = readdirSync(BROKEN).filter((f) => f.endsWith('.yaml')).sort();
+    const files = readdirSync(BROKEN)
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     expect(files).toEqual(Object.keys(EXPECTED).sort());
   });
 
@@ -64,9 +66,7 @@ describe('config loading: valid agent files of all three apiVersions (upstream d
     const problems = await bootProblems(VALID);
     const files = problems.map((p) => p.split(':')[0]).sort();
     expect(files).toEqual(
-      ['math-agent-hitl.tealagents.yaml', 'weather-chat.v1.yaml', 'weather-sequential.v1.yaml', 'wikipedia-agent.v2alpha1.yaml'].map((f) =>
-        join(VALID, f),
-      ),
+      ['math-agent-hitl.tealagents.yaml', 'weather-chat.v1.yaml', 'weather-sequential.v1.yaml', 'wikipedia-agent.v2alpha1.yaml'].map((f) => join(VALID, f)),
     );
     for (const p of problems) expect(p).toMatch(/model "gpt-4o[^"]*" needs a provider/);
   });
@@ -84,23 +84,11 @@ describe('config loading: valid agent files of all three apiVersions (upstream d
         ['/VisionBot/v2', 'v1', 'Agent', 'BaseMultiModalInputWithUserContext', 'Describes images (offline demo)'],
         ['/EchoAgent/1.0', 'v2', 'Chat', 'BaseMultiModalInput', 'EchoAgent API'],
         ['/EveryField/0.1', 'v3', 'Chat', 'BaseMultiModalInput', 'An agent that uses every configuration field'],
-        [
-          '/MathAgent/0.1',
-          'v3',
-          'Chat',
-          'BaseMultiModalInput',
-          'A simple Hello World agent that greets users with their user ID from the user context',
-        ],
+        ['/MathAgent/0.1', 'v3', 'Chat', 'BaseMultiModalInput', 'A simple Hello World agent that greets users with their user ID from the user context'],
         ['/TaskOutputBot/0.1', 'v1', 'Sequential', 'BaseInput', "A two-step agent whose second task reads the first one's output"],
         ['/WeatherChatBot/0.1', 'v1', 'Chat', 'BaseMultiModalInput', 'A weather chat agent'],
         ['/WeatherBot/0.1', 'v1', 'Sequential', 'BaseInputWithUserContext', 'A weather chat agent'],
-        [
-          '/WikipediaAgent/0.1',
-          'v2',
-          'Chat',
-          'BaseMultiModalInput',
-          'An agent that can search Wikipedia for answers to question on a specific topic.',
-        ],
+        ['/WikipediaAgent/0.1', 'v2', 'Chat', 'BaseMultiModalInput', 'An agent that can search Wikipedia for answers to question on a specific topic.'],
       ]);
     });
 

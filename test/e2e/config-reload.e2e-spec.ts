@@ -121,7 +121,10 @@ describe('config reload', () => {
       writeFileSync(join(brokenDir, 'chat.yaml'), BROKEN);
       const boot = runCli(['serve', brokenDir], { TA_AUTH_MODE: 'dev' });
       expect((await boot.exited).code).toBe(1);
-      const bootProblem = boot.stderr().split('\n').find((l) => l.includes('chat.yaml:2'))!;
+      const bootProblem = boot
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('chat.yaml:2'))!;
       expect(bootProblem).toMatch(/chat\.yaml:2: kind: /);
       rmSync(brokenDir, { recursive: true, force: true });
 

@@ -173,7 +173,7 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
     await shot('7-edited');
   });
 
-  it('lists the caller\'s sessions and opens a task from one', async () => {
+  it("lists the caller's sessions and opens a task from one", async () => {
     await page.getByTestId('sessions').waitFor(); // GET /sessions is served: the panel must show
     await page.getByTestId('new-chat').click();
     await page.getByTestId('session').first().click();
@@ -245,12 +245,20 @@ describe('the console in Entra mode', () => {
       const res = await page.goto(`${app.url}/console`);
       expect(res?.headers()['content-security-policy']).toContain(`connect-src 'self' ${issuer.origin}; frame-src ${issuer.origin}`);
       const config = await request(`${app.url}/console/config.json`);
-      expect(config.body.msal).toEqual({ client_id: '0a0a0a0a-0000-4000-8000-00000000c0de', authority: `${issuer.origin}/${DEFAULT_TENANT}`, scopes: [`${DEFAULT_AUDIENCE}/.default`] });
+      expect(config.body.msal).toEqual({
+        client_id: '0a0a0a0a-0000-4000-8000-00000000c0de',
+        authority: `${issuer.origin}/${DEFAULT_TENANT}`,
+        scopes: [`${DEFAULT_AUDIENCE}/.default`],
+      });
       await page.getByTestId('sign-in').waitFor();
       // No token: the API refuses, and the page says so.
       await page.getByTestId('input').fill('who am i');
       await page.getByTestId('send').click();
-      await page.getByTestId('notice').filter({ hasText: /401|token|Unauthorized/i }).first().waitFor();
+      await page
+        .getByTestId('notice')
+        .filter({ hasText: /401|token|Unauthorized/i })
+        .first()
+        .waitFor();
       await page.getByTestId('token').fill(await issuer.mint());
       await page.getByTestId('token').press('Tab');
       await page.getByTestId('new-chat').click();

@@ -24,7 +24,13 @@ interface FetchOutcome {
 }
 
 /** Runs in the page: a cross-origin fetch as a web app makes it. */
-async function pageFetch(args: { url: string; method: string; body?: unknown; read: 'json' | 'text'; headers?: Record<string, string> }): Promise<FetchOutcome> {
+async function pageFetch(args: {
+  url: string;
+  method: string;
+  body?: unknown;
+  read: 'json' | 'text';
+  headers?: Record<string, string>;
+}): Promise<FetchOutcome> {
   try {
     const res = await fetch(args.url, {
       method: args.method,

@@ -251,7 +251,10 @@ describe('TA_CORS_ORIGINS validation at boot', () => {
   });
 
   it('accepts origins (commas and spaces), ports and IP literals, serialized as browsers send them', () => {
-    const env = loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_CORS_ORIGINS: 'https://App.Example.com:443, http://localhost:5173 http://127.0.0.1:8080,http://[::1]:3000' });
+    const env = loadEnvConfig({
+      TA_AUTH_MODE: 'dev',
+      TA_CORS_ORIGINS: 'https://App.Example.com:443, http://localhost:5173 http://127.0.0.1:8080,http://[::1]:3000',
+    });
     expect(env.cors).toEqual({
       anyOrigin: false,
       origins: ['https://app.example.com', 'http://localhost:5173', 'http://127.0.0.1:8080', 'http://[::1]:3000'],

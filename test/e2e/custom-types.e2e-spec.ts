@@ -38,13 +38,15 @@ describe('custom input and output types from custom_types.py', () => {
   afterAll(() => app?.close());
   afterEach(() => expect(llm.pending()).toBe(0));
 
-  it("openapi.json names the input type as the request body and types output_pydantic by the output type (OpenAPI 3.0 schemas)", async () => {
+  it('openapi.json names the input type as the request body and types output_pydantic by the output type (OpenAPI 3.0 schemas)', async () => {
     const res = await fetch(`${t.url}/PlanningAgent/0.1/openapi.json`);
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON document read by path in the assertions below
     const doc = (await res.json()) as { paths: Record<string, any>; components: { schemas: Record<string, any> } };
     const invoke = doc.paths['/PlanningAgent/0.1'].post;
     expect(invoke.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlanningAgentInput' });
-    expect(doc.paths['/PlanningAgent/0.1/sse'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PlanningAgentInput' });
+    expect(doc.paths['/PlanningAgent/0.1/sse'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/PlanningAgentInput',
+    });
     const input = doc.components.schemas.PlanningAgentInput;
     expect(input.required).toEqual(expect.arrayContaining(['overall_goal', 'agent_list']));
     expect(input.properties.agent_list).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Agent' } });
@@ -114,7 +116,10 @@ describe('custom input and output types from custom_types.py', () => {
     });
 
     it('nested models, Optional fields and docstrings: the schema is strict all the way down, defaults are filled in', async () => {
-      const plan = { can_succeed: true, steps: [{ step_number: 1, step_tasks: [{ task_id: 't1', prerequisite_tasks: [], task_goal: 'Write', task_agent: 'Writer' }] }] };
+      const plan = {
+        can_succeed: true,
+        steps: [{ step_number: 1, step_tasks: [{ task_id: 't1', prerequisite_tasks: [], task_goal: 'Write', task_agent: 'Writer' }] }],
+      };
       llm.script(reply.text(JSON.stringify(plan)));
       const res = await postJson(`${t.url}/PlanningAgent/0.1`, {
         overall_goal: 'Publish a post',
@@ -161,7 +166,8 @@ describe('custom input and output types from custom_types.py', () => {
         { role: 'assistant', content: '{"result": "five"}' },
         {
           role: 'user',
-          content: 'Your answer does not match the required JSON schema AddOutput:\n- result: Input should be a valid integer\nAnswer again with only one JSON object that matches the schema.',
+          content:
+            'Your answer does not match the required JSON schema AddOutput:\n- result: Input should be a valid integer\nAnswer again with only one JSON object that matches the schema.',
         },
       ]);
     });
@@ -218,7 +224,10 @@ describe('custom input and output types from custom_types.py', () => {
       llm.script(reply.text('{"category": "technical", "summary": "Login fails."}'));
       const res = await postJson(`${t.url}/TriageV2/0.1`, { chat_history: [{ role: 'user', content: 'cannot log in' }] });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ output_raw: '{"category": "technical", "summary": "Login fails."}', output_pydantic: { category: 'technical', summary: 'Login fails.' } });
+      expect(res.body).toMatchObject({
+        output_raw: '{"category": "technical", "summary": "Login fails."}',
+        output_pydantic: { category: 'technical', summary: 'Login fails.' },
+      });
       expect(llm.requests.at(-1)!.body.response_format.json_schema.name).toBe('Triage');
     });
 

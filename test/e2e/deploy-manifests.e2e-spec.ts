@@ -16,8 +16,15 @@ import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 const ROOT = resolve(__dirname, '../..');
 const K8S = join(ROOT, 'deploy', 'k8s');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Manifest = { apiVersion: string; kind: string; metadata: { name: string }; spec?: any; data?: Record<string, string>; stringData?: Record<string, string> };
+type Manifest = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  spec?: any;
+  data?: Record<string, string>;
+  stringData?: Record<string, string>;
+};
 type ModelClass = new (data: unknown) => { validate(): void };
 
 function manifests(): { file: string; doc: Manifest }[] {
@@ -71,10 +78,13 @@ describe('deploy/k8s manifests', () => {
     );
   });
 
-  it.each(all.map((m) => [`${m.file}: ${m.doc.kind} ${m.doc.metadata?.name}`, m.doc] as const))('%s is valid against the Kubernetes schema', async (_name, doc) => {
-    const Model = await modelClass(doc.apiVersion, doc.kind);
-    expect(() => new Model(doc).validate()).not.toThrow();
-  });
+  it.each(all.map((m) => [`${m.file}: ${m.doc.kind} ${m.doc.metadata?.name}`, m.doc] as const))(
+    '%s is valid against the Kubernetes schema',
+    async (_name, doc) => {
+      const Model = await modelClass(doc.apiVersion, doc.kind);
+      expect(() => new Model(doc).validate()).not.toThrow();
+    },
+  );
 
   // The check above must be able to fail: a wrong type and an unknown kind are reported.
   it('reports an invalid field and an unknown kind (the schema check is live)', async () => {
@@ -139,14 +149,16 @@ describe('deploy/k8s manifests', () => {
 });
 
 describe('compose.yaml', () => {
-  const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as { services: Record<string, { environment?: Record<string, string>; build?: unknown }> };
+  const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as {
+    services: Record<string, { environment?: Record<string, string>; build?: unknown }>;
+  };
 
   it('has the server (built from this Dockerfile), Redis and DynamoDB Local', () => {
     expect(Object.keys(compose.services).sort()).toEqual(['dynamodb', 'redis', 'server']);
     expect(compose.services.server!.build).toBe('.');
   });
 
-  it("names only environment variables the server (or the AWS SDK) reads", () => {
+  it('names only environment variables the server (or the AWS SDK) reads', () => {
     const names = Object.keys(compose.services.server!.environment ?? {});
     expect(names.length).toBeGreaterThan(0);
     expect(names.filter((n) => !SERVER_ENV.has(n) && !AWS_SDK_ENV.has(n))).toEqual([]);

@@ -135,7 +135,11 @@ describe('approvals without spec.governance (as upstream) and with it', () => {
   beforeEach(() => (gov.calls = {}));
   afterEach(() => expect(llm.pending()).toBe(0));
 
-  const toolResults = () => llm.requests.at(-1)!.body.messages.filter((m: { role: string }) => m.role === 'tool').map((m: { content: string }) => m.content);
+  const toolResults = () =>
+    llm.requests
+      .at(-1)!
+      .body.messages.filter((m: { role: string }) => m.role === 'tool')
+      .map((m: { content: string }) => m.content);
 
   describe('no spec.governance, v3', () => {
     it('a tool the catalog marks requires_hitl pauses; in the same turn, tools nobody declares need no approval and there is no plan', async () => {

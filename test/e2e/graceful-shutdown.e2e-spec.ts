@@ -55,7 +55,9 @@ const settled = (p: Promise<JsonResponse>) => p.catch((err: Error) => ({ status:
 /** `p`, or a failure naming `what` when it takes longer than the grace plus a margin (today's main hangs). */
 function inTime<T>(p: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still pending ${GRACE_MS + 8000} ms later`)), GRACE_MS + 8000)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still pending ${GRACE_MS + 8000} ms later`)), GRACE_MS + 8000)),
+  );
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
@@ -83,7 +85,15 @@ describe('SIGTERM during 20 running requests', () => {
     expect(existsSync(cli)).toBe(true); // built by scripts/test.sh (npx tsc -p tsconfig.build.json)
     const dir = writeAgentDir({ 'drain.yaml': AGENT, 'chat.yaml': CHAT_V1 });
     const port = await freePort();
-    const common = { TA_AUTH_MODE: 'dev', TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url, TA_TASK_LEASE_MS: '60000' };
+    const common = {
+      TA_AUTH_MODE: 'dev',
+      TA_BASE_URL: llm.baseURL,
+      TA_API_KEY: 'sk-test',
+      TA_LLM_MAX_RETRIES: '0',
+      TA_STATE_STORE: 'redis',
+      TA_REDIS_URL: redis.url,
+      TA_TASK_LEASE_MS: '60000',
+    };
     let output = '';
     child = spawn(process.execPath, [cli, 'serve', dir, '--port', String(port)], {
       env: { PATH: process.env.PATH ?? '', TA_HOST: '127.0.0.1', TA_LOG_LEVEL: 'info', TA_SHUTDOWN_GRACE_MS: String(GRACE_MS), ...common },
@@ -102,7 +112,10 @@ describe('SIGTERM during 20 running requests', () => {
     const a = v3Client(base);
 
     // Replies go by arrival: the first 12 requests answer within the grace, the last 8 never do.
-    llm.script(...Array.from({ length: SHORT }, () => reply.text('quick answer', { delayMs: 3500 })), ...Array.from({ length: LONG }, () => reply.hang(['thinking'])));
+    llm.script(
+      ...Array.from({ length: SHORT }, () => reply.text('quick answer', { delayMs: 3500 })),
+      ...Array.from({ length: LONG }, () => reply.hang(['thinking'])),
+    );
     const short = Array.from({ length: SHORT }, (_, i) => settled(a.say(`short ${i}`)));
     await llm.waitForRequest(SHORT - 1);
     const longJson = Array.from({ length: LONG / 2 }, (_, i) => settled(a.say(`long ${i}`)));
@@ -148,7 +161,9 @@ describe('SIGTERM during 20 running requests', () => {
 
     // Within the grace: answered and stored.
     const shortDone: JsonResponse[] = await Promise.all(short);
-    expect(shortDone.map((r) => [r.status, r.body?.status, r.body?.content?.output])).toEqual(Array.from({ length: SHORT }, () => [200, 'Completed', 'quick answer']));
+    expect(shortDone.map((r) => [r.status, r.body?.status, r.body?.content?.output])).toEqual(
+      Array.from({ length: SHORT }, () => [200, 'Completed', 'quick answer']),
+    );
 
     // Past it: failed as shutdown.
     const longJsonDone: JsonResponse[] = await inTime(Promise.all(longJson), 'the long JSON requests ending');
@@ -160,7 +175,13 @@ describe('SIGTERM during 20 running requests', () => {
     const sseEnds = await inTime(Promise.all(longSse.map(async (s) => lastEvent(parseSse(await s.readAll())))), 'the long streams ending');
     for (const e of sseEnds) {
       expect(e.event).toBe('error');
-      expect(JSON.parse(e.data)).toMatchObject({ code: 'SHUTTING_DOWN', status: 503, reason: 'shutdown', task_id: expect.any(String), request_id: expect.any(String) });
+      expect(JSON.parse(e.data)).toMatchObject({
+        code: 'SHUTTING_DOWN',
+        status: 503,
+        reason: 'shutdown',
+        task_id: expect.any(String),
+        request_id: expect.any(String),
+      });
     }
     const v1Done = await inTime(v1Json, 'the v1 call ending');
     expect([v1Done.status, v1Done.body?.code]).toEqual([503, 'SHUTTING_DOWN']);

@@ -61,7 +61,8 @@ spec:
 /** OpenAI's answer to an input over the context window. */
 const CONTEXT_EXCEEDED = {
   error: {
-    message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
+    message:
+      "This model's maximum context length is 128000 tokens. However, your messages resulted in 131072 tokens. Please reduce the length of the messages.",
     type: 'invalid_request_error',
     param: 'messages',
     code: 'context_length_exceeded',
@@ -117,7 +118,12 @@ describe('history limits (spec.agent.history) and the context-length retry', () 
     ]);
 
     const task = await api.task(task_id);
-    const shown = task.body.requests.map((r: Record<string, unknown>) => [r.model_input_messages, r.history_truncated, r.history_omitted_messages, r.history_summarized]);
+    const shown = task.body.requests.map((r: Record<string, unknown>) => [
+      r.model_input_messages,
+      r.history_truncated,
+      r.history_omitted_messages,
+      r.history_summarized,
+    ]);
     expect(shown).toEqual([
       [3, false, 0, false],
       [7, false, 0, false],
@@ -138,8 +144,20 @@ describe('history limits (spec.agent.history) and the context-length retry', () 
     expect(third.status).toBe(200);
     expect(third.body.content.output).toBe('3');
     const [refused, retried] = llm.requests.slice(-2).map((r) => modelInput(r.body));
-    expect(refused).toEqual([['system', 'Be brief.'], ['user', 'one'], ['assistant', '1'], ['user', 'two'], ['assistant', '2'], ['user', 'three']]);
-    expect(retried).toEqual([['system', 'Be brief.'], ['user', 'two'], ['assistant', '2'], ['user', 'three']]);
+    expect(refused).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'one'],
+      ['assistant', '1'],
+      ['user', 'two'],
+      ['assistant', '2'],
+      ['user', 'three'],
+    ]);
+    expect(retried).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'two'],
+      ['assistant', '2'],
+      ['user', 'three'],
+    ]);
 
     const task = await api.task(task_id);
     expect(task.body.requests.map((r: { history_truncated: boolean }) => r.history_truncated)).toEqual([false, false, true]);
@@ -149,10 +167,20 @@ describe('history limits (spec.agent.history) and the context-length retry', () 
     llm.script(reply.error(400, { body: CONTEXT_EXCEEDED }), reply.chunks(['fo', 'ur']));
     const sse = await openSse(`${t.url}/Open/1/sse`, { items: [text('four')], task_id });
     const events = parseSse(await sse.readAll());
-    expect(events.filter((e) => e.event === 'partial-response').map((e) => JSON.parse(e.data).output_partial).join('')).toBe('four');
+    expect(
+      events
+        .filter((e) => e.event === 'partial-response')
+        .map((e) => JSON.parse(e.data).output_partial)
+        .join(''),
+    ).toBe('four');
     expect(events.filter((e) => e.event === 'error')).toEqual([]);
     // three earlier turns: the older two are left out
-    expect(modelInput(llm.requests.at(-1)!.body)).toEqual([['system', 'Be brief.'], ['user', 'three'], ['assistant', '3'], ['user', 'four']]);
+    expect(modelInput(llm.requests.at(-1)!.body)).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'three'],
+      ['assistant', '3'],
+      ['user', 'four'],
+    ]);
     const after = await api.task(task_id);
     expect(after.body.requests[3]).toMatchObject({ status: 'Completed', output: 'four', history_truncated: true, history_omitted_messages: 4 });
   });
@@ -192,7 +220,13 @@ describe('history limits (spec.agent.history) and the context-length retry', () 
     expect(summary2![1]![1]).toContain('S1');
     expect(summary2![1]![1]).toContain('Calc-add');
     expect(summary2![1]![1]).not.toContain('user: one');
-    expect(answer4).toEqual([['system', 'Be brief.'], ['user', expect.stringMatching(/S2$/)], ['user', 'three'], ['assistant', '3'], ['user', 'four']]);
+    expect(answer4).toEqual([
+      ['system', 'Be brief.'],
+      ['user', expect.stringMatching(/S2$/)],
+      ['user', 'three'],
+      ['assistant', '3'],
+      ['user', 'four'],
+    ]);
 
     // 2 + 2 + 1 = 5 fit after turn 2: the same turns are left out, the stored summary is reused (no model call)
     llm.script(reply.text('5'));

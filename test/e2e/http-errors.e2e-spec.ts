@@ -138,7 +138,12 @@ describe('HTTP errors of the real app: application/problem+json with a stable co
     const big = JSON.stringify({ chat_history: [{ role: 'user', content: 'x'.repeat(MAX_BODY) }] });
 
     it('with a content-length', async () => {
-      expectProblem(await request(`${t.url}/EchoAgent/0.1`, { method: 'POST', rawBody: big, headers: { 'content-type': 'application/json' } }), 413, 'PAYLOAD_TOO_LARGE', '/EchoAgent/0.1');
+      expectProblem(
+        await request(`${t.url}/EchoAgent/0.1`, { method: 'POST', rawBody: big, headers: { 'content-type': 'application/json' } }),
+        413,
+        'PAYLOAD_TOO_LARGE',
+        '/EchoAgent/0.1',
+      );
     });
 
     it('when chunked (no content-length: the limit is enforced while reading)', async () => {

@@ -27,7 +27,11 @@ const bad: [string, string, RegExp][] = [
   ['base64 of a wrong length', 'data:image/png;base64,iVBORw0KGgo', /not valid base64/],
   ['padding in the middle', 'data:image/png;base64,iV==BORw', /not valid base64/],
   ['no data', 'data:image/png;base64,', /not valid base64/],
-  ['an SVG', 'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=', /media type must be one of image\/png, image\/jpeg, image\/gif, image\/webp \(got "image\/svg\+xml"\)/],
+  [
+    'an SVG',
+    'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=',
+    /media type must be one of image\/png, image\/jpeg, image\/gif, image\/webp \(got "image\/svg\+xml"\)/,
+  ],
   ['a TIFF', 'data:image/tiff;base64,AAAA', /media type must be one of/],
 ];
 
@@ -40,7 +44,15 @@ describe('image items', () => {
 
   it.each(bad)('stateless: %s is 422 naming the item', async (_name, content, message) => {
     const res = await postJson(`${t.url}/EchoAgent/0.1`, {
-      chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'look' }, { content_type: 'image', content }] }],
+      chat_history: [
+        {
+          role: 'user',
+          items: [
+            { content_type: 'text', content: 'look' },
+            { content_type: 'image', content },
+          ],
+        },
+      ],
     });
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('VALIDATION_FAILED');
@@ -75,7 +87,10 @@ describe('image items on v3 and AG-UI', () => {
     const content = [{ type: 'image', source: { type: 'data', value, mimeType } }];
     const body = { threadId: randomUUID(), runId: randomUUID(), messages: [{ id: 'm1', role: 'user', content }], tools: [], context: [], state: {} };
     const res = await postJson(`${t.url}/Looker/1/ag-ui`, body, { accept: 'text/event-stream' });
-    const events = res.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
+    const events = res.text
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)) as Record<string, unknown>);
     expect(events).toEqual([expect.objectContaining({ type: 'RUN_ERROR', code: 'VALIDATION_FAILED', message: expect.stringMatching(message) })]);
     expect(events[0].message).toContain('messages[0].content[0]');
   });

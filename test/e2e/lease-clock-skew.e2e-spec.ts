@@ -97,7 +97,16 @@ describe.each(backends)('replicas whose clocks disagree, on $name', ({ setup }) 
     // libfaketime preloaded into node itself (not the `faketime` wrapper, which would survive as the
     // parent of an orphan when killed): B's Date.now() and every other wall-clock read run ahead.
     b = spawn(process.execPath, [cli, 'serve', dir, '--port', String(port)], {
-      env: { PATH: process.env.PATH ?? '', LD_PRELOAD: LIBFAKETIME!, FAKETIME: SKEW, TA_HOST: '127.0.0.1', TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'warn', ...common, ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        LD_PRELOAD: LIBFAKETIME!,
+        FAKETIME: SKEW,
+        TA_HOST: '127.0.0.1',
+        TA_AUTH_MODE: 'dev',
+        TA_LOG_LEVEL: 'warn',
+        ...common,
+        ...env,
+      },
       stdio: 'ignore',
     });
     baseB = `http://127.0.0.1:${port}/Clock/1`;
@@ -169,4 +178,3 @@ describe.each(backends)('replicas whose clocks disagree, on $name', ({ setup }) 
     ]);
   }, 30_000);
 });
-

@@ -113,18 +113,32 @@ describe('the lease sweep of one app', () => {
     const t = await start(store, 50);
     const { taskId, dead } = await deadTask(store, 'follow-on');
 
-    const done = await until(() => store.getRequest(DEV_TENANT_ID, 'follow-on'), (r) => r?.status === 'Completed', 3000);
+    const done = await until(
+      () => store.getRequest(DEV_TENANT_ID, 'follow-on'),
+      (r) => r?.status === 'Completed',
+      3000,
+    );
     expect(done).toMatchObject({ status: 'Completed', output: 'turn 1' });
     expect(await store.getRequest(DEV_TENANT_ID, dead)).toMatchObject({ status: 'Failed', reason: 'abandoned', error: { code: 'ABANDONED' } });
     expect((await store.getTask(DEV_TENANT_ID, taskId))?.lease).toBeUndefined();
     expect(t.logs().some((l) => l.msg === 'lease sweep failed; trying again on the next pass')).toBe(true);
-    expect(t.logs().find((l) => l.msg === 'lease sweep: recovered a task from a lapsed lease')).toMatchObject({ task_id: taskId, lapsed_request_id: dead, next_request_id: 'follow-on' });
+    expect(t.logs().find((l) => l.msg === 'lease sweep: recovered a task from a lapsed lease')).toMatchObject({
+      task_id: taskId,
+      lapsed_request_id: dead,
+      next_request_id: 'follow-on',
+    });
     // Nothing is left in the index.
     expect((await store.listLapsedLeases(store.now(), { limit: 10 })).items).toEqual([]);
 
     // A follow-on a draining replica left waiting (its lease released, lapsed at once) runs too.
     const drained = await deadTask(store, 'after-drain', true);
-    expect(await until(() => store.getRequest(DEV_TENANT_ID, 'after-drain'), (r) => r?.status === 'Completed', 3000)).toMatchObject({ status: 'Completed' });
+    expect(
+      await until(
+        () => store.getRequest(DEV_TENANT_ID, 'after-drain'),
+        (r) => r?.status === 'Completed',
+        3000,
+      ),
+    ).toMatchObject({ status: 'Completed' });
     expect((await store.getRequest(DEV_TENANT_ID, drained.dead))?.reason).toBe('shutdown');
 
     // The sweep stops with its app.

@@ -78,7 +78,7 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   }
 }
 
-describe.each(BACKENDS)('a dead replica\'s requests on $name', (backend) => {
+describe.each(BACKENDS)("a dead replica's requests on $name", (backend) => {
   let llm: FakeOpenAi;
   let backing: Awaited<ReturnType<Backend['start']>>;
   const replicas: CliRun[] = [];
@@ -158,7 +158,8 @@ describe.each(BACKENDS)('a dead replica\'s requests on $name', (backend) => {
     const follow = await settled(queued.body.request_id, 5000);
     expect(follow).toMatchObject({ status: 'Completed', output: 'recovered answer' });
     const live = v3Client(liveBase);
-    const statuses = async (taskId: string) => (await live.task(taskId)).body.requests.map((r: { status: string; reason: string | null }) => [r.status, r.reason]);
+    const statuses = async (taskId: string) =>
+      (await live.task(taskId)).body.requests.map((r: { status: string; reason: string | null }) => [r.status, r.reason]);
     expect(await statuses(t1)).toEqual([
       ['Completed', null],
       ['Failed', 'abandoned'],

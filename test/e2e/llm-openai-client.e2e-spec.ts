@@ -137,7 +137,15 @@ describe('OpenAiLlmClient (completions direct, streams on the real SDK)', () => 
       fake.script(
         reply.error(400),
         reply.error(400, {
-          body: { error: { message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.", type: null, param: 'prompt', code: 'content_filter', status: 400 } },
+          body: {
+            error: {
+              message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.",
+              type: null,
+              param: 'prompt',
+              code: 'content_filter',
+              status: 400,
+            },
+          },
         }),
       );
       expect((await failure(client().complete(request()))).code).toBe(ErrorCode.LLM_REQUEST_REJECTED);
@@ -151,7 +159,9 @@ describe('OpenAiLlmClient (completions direct, streams on the real SDK)', () => 
     });
 
     it('maps a wrong key (401) to LLM_REQUEST_REJECTED without echoing the provider message', async () => {
-      fake.script(reply.error(401, { body: { error: { message: 'Incorrect API key provided: sk-te**st', type: 'invalid_request_error', code: 'invalid_api_key' } } }));
+      fake.script(
+        reply.error(401, { body: { error: { message: 'Incorrect API key provided: sk-te**st', type: 'invalid_request_error', code: 'invalid_api_key' } } }),
+      );
       const err = await failure(client().complete(request()));
       expect(err.code).toBe(ErrorCode.LLM_REQUEST_REJECTED);
       expect(err.message).not.toContain('sk-');
@@ -250,14 +260,18 @@ describe('OpenAiLlmClient (completions direct, streams on the real SDK)', () => 
       const started = Date.now();
       await expect(client({ maxRetries: 1 }).complete(request())).resolves.toMatchObject({ content: 'ok' });
       expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-      fake.script(reply.error(503, { headers: { 'retry-after-ms': '1' } }), reply.error(503, { headers: { 'retry-after-ms': '1' } }), reply.text('not reached'));
+      fake.script(
+        reply.error(503, { headers: { 'retry-after-ms': '1' } }),
+        reply.error(503, { headers: { 'retry-after-ms': '1' } }),
+        reply.text('not reached'),
+      );
       expect((await failure(client({ maxRetries: 1 }).complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
       expect(fake.requests).toHaveLength(4);
       expect(fake.pending()).toBe(1);
       fake.discard();
     });
 
-    it("does not retry a 400, nor a 5xx the provider marks x-should-retry: false", async () => {
+    it('does not retry a 400, nor a 5xx the provider marks x-should-retry: false', async () => {
       fake.script(reply.error(400), reply.error(503, { headers: { 'x-should-retry': 'false' } }), reply.text('not reached'));
       expect((await failure(client({ maxRetries: 2 }).complete(request()))).code).toBe(ErrorCode.LLM_REQUEST_REJECTED);
       expect((await failure(client({ maxRetries: 2 }).complete(request()))).code).toBe(ErrorCode.LLM_UNAVAILABLE);

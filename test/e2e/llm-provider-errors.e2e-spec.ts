@@ -109,9 +109,7 @@ describe('an unreachable or retried provider', () => {
     try {
       const res = await postJson(`${t.url}/Bot/1`, BODY);
       expectProblem(res, 502, 'LLM_UNAVAILABLE');
-      expect(t.logs()).toContainEqual(
-        expect.objectContaining({ msg: 'model provider call failed', code: 'LLM_UNAVAILABLE', transport_error: 'ECONNREFUSED' }),
-      );
+      expect(t.logs()).toContainEqual(expect.objectContaining({ msg: 'model provider call failed', code: 'LLM_UNAVAILABLE', transport_error: 'ECONNREFUSED' }));
       expect(t.rawLogs()).not.toContain(API_KEY);
     } finally {
       await t.close();

@@ -75,7 +75,11 @@ describe('v3 log correlation and audit (dev mode)', () => {
   let fileLines: Line[];
   const http: string[] = [];
   const ids: Record<string, { task_id: string; session_id: string; request_id: string }> = {};
-  const idsOf = (r: { task_id: string; session_id: string; request_id: string }) => ({ task_id: r.task_id, session_id: r.session_id, request_id: r.request_id });
+  const idsOf = (r: { task_id: string; session_id: string; request_id: string }) => ({
+    task_id: r.task_id,
+    session_id: r.session_id,
+    request_id: r.request_id,
+  });
   let failed: { status: number; body: Record<string, unknown> };
 
   /** Each call has its own X-Request-Id, to find the lines it produced. */
@@ -100,7 +104,10 @@ describe('v3 log correlation and audit (dev mode)', () => {
     const paused = await call('invoke', '', say('wipe a'));
     expect(paused.body.status).toBe('Paused');
     ids.first = idsOf(paused.body);
-    const approved = await call('approve', `/tealagents/v1alpha1/resume/${paused.body.request_id}`, { action: 'approve', pause_id: paused.body.pause_id ?? paused.body.content.pause_id });
+    const approved = await call('approve', `/tealagents/v1alpha1/resume/${paused.body.request_id}`, {
+      action: 'approve',
+      pause_id: paused.body.pause_id ?? paused.body.content.pause_id,
+    });
     expect(approved.status).toBe(200);
 
     // Edit the first turn and rerun it.
@@ -157,7 +164,11 @@ describe('v3 log correlation and audit (dev mode)', () => {
       const own = lines.filter((l) => l.http_request_id === id);
       expect(own.length).toBeGreaterThan(0);
       // A delete names no API request: its task (and session), or its session.
-      const expected = id.startsWith('delete-session') ? { session_id: 'audit-session' } : id.startsWith('delete-task') ? { task_id: ids.first.task_id, session_id: ids.first.session_id } : request;
+      const expected = id.startsWith('delete-session')
+        ? { session_id: 'audit-session' }
+        : id.startsWith('delete-task')
+          ? { task_id: ids.first.task_id, session_id: ids.first.session_id }
+          : request;
       for (const l of own) expect(l).toEqual(expect.objectContaining({ ...caller, ...expected }));
     }
     const invokeLines = lines.filter((l) => l.http_request_id === http[0]);
@@ -174,12 +185,24 @@ describe('v3 log correlation and audit (dev mode)', () => {
 
   it('answers a model failure with the task_id and request_id of the Failed request', async () => {
     expect(failed.status).toBe(502);
-    expect(failed.body).toMatchObject({ code: 'LLM_UNAVAILABLE', task_id: ids.first.task_id, session_id: ids.first.session_id, request_id: expect.any(String) });
+    expect(failed.body).toMatchObject({
+      code: 'LLM_UNAVAILABLE',
+      task_id: ids.first.task_id,
+      session_id: ids.first.session_id,
+      request_id: expect.any(String),
+    });
     // The run's own line (logged deep in the run, not at the edge) names the request too.
     const failedLines = lines.filter((l) => l.request_id === failed.body.request_id);
     expect(failedLines).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ msg: 'model provider call failed', level: 'warn', code: 'LLM_UNAVAILABLE', provider_status: 502, task_id: ids.first.task_id, agent: 'Guard:1' }),
+        expect.objectContaining({
+          msg: 'model provider call failed',
+          level: 'warn',
+          code: 'LLM_UNAVAILABLE',
+          provider_status: 502,
+          task_id: ids.first.task_id,
+          agent: 'Guard:1',
+        }),
         expect.objectContaining({ msg: 'request completed', status: 502 }),
       ]),
     );
@@ -247,14 +270,35 @@ describe('audit of refused callers (entra mode)', () => {
     const ok = await send(good, 'good-token');
     expect(ok.status).toBe(200);
     // The /stream socket authenticates outside Express: its refusals are audited alike.
-    expect((await refusedUpgrade(`${wsUrl(t.url)}/ChatBot/1.0/stream`, { authorization: `Bearer ${garbage}`, 'x-request-id': 'ws-bad-token' })).status).toBe(401);
-    await waitFor('the request lines', () => ['bad-token', 'foreign-tenant', 'good-token'].every((id) => t.logs().some((l) => l.msg === 'request completed' && l.http_request_id === id)));
+    expect((await refusedUpgrade(`${wsUrl(t.url)}/ChatBot/1.0/stream`, { authorization: `Bearer ${garbage}`, 'x-request-id': 'ws-bad-token' })).status).toBe(
+      401,
+    );
+    await waitFor('the request lines', () =>
+      ['bad-token', 'foreign-tenant', 'good-token'].every((id) => t.logs().some((l) => l.msg === 'request completed' && l.http_request_id === id)),
+    );
 
     const refusals = t.logs().filter((l) => l.audit === true && l.event === 'auth.failed');
     expect(refusals).toEqual([
-      expect.objectContaining({ http_request_id: 'bad-token', agent: 'Echo:1', code: 'UNAUTHENTICATED', reason: expect.stringContaining('Invalid bearer token'), at: expect.stringMatching(ISO) }),
-      expect.objectContaining({ http_request_id: 'foreign-tenant', agent: 'Echo:1', code: 'UNAUTHENTICATED', tid: T9, reason: expect.stringContaining('tenant') }),
-      expect.objectContaining({ http_request_id: 'ws-bad-token', agent: 'ChatBot:1.0', code: 'UNAUTHENTICATED', reason: expect.stringContaining('Invalid bearer token') }),
+      expect.objectContaining({
+        http_request_id: 'bad-token',
+        agent: 'Echo:1',
+        code: 'UNAUTHENTICATED',
+        reason: expect.stringContaining('Invalid bearer token'),
+        at: expect.stringMatching(ISO),
+      }),
+      expect.objectContaining({
+        http_request_id: 'foreign-tenant',
+        agent: 'Echo:1',
+        code: 'UNAUTHENTICATED',
+        tid: T9,
+        reason: expect.stringContaining('tenant'),
+      }),
+      expect.objectContaining({
+        http_request_id: 'ws-bad-token',
+        agent: 'ChatBot:1.0',
+        code: 'UNAUTHENTICATED',
+        reason: expect.stringContaining('Invalid bearer token'),
+      }),
     ]);
     expect(refusals[0]).not.toHaveProperty('tid');
     // Authentication itself logs before the task is known; every line after names it.
@@ -315,7 +359,12 @@ describe('auth.failed names the identity a refused token claims, marked unverifi
     expect((await refusedUpgrade(`${wsUrl(t.url)}/ChatBot/1.0/stream`, { authorization: `Bearer ${forgedWs}`, 'x-request-id': 'ws-forged' })).status).toBe(401);
     await waitFor('the audit lines', () => ['forged', 'foreign', 'ws-forged'].every((id) => refusal(id)));
 
-    expect(refusal('forged')).toMatchObject({ code: 'UNAUTHENTICATED', reason: 'Invalid bearer token: the signature is not valid', claimed_tid: T1, claimed_oid: oid.toLowerCase() });
+    expect(refusal('forged')).toMatchObject({
+      code: 'UNAUTHENTICATED',
+      reason: 'Invalid bearer token: the signature is not valid',
+      claimed_tid: T1,
+      claimed_oid: oid.toLowerCase(),
+    });
     expect(refusal('forged')).not.toHaveProperty('tid');
     expect(refusal('forged')).not.toHaveProperty('oid_hash');
     // A genuine token refused afterwards: its tenant is verified (tid), and it claims the same.
@@ -357,7 +406,7 @@ describe('auth.failed claims only what reads as an Entra identity (entra mode)',
       'payload-not-json': `${base64url.encode('{"alg":"RS256","kid":"k"}')}.${base64url.encode('not json')}.c2ln`,
       'payload-an-array': `${base64url.encode('{"alg":"RS256","kid":"k"}')}.${base64url.encode('["x"]')}.c2ln`,
       'long-and-injected': unsignedToken({ ...claims, tid: 'T'.repeat(4000), oid: injected }),
-      'numbers': unsignedToken({ ...claims, tid: 42, oid: { guid: randomUUID() } }),
+      numbers: unsignedToken({ ...claims, tid: 42, oid: { guid: randomUUID() } }),
     };
     for (const [id, token] of Object.entries(tokens)) {
       const res = await postJson(`${t.url}/Echo/1`, say('hello'), { authorization: `Bearer ${token}`, 'x-request-id': id });
@@ -426,6 +475,12 @@ describe('log correlation of a stateless (v1/v2) call', () => {
     expect(res.status).toBe(200);
     await waitFor('the request line', () => t.logs().some((l) => l.msg === 'request completed' && l.http_request_id === 'stateless-call'));
     const line = t.logs().find((l) => l.msg === 'request completed' && l.http_request_id === 'stateless-call');
-    expect(line).toMatchObject({ request_id: res.body.request_id, session_id: res.body.session_id, agent: 'EchoAgent:0.1', tid: DEV_TENANT, oid_hash: oidHash('dev-user') });
+    expect(line).toMatchObject({
+      request_id: res.body.request_id,
+      session_id: res.body.session_id,
+      agent: 'EchoAgent:0.1',
+      tid: DEV_TENANT,
+      oid_hash: oidHash('dev-user'),
+    });
   });
 });

@@ -105,9 +105,11 @@ describe('GET /metrics with TA_METRICS_PROMETHEUS=true (real app, fake model, re
     expect(samples(m, 'ta_state_store_errors_total', 'ta_state_store_errors_total')).toHaveLength(2);
     expect(total(m, 'ta_state_store_errors_total', 'ta_state_store_errors_total')).toBe(0);
     expect(m.get('ta_rate_limited_total')?.type).toBe('counter');
-    expect(samples(m, 'ta_rate_limited_total', 'ta_rate_limited_total').map((s) => s.labels.ta_limit).sort()).toEqual(
-      ['concurrent_per_caller', 'requests_per_agent', 'requests_per_caller', 'tokens_per_caller'],
-    );
+    expect(
+      samples(m, 'ta_rate_limited_total', 'ta_rate_limited_total')
+        .map((s) => s.labels.ta_limit)
+        .sort(),
+    ).toEqual(['concurrent_per_caller', 'requests_per_agent', 'requests_per_caller', 'tokens_per_caller']);
     expect(total(m, 'ta_rate_limited_total', 'ta_rate_limited_total')).toBe(0);
   });
 
@@ -145,7 +147,9 @@ describe('GET /metrics without TA_METRICS_PROMETHEUS', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({
-      agents: { 'echo.yaml': 'apiVersion: tealagents/v1alpha1\nname: Echo\nversion: 1\ndescription: e\nspec:\n  agent:\n    name: default\n    model: local/echo\n' },
+      agents: {
+        'echo.yaml': 'apiVersion: tealagents/v1alpha1\nname: Echo\nversion: 1\ndescription: e\nspec:\n  agent:\n    name: default\n    model: local/echo\n',
+      },
     });
   });
   afterAll(() => t?.close());

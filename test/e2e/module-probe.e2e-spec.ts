@@ -14,10 +14,21 @@ const SUPPORT = join(__dirname, '..', 'support');
 it('a slow write of the probe file is read only once it is whole', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ta-module-probe-'));
   const file = join(dir, 'probe.json');
-  const child = spawn(process.execPath, ['--require', join(SUPPORT, 'slow-write.cjs'), '--require', join(SUPPORT, 'module-probe.cjs'), '-e', 'process.send?.("ready"); setInterval(() => {}, 1000)'], {
-    env: { ...process.env, NODE_OPTIONS: '', MODULE_PROBE_FILE: file },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--require',
+      join(SUPPORT, 'slow-write.cjs'),
+      '--require',
+      join(SUPPORT, 'module-probe.cjs'),
+      '-e',
+      'process.send?.("ready"); setInterval(() => {}, 1000)',
+    ],
+    {
+      env: { ...process.env, NODE_OPTIONS: '', MODULE_PROBE_FILE: file },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
+  );
   try {
     await new Promise((resolve) => child.once('message', resolve));
     child.kill('SIGUSR2');

@@ -22,7 +22,10 @@ function buildConfig(): { config: string; outDir: string } {
   const outDir = join(dir, 'out');
   const config = join(dir, 'tsconfig.json');
   // typeRoots: types are otherwise looked up beside this file, not the project.
-  writeFileSync(config, JSON.stringify({ extends: join(ROOT, 'tsconfig.build.json'), compilerOptions: { outDir, typeRoots: [join(ROOT, 'node_modules', '@types')] } }));
+  writeFileSync(
+    config,
+    JSON.stringify({ extends: join(ROOT, 'tsconfig.build.json'), compilerOptions: { outDir, typeRoots: [join(ROOT, 'node_modules', '@types')] } }),
+  );
   return { config, outDir };
 }
 

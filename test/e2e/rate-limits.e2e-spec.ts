@@ -147,7 +147,15 @@ describe('rate limits: two replicas on one Redis', () => {
   it('never limits health, docs and task reads', async () => {
     // alice has used her 5 requests of Echo.
     expectRateLimited(await postJson(`${a.url}/Echo/1`, HELLO, as('alice')), '"caller-rpm";q=5;w=60');
-    const paths = ['/Echo/1/health', '/Echo/1/health/live', '/Echo/1/health/ready', '/Echo/1/openapi.json', '/Echo/1/docs', '/Echo/1/redoc', '/Slow/1/sessions'];
+    const paths = [
+      '/Echo/1/health',
+      '/Echo/1/health/live',
+      '/Echo/1/health/ready',
+      '/Echo/1/openapi.json',
+      '/Echo/1/docs',
+      '/Echo/1/redoc',
+      '/Slow/1/sessions',
+    ];
     const answers = await all(paths.flatMap((p) => Array.from({ length: 8 }, () => () => request(`${a.url}${p}`, { headers: as('alice') }))));
     expect(answers.filter((r) => r.status === 429)).toEqual([]);
     expect(answers.every((r) => r.headers.get('ratelimit') === null)).toBe(true);
@@ -158,7 +166,10 @@ describe('rate limits: the memory store (one replica)', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startTestApp({ agents: { 'echo.yaml': AGENTS['echo.yaml'], 'streams.yaml': v1('Streams', 'local/echo') }, env: { TA_RATE_LIMIT_CALLER_RPM: '3', TA_RATE_LIMIT_AGENT_RPM: '4' } });
+    t = await startTestApp({
+      agents: { 'echo.yaml': AGENTS['echo.yaml'], 'streams.yaml': v1('Streams', 'local/echo') },
+      env: { TA_RATE_LIMIT_CALLER_RPM: '3', TA_RATE_LIMIT_AGENT_RPM: '4' },
+    });
   });
   afterAll(() => t?.close());
 

@@ -118,7 +118,11 @@ describe('readiness in Entra mode: the identity provider', () => {
     t = await startTestApp({ agents: { 'a.yaml': agent('A') }, env: withCooldown(60_000) });
     const first = await idp();
     expect(first.status).toBe(503);
-    expect(first.dep).toEqual({ name: 'identity_provider', state: 'down', detail: expect.stringContaining(`metadata or signing keys not fetched from ${issuer.origin}/`) });
+    expect(first.dep).toEqual({
+      name: 'identity_provider',
+      state: 'down',
+      detail: expect.stringContaining(`metadata or signing keys not fetched from ${issuer.origin}/`),
+    });
     const attempts = issuer.counts.metadata + issuer.counts.jwks;
     issuer.setMode('up');
     expect((await idp()).status).toBe(503); // within the cooldown: the last failure is the answer

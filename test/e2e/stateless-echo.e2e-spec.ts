@@ -10,7 +10,15 @@ describe('stateless agents on the built-in offline model (demos/agents)', () => 
   afterAll(() => t.close());
 
   it('serves every demo agent under /{name}/{version}', () => {
-    expect(t.agents.map((a) => a.prefix).sort()).toEqual(['/Assistant/0.1', '/Calculator/0.1', '/ChatBot/1.0', '/EchoAgent/0.1', '/GuardedNotes/0.1', '/PlannerBot/0.1', '/TodoAssistant/0.1']);
+    expect(t.agents.map((a) => a.prefix).sort()).toEqual([
+      '/Assistant/0.1',
+      '/Calculator/0.1',
+      '/ChatBot/1.0',
+      '/EchoAgent/0.1',
+      '/GuardedNotes/0.1',
+      '/PlannerBot/0.1',
+      '/TodoAssistant/0.1',
+    ]);
   });
 
   it('answers a v2alpha1 invoke with an InvokeResponse', async () => {

@@ -126,7 +126,15 @@ describe('stateless invoke against an OpenAI-compatible provider', () => {
   it('refuses an image item for a BaseInput agent with 422 naming the field, without calling the model', async () => {
     const before = fake.requests.length;
     const res = await postJson(`${t.url}/TextBot/0.1`, {
-      chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'look' }, { content_type: 'image', content: PNG }] }],
+      chat_history: [
+        {
+          role: 'user',
+          items: [
+            { content_type: 'text', content: 'look' },
+            { content_type: 'image', content: PNG },
+          ],
+        },
+      ],
     });
     expect(res.status).toBe(422);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);

@@ -89,7 +89,13 @@ describe('stateless SSE', () => {
       frame('intermediate-task-response', {
         task_no: 1,
         task_name: 'restate',
-        response: { ...head, token_usage: { completion_tokens: 3, prompt_tokens: 10, total_tokens: 13 }, extra_data: null, output_raw: 'Plan for Oslo', output_pydantic: null },
+        response: {
+          ...head,
+          token_usage: { completion_tokens: 3, prompt_tokens: 10, total_tokens: 13 },
+          extra_data: null,
+          output_raw: 'Plan for Oslo',
+          output_pydantic: null,
+        },
       }) +
         frame('partial-response', { ...head, output_partial: 'Take ' }) +
         frame('partial-response', { ...head, output_partial: 'a coat' }) +

@@ -96,7 +96,12 @@ describe('WebSocket /stream (dev auth)', () => {
   });
 
   it.each([
-    ['a field that fails validation', 'ChatBot/1.0', JSON.stringify({ chat_history: [{ role: 'robot', content: 'x' }] }), /^VALIDATION_FAILED: chat_history\.0\.role: /],
+    [
+      'a field that fails validation',
+      'ChatBot/1.0',
+      JSON.stringify({ chat_history: [{ role: 'robot', content: 'x' }] }),
+      /^VALIDATION_FAILED: chat_history\.0\.role: /,
+    ],
     [
       'an image for a text-only (BaseInput*) agent',
       'Planner/0.1',
@@ -197,7 +202,10 @@ describe('WebSocket /stream (dev auth)', () => {
     const span = server()!;
     expect(span).toMatchObject({ name: 'GET /ChatBot/1.0/stream', traceId: CALLER_TRACE_ID, parentSpanId: CALLER_SPAN_ID });
     expect(span.attributes).toMatchObject({ 'http.route': '/ChatBot/1.0/stream', 'http.response.status_code': 101, 'ta.websocket.close_code': 1000 });
-    await receiver.waitFor(() => receiver.spans().some((s) => s.parentSpanId === span.spanId && s.name === 'invoke_agent ChatBot:1.0'), 'invoke_agent under it');
+    await receiver.waitFor(
+      () => receiver.spans().some((s) => s.parentSpanId === span.spanId && s.name === 'invoke_agent ChatBot:1.0'),
+      'invoke_agent under it',
+    );
   });
 });
 

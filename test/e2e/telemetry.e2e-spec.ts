@@ -38,8 +38,7 @@ function lastPoint(r: OtlpReceiver, metric: string, attrs: Record<string, unknow
 describe('telemetry exported to a real OTLP/HTTP receiver', () => {
   let receiver: OtlpReceiver;
   let t: TestApp;
-  const res: Record<'json' | 'sse' | 'notFound' | 'malformed' | 'unsafeId', { status: number; headers: Headers; text: string }> =
-    {} as never;
+  const res: Record<'json' | 'sse' | 'notFound' | 'malformed' | 'unsafeId', { status: number; headers: Headers; text: string }> = {} as never;
   const server = (requestId: string): ReceivedSpan => {
     const span = receiver.spans().find((s) => s.kind === SPAN_KIND.SERVER && s.attributes['ta.http.request_id'] === requestId);
     if (!span) throw new Error(`no SERVER span for request ${requestId}`);

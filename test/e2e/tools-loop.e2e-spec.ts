@@ -89,7 +89,10 @@ const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: 
 /** Children of this process whose command line mentions `needle` (the stdio MCP servers the app started). */
 function childPids(needle: string): number[] {
   try {
-    return execFileSync('pgrep', ['-P', String(process.pid), '-f', needle], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    return execFileSync('pgrep', ['-P', String(process.pid), '-f', needle], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -158,7 +161,15 @@ describe('the tool loop through the HTTP API (fake OpenAI-compatible model, real
     expect(stored.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(stored.messages[2]).toMatchObject({ role: 'tool', tool_call_id: 'call_a', content: '5', is_error: false });
     expect(stored.tool_calls).toEqual([
-      { id: 'call_a', name: 'Lab-add', arguments: '{"a":2,"b":3}', started_at: expect.any(String), duration_ms: expect.any(Number), outcome: 'ok', result: '5' },
+      {
+        id: 'call_a',
+        name: 'Lab-add',
+        arguments: '{"a":2,"b":3}',
+        started_at: expect.any(String),
+        duration_ms: expect.any(Number),
+        outcome: 'ok',
+        result: '5',
+      },
     ]);
   });
 

@@ -71,7 +71,11 @@ describe('MCP over stdio: @modelcontextprotocol/server-everything', () => {
   it('turns a server killed mid-call into an error result, and reconnects on the next call', async () => {
     const before = childPids('server-everything');
     expect(before).toHaveLength(1);
-    const running = executor.execute(tools.get('everything-trigger-long-running-operation'), call('everything-trigger-long-running-operation', { duration: 30, steps: 1 }), { principal: alice });
+    const running = executor.execute(
+      tools.get('everything-trigger-long-running-operation'),
+      call('everything-trigger-long-running-operation', { duration: 30, steps: 1 }),
+      { principal: alice },
+    );
     // Kill it once the call is in flight (the child is alive and the call has not settled).
     await new Promise((r) => setTimeout(r, 200));
     process.kill(before[0]!, 'SIGKILL');
@@ -156,7 +160,7 @@ describe('MCP over streamable HTTP: the in-repo test server', () => {
     );
   });
 
-  it('sends the caller\'s tenant id beside the user id (tenant_id_header), so same-named users of two tenants differ', async () => {
+  it("sends the caller's tenant id beside the user id (tenant_id_header), so same-named users of two tenants differ", async () => {
     const other = new McpClientManager(1_000);
     try {
       const paired = await toolsOf(
@@ -168,7 +172,12 @@ describe('MCP over streamable HTTP: the in-repo test server', () => {
         executor.execute(paired.get('mt-whoami'), call('mt-whoami'), { principal: { tenantId: 't1', ownerId: 'alice' } }),
         executor.execute(paired.get('mt-whoami'), call('mt-whoami'), { principal: { tenantId: 't2', ownerId: 'alice' } }),
       ]);
-      expect(server.calls.slice(before).map((c) => [c.tenantId, c.userId]).sort()).toEqual([
+      expect(
+        server.calls
+          .slice(before)
+          .map((c) => [c.tenantId, c.userId])
+          .sort(),
+      ).toEqual([
         ['t1', 'alice'],
         ['t2', 'alice'],
       ]);

@@ -86,14 +86,7 @@ describe('plugins', () => {
     );
     const dir = writeAgentDir({ 'a.yaml': agentYaml('plugins: [Shout, Calculator, Weather]') });
     const { tools } = await toolsFor(dir, { pluginModule: moduleDir });
-    expect([...tools.keys()]).toEqual([
-      'Shout-shout',
-      'Calculator-add',
-      'Calculator-multiply',
-      'Calculator-divide',
-      'Weather-get_forecast',
-      'Weather-whoami',
-    ]);
+    expect([...tools.keys()]).toEqual(['Shout-shout', 'Calculator-add', 'Calculator-multiply', 'Calculator-divide', 'Weather-get_forecast', 'Weather-whoami']);
     const results = await executor.executeAll(
       tools,
       [call('Shout-shout', { word: 'hi' }), call('Calculator-multiply', { a: 6, b: 7 }), call('Calculator-divide', { a: 1, b: 0 })],
@@ -123,7 +116,7 @@ describe('plugins', () => {
     expect(missing).toMatch(/modules that failed to load: .*plugins\/broken\.js: /);
   });
 
-  it('reads governance from upstream\'s plugin catalog JSON (TA_PLUGIN_CATALOG_FILE), under spec.governance', async () => {
+  it("reads governance from upstream's plugin catalog JSON (TA_PLUGIN_CATALOG_FILE), under spec.governance", async () => {
     const dir = writeAgentDir({
       'a.yaml': agentYaml('plugins: [Calculator]', 'governance:\n    tools:\n      Calculator-add: { requires_hitl: false }\n'.replace(/^/gm, '  ')),
     });
@@ -156,7 +149,10 @@ describe('plugins', () => {
 
   it('applies spec.governance.tools over the plugin declaration', async () => {
     const dir = writeAgentDir({
-      'a.yaml': agentYaml('plugins: [Calculator]', 'governance:\n    tools:\n      Calculator-divide: { risk: write_low_risk, requires_hitl: true }\n'.replace(/^/gm, '  ')),
+      'a.yaml': agentYaml(
+        'plugins: [Calculator]',
+        'governance:\n    tools:\n      Calculator-divide: { risk: write_low_risk, requires_hitl: true }\n'.replace(/^/gm, '  '),
+      ),
     });
     const { tools } = await toolsFor(dir);
     expect(tools.get('Calculator-divide')).toMatchObject({ risk: 'write_low_risk', requiresHitl: true });
@@ -212,7 +208,11 @@ describe('remote plugins (OpenAPI) against a real local HTTP API', () => {
   it('refuses path arguments that would leave their segment: the API receives nothing, the model gets an error result', async () => {
     const before = api.requests.length;
     const escaping = ['..', '.', '%2e%2e', ''];
-    const results = await executor.executeAll(tools, escaping.map((id) => call('inventory-get_item', { id })), { principal: alice });
+    const results = await executor.executeAll(
+      tools,
+      escaping.map((id) => call('inventory-get_item', { id })),
+      { principal: alice },
+    );
     expect(api.requests.length).toBe(before);
     for (const r of results) {
       expect(r).toMatchObject({ outcome: 'error', attempts: 1 });

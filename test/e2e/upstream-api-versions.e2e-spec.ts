@@ -109,7 +109,9 @@ spec:
   });
 
   it('holds a v1alpha1 file to the v1 fields: without service_name, kind and input_type the boot names each', async () => {
-    const dir = writeAgentDir({ 'a.yaml': 'apiVersion: skagents/v1alpha1\nname: NotEnough\nversion: 0.1\nspec:\n  agent:\n    name: default\n    model: local/echo\n' });
+    const dir = writeAgentDir({
+      'a.yaml': 'apiVersion: skagents/v1alpha1\nname: NotEnough\nversion: 0.1\nspec:\n  agent:\n    name: default\n    model: local/echo\n',
+    });
     const file = join(dir, 'a.yaml');
     expect(await bootProblems(dir)).toEqual([
       `${file}:1: service_name: is required for skagents/v1 (the agent name; name is read only by the other apiVersions)`,

@@ -48,7 +48,17 @@ const TokenUsage = model('TokenUsage', [
   ['total_tokens', int],
 ]);
 /** extra_data_collector.ExtraData */
-const ExtraData = model('ExtraData', [['items', list(model('ExtraDataElement', [['key', str], ['value', str]]))]]);
+const ExtraData = model('ExtraData', [
+  [
+    'items',
+    list(
+      model('ExtraDataElement', [
+        ['key', str],
+        ['value', str],
+      ]),
+    ),
+  ],
+]);
 /** ska_types.InvokeResponse[T] (v1: T = Any without output_type; v2: T = NoneType) */
 const InvokeResponse = (t: Shape) =>
   model('InvokeResponse', [
@@ -326,7 +336,13 @@ describe('upstream compatibility: v1 (Chat, Sequential) and v2 response shapes',
     it('one task, BaseInput (01_getting_started): JSON and SSE (no intermediate event for the only task)', async () => {
       llm.script(reply.text('Happy to help.', { usage: u(40, 4) }), reply.chunks(['Happy ', 'to help.'], { usage: u(40, 4) }));
       const body = await invokeJson('/GettingStarted/0.1', TEXT_REQUEST);
-      expect(body).toMatchObject({ source: 'GettingStarted:0.1', output_raw: 'Happy to help.', token_usage: sum(u(40, 4)), extra_data: null, output_pydantic: null });
+      expect(body).toMatchObject({
+        source: 'GettingStarted:0.1',
+        output_raw: 'Happy to help.',
+        token_usage: sum(u(40, 4)),
+        extra_data: null,
+        output_pydantic: null,
+      });
       const frames = await invokeSse('/GettingStarted/0.1', TEXT_REQUEST);
       expectOneCall(frames, 'GettingStarted:0.1');
       expect(frames.map((f) => f.event)).toEqual(['partial-response', 'partial-response', 'final-response']);
@@ -334,10 +350,20 @@ describe('upstream compatibility: v1 (Chat, Sequential) and v2 response shapes',
 
     it('three tasks (task_no 10, 20, 30): JSON answers with the last task, usage summed; each task sees the earlier ones', async () => {
       const usages = [u(50, 5), u(70, 7), u(90, 9)];
-      llm.script(reply.text('Plan: museum', { usage: usages[0] }), reply.text('Plan checked', { usage: usages[1] }), reply.text('Go to the museum.', { usage: usages[2] }));
+      llm.script(
+        reply.text('Plan: museum', { usage: usages[0] }),
+        reply.text('Plan checked', { usage: usages[1] }),
+        reply.text('Go to the museum.', { usage: usages[2] }),
+      );
       const first = llm.requests.length;
       const body = await invokeJson('/TripPlanner/0.1', TEXT_CONTEXT_REQUEST);
-      expect(body).toMatchObject({ source: 'TripPlanner:0.1', output_raw: 'Go to the museum.', token_usage: sum(...usages), extra_data: null, output_pydantic: null });
+      expect(body).toMatchObject({
+        source: 'TripPlanner:0.1',
+        output_raw: 'Go to the museum.',
+        token_usage: sum(...usages),
+        extra_data: null,
+        output_pydantic: null,
+      });
       // As upstream's Task.invoke: one history; each task adds its instructions and its answer.
       const third = llm.requests[first + 2]!.body.messages.map((m: { role: string; content: string }) => [m.role, m.content.trim()]);
       expect(third).toEqual([
@@ -355,10 +381,20 @@ describe('upstream compatibility: v1 (Chat, Sequential) and v2 response shapes',
 
     it('three tasks: SSE sends intermediate-task-response for each earlier task (task_no counted 1, 2), then the last task streamed', async () => {
       const usages = [u(50, 5), u(70, 7), u(90, 9)];
-      llm.script(reply.text('Plan: museum', { usage: usages[0] }), reply.text('Plan checked', { usage: usages[1] }), reply.chunks(['Go to ', 'the museum.'], { usage: usages[2] }));
+      llm.script(
+        reply.text('Plan: museum', { usage: usages[0] }),
+        reply.text('Plan checked', { usage: usages[1] }),
+        reply.chunks(['Go to ', 'the museum.'], { usage: usages[2] }),
+      );
       const frames = await invokeSse('/TripPlanner/0.1', TEXT_CONTEXT_REQUEST);
       expectOneCall(frames, 'TripPlanner:0.1');
-      expect(frames.map((f) => f.event)).toEqual(['intermediate-task-response', 'intermediate-task-response', 'partial-response', 'partial-response', 'final-response']);
+      expect(frames.map((f) => f.event)).toEqual([
+        'intermediate-task-response',
+        'intermediate-task-response',
+        'partial-response',
+        'partial-response',
+        'final-response',
+      ]);
       const [one, two] = frames as { data: { task_no: number; task_name: string; response: Record<string, unknown> } }[];
       expect([one!.data.task_no, one!.data.task_name, two!.data.task_no, two!.data.task_name]).toEqual([1, 'action_task', 2, 'check_task']);
       expect(one!.data.response).toMatchObject({ output_raw: 'Plan: museum', token_usage: sum(usages[0]!), extra_data: null, output_pydantic: null });
@@ -379,7 +415,11 @@ describe('upstream compatibility: v1 (Chat, Sequential) and v2 response shapes',
   describe('skagents/v2alpha1', () => {
     it('BaseMultiModalInput: JSON InvokeResponse[NoneType]', async () => {
       llm.script(reply.text('Narwhals are whales.', { usage: u(60, 4) }));
-      const body = await invokeJson('/WikipediaAgent/0.1', { chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'Search wikipedia for information on narwhals' }] }] }, true);
+      const body = await invokeJson(
+        '/WikipediaAgent/0.1',
+        { chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'Search wikipedia for information on narwhals' }] }] },
+        true,
+      );
       expect(body).toEqual({
         session_id: expect.stringMatching(HEX32),
         source: 'WikipediaAgent:0.1',

@@ -110,7 +110,15 @@ describe('upstream tealagents/v1alpha1 wire shapes', () => {
       task_id,
       request_id,
       status: 'Completed',
-      content: { task_id, session_id, request_id, output: 'Hello.', source: 'Compat:1', token_usage: { completion_tokens: 2, prompt_tokens: 7, total_tokens: 9 }, extra_data: null },
+      content: {
+        task_id,
+        session_id,
+        request_id,
+        output: 'Hello.',
+        source: 'Compat:1',
+        token_usage: { completion_tokens: 2, prompt_tokens: 7, total_tokens: 9 },
+        extra_data: null,
+      },
     });
   });
 
@@ -118,7 +126,11 @@ describe('upstream tealagents/v1alpha1 wire shapes', () => {
     llm.script(reply.text('one'), reply.text('two'));
     const first = await postJson(base, userMessage('one', { task_id: 'orchestrator-task:7', session_id: 'chat.session_42' }));
     expectShape(first.body, StateResponse);
-    expect(first.body).toMatchObject({ task_id: 'orchestrator-task:7', session_id: 'chat.session_42', content: { task_id: 'orchestrator-task:7', session_id: 'chat.session_42' } });
+    expect(first.body).toMatchObject({
+      task_id: 'orchestrator-task:7',
+      session_id: 'chat.session_42',
+      content: { task_id: 'orchestrator-task:7', session_id: 'chat.session_42' },
+    });
     const second = await postJson(base, userMessage('two', { task_id: 'orchestrator-task:7' }));
     expectShape(second.body, StateResponse);
     expect(second.body).toMatchObject({ task_id: 'orchestrator-task:7', session_id: 'chat.session_42', content: { output: 'two' } });
@@ -160,7 +172,14 @@ describe('upstream tealagents/v1alpha1 wire shapes', () => {
     const res = await resume(body.request_id, { action: 'approve' });
     expect(res.status).toBe(200);
     expectShape(res.body, TealAgentsResponse, { TealAgentsResponse: ['status'] });
-    expect(res.body).toMatchObject({ task_id: body.task_id, session_id: body.session_id, request_id: body.request_id, output: 'Wiped a.', source: 'Compat:1', status: 'Completed' });
+    expect(res.body).toMatchObject({
+      task_id: body.task_id,
+      session_id: body.session_id,
+      request_id: body.request_id,
+      output: 'Wiped a.',
+      source: 'Compat:1',
+      status: 'Completed',
+    });
   });
 
   it('resume approve that pauses again: a HitlResponse (plus our status and a new pause_id)', async () => {
@@ -168,7 +187,12 @@ describe('upstream tealagents/v1alpha1 wire shapes', () => {
     llm.script(reply.toolCalls([wipe('call_x', 'b')]));
     const res = await resume(body.request_id, { action: 'approve' });
     expectShape(res.body, HitlResponse, { HitlResponse: ['status', ...HITL_EXTRAS.HitlResponse!], FunctionCallContent: HITL_EXTRAS.FunctionCallContent });
-    expect(res.body).toMatchObject({ request_id: body.request_id, message: 'Human intervention required.', status: 'Paused', tool_calls: [{ id: 'call_x', arguments: '{"path":"b"}' }] });
+    expect(res.body).toMatchObject({
+      request_id: body.request_id,
+      message: 'Human intervention required.',
+      status: 'Paused',
+      tool_calls: [{ id: 'call_x', arguments: '{"path":"b"}' }],
+    });
     expect(res.body.pause_id).not.toBe(body.content.pause_id);
     await resume(body.request_id, { action: 'reject' });
   });

@@ -108,7 +108,11 @@ describe('the discovery rule itself refuses what the Assistant orchestrator refu
   it.each([
     ['a GET without description', { '/A/1': { post }, '/A/1/health': { get: { summary: 'Health' } } }, ['GET /A/1/health has no description']],
     ['a POST with a null description', { '/A/1': { post }, '/A/1/x': { post: { description: null } } }, ['POST /A/1/x has no description']],
-    ['a first path without POST', { '/A/1/health': { get: { description: 'h' } }, '/A/1': { post } }, ['the first path has no POST (.post.description raises)']],
+    [
+      'a first path without POST',
+      { '/A/1/health': { get: { description: 'h' } }, '/A/1': { post } },
+      ['the first path has no POST (.post.description raises)'],
+    ],
   ])('%s', (_label, paths, refusals) => {
     expect(assistantOrchestratorDiscovery({ paths }).refusals).toEqual(refusals);
   });
@@ -164,7 +168,8 @@ describe('GET /{name}/{version}/redoc (ReDoc, local assets only)', () => {
     );
     expect(csp['default-src']).toEqual(["'self'"]);
     for (const directive of ['script-src', 'style-src', 'img-src', 'font-src', 'connect-src', 'worker-src']) {
-      for (const source of csp[directive] ?? csp['default-src']) expect([directive, source]).toEqual([directive, expect.stringMatching(/^('self'|'unsafe-inline'|blob:|data:)$/)]);
+      for (const source of csp[directive] ?? csp['default-src'])
+        expect([directive, source]).toEqual([directive, expect.stringMatching(/^('self'|'unsafe-inline'|blob:|data:)$/)]);
     }
   });
 

@@ -67,9 +67,7 @@ spec:
 `,
     });
     writeFileSync(join(dir, 'custom_plugins.py'), 'class Calculator(BasePlugin):\n    pass\n');
-    expect(await bootProblems(dir)).toEqual([
-      refusal(join(dir, 'config.yaml'), 'spec.agent.plugins[0]', 'Calculator', join(dir, 'custom_plugins.py')),
-    ]);
+    expect(await bootProblems(dir)).toEqual([refusal(join(dir, 'config.yaml'), 'spec.agent.plugins[0]', 'Calculator', join(dir, 'custom_plugins.py'))]);
   });
 
   it('a .py that does not define the class: "not found", naming the .py as scanned, not loaded', async () => {

@@ -40,7 +40,11 @@ describe('user_context follows the input type', () => {
     ['/TextContextChat/0.1', 'BaseInputWithUserContext'],
     ['/MultiContextChat/0.1', 'BaseMultiModalInputWithUserContext'],
   ])('%s (%s) injects it ahead of the history', async (path) => {
-    expect(await messagesFor(path, { chat_history: [{ role: 'user', content: 'hi' }], user_context: CONTEXT })).toEqual([SYSTEM, CONTEXT_MESSAGE, { role: 'user', content: 'hi' }]);
+    expect(await messagesFor(path, { chat_history: [{ role: 'user', content: 'hi' }], user_context: CONTEXT })).toEqual([
+      SYSTEM,
+      CONTEXT_MESSAGE,
+      { role: 'user', content: 'hi' },
+    ]);
   });
 
   it.each([

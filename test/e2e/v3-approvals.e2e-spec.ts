@@ -171,7 +171,9 @@ describe('v3 approvals (one instance)', () => {
       ['assistant', 'On it.'],
       ['tool', 'wiped a'],
     ]);
-    expect(llm.requests.at(-1)!.body.messages[2].tool_calls).toEqual([{ id: 'w1', type: 'function', function: { name: 'Notes-wipe', arguments: '{"id":"a"}' } }]);
+    expect(llm.requests.at(-1)!.body.messages[2].tool_calls).toEqual([
+      { id: 'w1', type: 'function', function: { name: 'Notes-wipe', arguments: '{"id":"a"}' } },
+    ]);
 
     // approving twice: already decided
     const again = await resume(ids.request_id, { action: 'approve' });
@@ -238,7 +240,11 @@ describe('v3 approvals (one instance)', () => {
       expect(r.body.detail).toContain('w1');
     }
     expect(notes.calls).toEqual({});
-    expect((await api.task(paused.task_id)).body).toMatchObject({ status: 'Paused', requests: [{ status: 'Paused', approvals: [], tool_calls: [] }], pending_approvals: [{ pause_id: paused.content.pause_id }] });
+    expect((await api.task(paused.task_id)).body).toMatchObject({
+      status: 'Paused',
+      requests: [{ status: 'Paused', approvals: [], tool_calls: [] }],
+      pending_approvals: [{ pause_id: paused.content.pause_id }],
+    });
 
     llm.script(reply.text('Wiped.'));
     const approved = await resume(paused.request_id, { action: 'approve', pause_id: paused.content.pause_id });
@@ -250,12 +256,21 @@ describe('v3 approvals (one instance)', () => {
   it('a partial rejection runs on: the model sees the rejected call with the reason given, and may pause again', async () => {
     const paused = await pauseWith([tc('e1', 'Notes-edit', { id: 'a' }), tc('w1', 'Notes-wipe', { id: 'a' })]);
     llm.script(reply.toolCalls([tc('w2', 'Notes-wipe', { id: 'b' })]));
-    const again = await resume(paused.request_id, { decisions: [{ tool_call_id: 'e1', approved: true }, { tool_call_id: 'w1', approved: false, reason: 'keep a' }] });
+    const again = await resume(paused.request_id, {
+      decisions: [
+        { tool_call_id: 'e1', approved: true },
+        { tool_call_id: 'w1', approved: false, reason: 'keep a' },
+      ],
+    });
     expect(again.body).toMatchObject({ request_id: paused.request_id, status: 'Paused', message: 'Human intervention required.', tool_calls: [{ id: 'w2' }] });
     expect(again.body.pause_id).not.toBe(paused.content.pause_id);
     expect(notes.calls).toEqual({ edit: 1 });
     const input = llm.requests.at(-1)!.body.messages;
-    expect(input.at(-1)).toEqual({ role: 'tool', tool_call_id: 'w1', content: expect.stringMatching(/^Error: the user rejected this call of Notes-wipe.*keep a/) });
+    expect(input.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'w1',
+      content: expect.stringMatching(/^Error: the user rejected this call of Notes-wipe.*keep a/),
+    });
 
     const calls = llm.requests.length;
     const done = await resume(paused.request_id, { action: 'approve', decisions: [{ tool_call_id: 'w2', approved: false }] });

@@ -83,9 +83,7 @@ describe('v3 conversations against an OpenAI-compatible model', () => {
     const taskId = first.body.task_id;
     const N = 12;
     for (let i = 0; i < N; i++) llm.script(reply.text(`answer ${i}`, { delayMs: 30 }));
-    const results = await Promise.all(
-      Array.from({ length: N }, (_, i) => api.say(`question ${i}`, { task_id: taskId })),
-    );
+    const results = await Promise.all(Array.from({ length: N }, (_, i) => api.say(`question ${i}`, { task_id: taskId })));
     const statuses = results.map((r) => r.status);
     expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
     const winners = results.filter((r) => r.status === 200);

@@ -191,7 +191,11 @@ describe.each(backends)('v3 DELETE and session listing on $name', ({ setup }) =>
     const mine = await api('A').say('keep me');
     const taskId = mine.body.task_id;
 
-    for (const [path, user] of [[`/A/1/tasks/${taskId}`, 'mallory'], [`/B/1/tasks/${taskId}`, undefined], [`/A/1/tasks/no-such-task`, undefined]] as const) {
+    for (const [path, user] of [
+      [`/A/1/tasks/${taskId}`, 'mallory'],
+      [`/B/1/tasks/${taskId}`, undefined],
+      [`/A/1/tasks/no-such-task`, undefined],
+    ] as const) {
       const res = await del(path, user);
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('TASK_NOT_FOUND');
@@ -254,7 +258,8 @@ describe.each(backends)('v3 DELETE and session listing on $name', ({ setup }) =>
       ...Array.from({ length: 4 }, (_, i) => api('A').say(`follow ${i}`, { task_id: taskId })),
     ]);
     expect(deleted.status).toBe(204);
-    for (const f of follows) expect({ status: f.status, body: [200, 404, 409].includes(f.status) ? 'ok' : f.body }).toEqual({ status: expect.any(Number), body: 'ok' });
+    for (const f of follows)
+      expect({ status: f.status, body: [200, 404, 409].includes(f.status) ? 'ok' : f.body }).toEqual({ status: expect.any(Number), body: 'ok' });
     expect(await backend.store.getRequest(DEV_TENANT_ID, first.body.request_id)).toBeUndefined();
     const task = await api('A').task(taskId);
     if (task.status === 200) {

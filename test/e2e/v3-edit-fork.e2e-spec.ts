@@ -126,23 +126,43 @@ describe.each(backends)('edit and fork on $name', ({ name, setup }) => {
     expect(last.status).toBe(200);
     expect(last.body).toMatchObject({ task_id: taskId, status: 'Completed', content: { output: 'a2 edited' } });
     expect(ids).not.toContain(last.body.request_id);
-    expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'q0'], ['assistant', 'a0'], ['user', 'q1'], ['assistant', 'a1'], ['user', 'q2 edited']]);
+    expect(lastInput()).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'q0'],
+      ['assistant', 'a0'],
+      ['user', 'q1'],
+      ['assistant', 'a1'],
+      ['user', 'q2 edited'],
+    ]);
 
     llm.script(reply.text('a1 edited'));
     const middle = await edit(a, taskId, ids[1]!, 'q1 edited');
     expect(middle.body).toMatchObject({ status: 'Completed', content: { output: 'a1 edited' } });
-    expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'q0'], ['assistant', 'a0'], ['user', 'q1 edited']]);
+    expect(lastInput()).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'q0'],
+      ['assistant', 'a0'],
+      ['user', 'q1 edited'],
+    ]);
 
     llm.script(reply.text('a0 edited'));
     const firstEdit = await edit(b, taskId, ids[0]!, 'q0 edited');
     expect(firstEdit.body).toMatchObject({ status: 'Completed', content: { output: 'a0 edited' } });
-    expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'q0 edited']]);
+    expect(lastInput()).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'q0 edited'],
+    ]);
 
     // A follow-on continues from the edited turn only.
     llm.script(reply.text('a3'));
     const next = await api(a).say('q3', { task_id: taskId });
     expect(next.body.status).toBe('Completed');
-    expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'q0 edited'], ['assistant', 'a0 edited'], ['user', 'q3']]);
+    expect(lastInput()).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'q0 edited'],
+      ['assistant', 'a0 edited'],
+      ['user', 'q3'],
+    ]);
 
     // GET hides superseded requests by default; ?include=superseded shows them, each marked.
     const shown = await view(b, taskId);
@@ -185,10 +205,21 @@ describe.each(backends)('edit and fork on $name', ({ name, setup }) => {
       const shown = await view(b, taskId);
       if (edited.status === 200) {
         expect(shown.requests.map((r) => [r.request_id, r.output])).toEqual([[edited.body.request_id, 'winner']]);
-        expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'edited']]);
+        expect(lastInput()).toEqual([
+          ['system', 'Be brief.'],
+          ['user', 'edited'],
+        ]);
       } else {
-        expect(shown.requests.map((r) => [r.request_id, r.output])).toEqual([[first.body.request_id, 'base'], [followOn.body.request_id, 'winner']]);
-        expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'base'], ['assistant', 'base'], ['user', 'follow-on']]);
+        expect(shown.requests.map((r) => [r.request_id, r.output])).toEqual([
+          [first.body.request_id, 'base'],
+          [followOn.body.request_id, 'winner'],
+        ]);
+        expect(lastInput()).toEqual([
+          ['system', 'Be brief.'],
+          ['user', 'base'],
+          ['assistant', 'base'],
+          ['user', 'follow-on'],
+        ]);
       }
     }
   });
@@ -219,7 +250,14 @@ describe.each(backends)('edit and fork on $name', ({ name, setup }) => {
     llm.script(reply.text('after cancel'));
     const ok = await edit(a, taskId, paused.body.request_id, 'no peeking');
     expect(ok.body).toMatchObject({ status: 'Completed', content: { output: 'after cancel' } });
-    expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'base'], ['assistant', 'base'], ['user', 'slow'], ['assistant', 'slow'], ['user', 'no peeking']]);
+    expect(lastInput()).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'base'],
+      ['assistant', 'base'],
+      ['user', 'slow'],
+      ['assistant', 'slow'],
+      ['user', 'no peeking'],
+    ]);
   });
 
   it('forks at a request and by default; both tasks then go on independently, the source untouched', async () => {
@@ -228,7 +266,11 @@ describe.each(backends)('edit and fork on $name', ({ name, setup }) => {
 
     const atMiddle = await fork(b, taskId, { request_id: ids[1], session_id: 'another-session' });
     expect(atMiddle.status).toBe(201);
-    expect(atMiddle.body).toMatchObject({ session_id: 'another-session', status: 'Completed', metadata: { forked_from_task_id: taskId, forked_from_request_id: ids[1] } });
+    expect(atMiddle.body).toMatchObject({
+      session_id: 'another-session',
+      status: 'Completed',
+      metadata: { forked_from_task_id: taskId, forked_from_request_id: ids[1] },
+    });
     expect(atMiddle.body.task_id).not.toBe(taskId);
     expect(atMiddle.body.requests.map((r: Req) => r.output)).toEqual(['a0', 'a1']);
     expect(atMiddle.body.requests.map((r: Req) => r.request_id)).not.toContain(ids[0]);
@@ -242,13 +284,27 @@ describe.each(backends)('edit and fork on $name', ({ name, setup }) => {
     llm.script(reply.text('fork answer'));
     const onFork = await api(a).say('fork q', { task_id: atMiddle.body.task_id });
     expect(onFork.body).toMatchObject({ status: 'Completed', session_id: 'another-session' });
-    expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'q0'], ['assistant', 'a0'], ['user', 'q1'], ['assistant', 'a1'], ['user', 'fork q']]);
+    expect(lastInput()).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'q0'],
+      ['assistant', 'a0'],
+      ['user', 'q1'],
+      ['assistant', 'a1'],
+      ['user', 'fork q'],
+    ]);
 
     llm.script(reply.text('source answer'));
     const onSource = await api(b).say('source q', { task_id: taskId });
     expect(onSource.body.status).toBe('Completed');
     expect(lastInput()).toEqual([
-      ['system', 'Be brief.'], ['user', 'q0'], ['assistant', 'a0'], ['user', 'q1'], ['assistant', 'a1'], ['user', 'q2'], ['assistant', 'a2'], ['user', 'source q'],
+      ['system', 'Be brief.'],
+      ['user', 'q0'],
+      ['assistant', 'a0'],
+      ['user', 'q1'],
+      ['assistant', 'a1'],
+      ['user', 'q2'],
+      ['assistant', 'a2'],
+      ['user', 'source q'],
     ]);
 
     // An edit on the fork leaves the source alone.
@@ -278,7 +334,12 @@ describe.each(backends)('edit and fork on $name', ({ name, setup }) => {
     const partials = events.filter((e) => e.event === 'partial-response').map((e) => JSON.parse(e.data));
     expect(partials.map((p) => p.output_partial).join('')).toBe('streamed');
     expect(partials.every((p) => p.request_id === response.request_id)).toBe(true);
-    expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'q0'], ['assistant', 'a0'], ['user', 'q1 streamed']]);
+    expect(lastInput()).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'q0'],
+      ['assistant', 'a0'],
+      ['user', 'q1 streamed'],
+    ]);
     expect((await view(b, taskId)).requests.map((r) => r.output)).toEqual(['a0', 'streamed']);
 
     // Refusals come before the stream opens, as problem+json.
@@ -315,10 +376,24 @@ describe.each(backends)('edit and fork on $name', ({ name, setup }) => {
       expect([await view(a, taskId, true), await view(a, forked.body.task_id)]).toEqual(before);
       llm.script(reply.text('after restart'), reply.text('fork after restart'));
       expect((await api(a).say('q2', { task_id: taskId })).body.status).toBe('Completed');
-      expect(lastInput()).toEqual([['system', 'Be brief.'], ['user', 'q0'], ['assistant', 'a0'], ['user', 'q1 edited'], ['assistant', 'a1 edited'], ['user', 'q2']]);
+      expect(lastInput()).toEqual([
+        ['system', 'Be brief.'],
+        ['user', 'q0'],
+        ['assistant', 'a0'],
+        ['user', 'q1 edited'],
+        ['assistant', 'a1 edited'],
+        ['user', 'q2'],
+      ]);
       expect((await api(a).say('more', { task_id: forked.body.task_id })).body.status).toBe('Completed');
       expect(lastInput()).toEqual([
-        ['system', 'Be brief.'], ['user', 'q0'], ['assistant', 'a0'], ['user', 'q1'], ['assistant', 'a1'], ['user', 'q2'], ['assistant', 'a2'], ['user', 'more'],
+        ['system', 'Be brief.'],
+        ['user', 'q0'],
+        ['assistant', 'a0'],
+        ['user', 'q1'],
+        ['assistant', 'a1'],
+        ['user', 'q2'],
+        ['assistant', 'a2'],
+        ['user', 'more'],
       ]);
       expect(edited.status).toBe(200);
     });

@@ -101,12 +101,7 @@ describe('on_busy: enqueue', () => {
       () => api.task(taskId),
       (r) => r.body.requests.at(-1)?.status === 'Completed',
     );
-    expect(task.body.requests.map((r: { status: string; reason?: string }) => r.status)).toEqual([
-      'Completed',
-      'Completed',
-      'Canceled',
-      'Completed',
-    ]);
+    expect(task.body.requests.map((r: { status: string; reason?: string }) => r.status)).toEqual(['Completed', 'Completed', 'Canceled', 'Completed']);
     expect(task.body.requests[3].request_id).toBe(newer.body.request_id);
     expect(task.body.requests[3].output).toBe('newest answer');
     // the superseded turn is not replayed to the model

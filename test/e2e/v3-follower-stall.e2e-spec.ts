@@ -25,7 +25,8 @@ import { text } from '../support/v3-client';
 
 const AGENT = v3Agent('Stall');
 const STALL_MS = 3000;
-const named = (events: SseEvent[]) => events.filter((e) => e.event).map((e) => ({ id: e.id!, event: e.event!, data: JSON.parse(e.data) as Record<string, unknown> }));
+const named = (events: SseEvent[]) =>
+  events.filter((e) => e.event).map((e) => ({ id: e.id!, event: e.event!, data: JSON.parse(e.data) as Record<string, unknown> }));
 
 interface Backend {
   name: string;

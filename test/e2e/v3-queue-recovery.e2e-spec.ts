@@ -15,7 +15,11 @@ import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { text, v3Client } from '../support/v3-client';
 
-const AGENT = v3Agent('Recover', { description: 'Agent whose queued follow-ons survive a dead replica', systemPrompt: null, concurrency: { on_busy: 'enqueue' } });
+const AGENT = v3Agent('Recover', {
+  description: 'Agent whose queued follow-ons survive a dead replica',
+  systemPrompt: null,
+  concurrency: { on_busy: 'enqueue' },
+});
 const ROOT = join(__dirname, '..', '..');
 
 describe('a queued follow-on when the replica ahead of it dies', () => {
@@ -37,7 +41,15 @@ describe('a queued follow-on when the replica ahead of it dies', () => {
     expect(existsSync(cli)).toBe(true); // built by scripts/test.sh
     const dir = writeAgentDir({ 'recover.yaml': AGENT });
     const port = await freePort();
-    const common = { TA_AUTH_MODE: 'dev', TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_STATE_STORE: 'redis', TA_REDIS_URL: testRedisUrl(), TA_TASK_LEASE_MS: '1500' };
+    const common = {
+      TA_AUTH_MODE: 'dev',
+      TA_BASE_URL: llm.baseURL,
+      TA_API_KEY: 'sk-test',
+      TA_LLM_MAX_RETRIES: '0',
+      TA_STATE_STORE: 'redis',
+      TA_REDIS_URL: testRedisUrl(),
+      TA_TASK_LEASE_MS: '1500',
+    };
     child = spawn(process.execPath, [cli, 'serve', dir, '--port', String(port)], {
       env: { PATH: process.env.PATH ?? '', TA_HOST: '127.0.0.1', TA_LOG_LEVEL: 'warn', ...common },
       stdio: 'ignore',
@@ -53,7 +65,9 @@ describe('a queued follow-on when the replica ahead of it dies', () => {
     const created = await v3Client(doomedBase).say('first');
     expect(created.status).toBe(200);
     const taskId = created.body.task_id;
-    const doomed = v3Client(doomedBase).say('dies with its process', { task_id: taskId }).catch((e: unknown) => e);
+    const doomed = v3Client(doomedBase)
+      .say('dies with its process', { task_id: taskId })
+      .catch((e: unknown) => e);
     await llm.waitForRequest(1);
 
     const queued = await openSse(`${t.url}/Recover/1/sse`, { task_id: taskId, items: [text('queued behind it')] });

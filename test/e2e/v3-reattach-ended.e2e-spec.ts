@@ -83,10 +83,10 @@ describe.each(backends)('reattaching to an ended request, two replicas sharing $
   };
   /** Both reattach paths on one replica, with `id` (GET without one when undefined). */
   const viaGet = (app: TestApp, taskId: string, id?: string) => read(getSse(`${app.url}/Ended/1/tasks/${taskId}/stream`, id ? { 'last-event-id': id } : {}));
-  const viaPost = (app: TestApp, taskId: string, id: string) => read(openSse(`${app.url}/Ended/1/sse`, { task_id: taskId, items: [text('again')] }, { 'last-event-id': id }));
+  const viaPost = (app: TestApp, taskId: string, id: string) =>
+    read(openSse(`${app.url}/Ended/1/sse`, { task_id: taskId, items: [text('again')] }, { 'last-event-id': id }));
   /** Every way to reattach with `id`: each replica, each path. */
-  const everyWay = (taskId: string, id: string) =>
-    Promise.all([viaGet(a, taskId, id), viaPost(a, taskId, id), viaGet(b, taskId, id), viaPost(b, taskId, id)]);
+  const everyWay = (taskId: string, id: string) => Promise.all([viaGet(a, taskId, id), viaPost(a, taskId, id), viaGet(b, taskId, id), viaPost(b, taskId, id)]);
 
   it('a request that was not streamed: its outcome, under one id on either replica; that id is 204 on both paths', async () => {
     llm.script(reply.text('plain answer'));

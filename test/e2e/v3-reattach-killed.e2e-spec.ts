@@ -117,7 +117,8 @@ describe.each(backends)('reattaching after the replica running the request was k
     await original.readUntil((so) => partials(so) === 3);
     const taskId = JSON.parse(named(parseSse(original.text()))[0]!.data).task_id as string;
     // A's first batch reached the store; from now on what A writes is held, as by a slow network.
-    for (let i = 0; i < 100 && ((await store.readStreamEvents(DEV_TENANT_ID, taskId, 0, -1)) ?? []).length < 3; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && ((await store.readStreamEvents(DEV_TENANT_ID, taskId, 0, -1)) ?? []).length < 3; i++)
+      await new Promise((r) => setTimeout(r, 50));
     proxy.hold();
     more();
     await original.readUntil((so) => partials(so) === 8);

@@ -28,7 +28,8 @@ spec:
 `;
 
 const MiB = 1024 * 1024;
-const named = (events: SseEvent[]) => events.filter((e) => e.event).map((e) => ({ id: e.id!, event: e.event!, data: JSON.parse(e.data) as Record<string, unknown> }));
+const named = (events: SseEvent[]) =>
+  events.filter((e) => e.event).map((e) => ({ id: e.id!, event: e.event!, data: JSON.parse(e.data) as Record<string, unknown> }));
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -69,7 +70,11 @@ describe('bounds of the v3 replay log', () => {
       TA_STREAM_REPLAY_STREAM_MAX_BYTES: String(MiB),
       TA_STREAM_REPLAY_TTL_SECONDS: '2',
     };
-    app = await startTestApp({ agents: { 'b.yaml': AGENT }, env, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix: `${uniqueName('replay-bounds')}:` }) });
+    app = await startTestApp({
+      agents: { 'b.yaml': AGENT },
+      env,
+      store: new RedisStateStore({ url: testRedisUrl(), keyPrefix: `${uniqueName('replay-bounds')}:` }),
+    });
   });
   afterAll(async () => {
     await app?.close();

@@ -72,8 +72,19 @@ describe('replays that follow a request running on another replica', () => {
     expect(existsSync(cli)).toBe(true); // built by scripts/test.sh
     const dir = writeAgentDir({ 'poll.yaml': AGENT });
     const port = await freePort();
-    const common = { TA_AUTH_MODE: 'dev', TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_STATE_STORE: 'redis', TA_REDIS_URL: server.url, TA_TASK_LEASE_MS: '1500' };
-    a = spawn(process.execPath, [cli, 'serve', dir, '--port', String(port)], { env: { PATH: process.env.PATH ?? '', TA_HOST: '127.0.0.1', TA_LOG_LEVEL: 'warn', ...common }, stdio: 'ignore' });
+    const common = {
+      TA_AUTH_MODE: 'dev',
+      TA_BASE_URL: llm.baseURL,
+      TA_API_KEY: 'sk-test',
+      TA_LLM_MAX_RETRIES: '0',
+      TA_STATE_STORE: 'redis',
+      TA_REDIS_URL: server.url,
+      TA_TASK_LEASE_MS: '1500',
+    };
+    a = spawn(process.execPath, [cli, 'serve', dir, '--port', String(port)], {
+      env: { PATH: process.env.PATH ?? '', TA_HOST: '127.0.0.1', TA_LOG_LEVEL: 'warn', ...common },
+      stdio: 'ignore',
+    });
     const aUrl = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 200 && (await request(`${aUrl}/health/live`).catch(() => undefined))?.status !== 200; i++) await sleep(50);
     b = await startTestApp({ configPath: dir, env: { ...common, TA_LOG_LEVEL: 'warn', TA_STREAM_REPLAY_MAX_PER_CALLER: '8', TA_SSE_KEEPALIVE_MS: '500' } });
@@ -87,10 +98,14 @@ describe('replays that follow a request running on another replica', () => {
     const baseline = await commandRate(stats, 1_500); // A renewing its lease
 
     // One user reconnects 12 times at once on B.
-    const replays: SseReader[] = await Promise.all(Array.from({ length: 12 }, () => getSse(`${b!.url}/Poll/1/tasks/${taskId}/stream`, { 'last-event-id': first.id! })));
+    const replays: SseReader[] = await Promise.all(
+      Array.from({ length: 12 }, () => getSse(`${b!.url}/Poll/1/tasks/${taskId}/stream`, { 'last-event-id': first.id! })),
+    );
     await sleep(2_000); // the pollers' first reads, and their backoff
     const following = await commandRate(stats, 3_000);
-    process.stdout.write(`replay polling: ${baseline.toFixed(1)} commands/s before, ${following.toFixed(1)} commands/s with 12 reconnects of one user (statuses ${replays.map((r) => r.status).join(',')})\n`);
+    process.stdout.write(
+      `replay polling: ${baseline.toFixed(1)} commands/s before, ${following.toFixed(1)} commands/s with 12 reconnects of one user (statuses ${replays.map((r) => r.status).join(',')})\n`,
+    );
 
     const admitted = replays.filter((r) => r.status === 200);
     const refused = replays.filter((r) => r.status !== 200);

@@ -73,7 +73,9 @@ describe('v3 resume stream ids', () => {
       const dir = writeAgentDir(AGENTS);
       const keyPrefix = `${uniqueName('v3-resume-ids')}:`;
       const env = fakeModelEnv(llm);
-      [a, b] = await Promise.all([0, 1].map(() => startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) })));
+      [a, b] = await Promise.all(
+        [0, 1].map(() => startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) })),
+      );
     });
     afterAll(async () => {
       await a?.close();

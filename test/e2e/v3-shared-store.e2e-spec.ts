@@ -97,9 +97,7 @@ describe.each(backends)('two instances sharing $name', ({ setup }) => {
     const taskId = first.body.task_id;
     const N = 16;
     for (let i = 0; i < N; i++) llm.script(reply.text(`answer ${i}`, { delayMs: 40 }));
-    const results = await Promise.all(
-      Array.from({ length: N }, (_, i) => (i % 2 ? apiB : apiA).say(`question ${i}`, { task_id: taskId })),
-    );
+    const results = await Promise.all(Array.from({ length: N }, (_, i) => (i % 2 ? apiB : apiA).say(`question ${i}`, { task_id: taskId })));
     expect(results.every((r) => r.status === 200 || r.status === 409)).toBe(true);
     const winners = results.filter((r) => r.status === 200);
     expect(winners.length).toBeGreaterThanOrEqual(1);

@@ -29,7 +29,8 @@ spec:
     model: gpt-test
 `;
 
-const named = (events: SseEvent[]) => events.filter((e) => e.event).map((e) => ({ id: e.id!, event: e.event!, data: JSON.parse(e.data) as Record<string, unknown> }));
+const named = (events: SseEvent[]) =>
+  events.filter((e) => e.event).map((e) => ({ id: e.id!, event: e.event!, data: JSON.parse(e.data) as Record<string, unknown> }));
 const ids = (events: ReceivedEvent[]) => events.map((e) => `${e.id} ${e.event}`);
 const isFinal = (events: ReceivedEvent[]) => events.some((e) => e.event === 'final-response');
 
@@ -97,7 +98,7 @@ describe.each(backends)('reattaching to a task stream (GET /tasks/{task_id}/stre
     await elsewhere.closed;
     expect(elsewhere.events).toEqual(first);
     expect(llm.requests.length).toBe(requestsBefore + 1); // nothing was invoked again
-    }, 15_000);
+  }, 15_000);
 
   it('same replica, mid-run: exactly the missed events, then live, then the final event; the header wins over the query', async () => {
     const { original, sent, taskId } = await startHanging(['alpha ', 'beta ', 'gamma ']);

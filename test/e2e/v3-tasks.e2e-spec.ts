@@ -65,10 +65,7 @@ describe('v3 tasks on the in-memory store', () => {
     const task = await request(`${base}/tasks/${task_id}`);
     expect(task.status).toBe(200);
     expect(task.body).toMatchObject({ task_id, session_id, agent: 'Assistant:0.1', status: 'Completed', version: 4 });
-    expect(task.body.requests.map((r: { request_id: string }) => r.request_id)).toEqual([
-      first.body.request_id,
-      second.body.request_id,
-    ]);
+    expect(task.body.requests.map((r: { request_id: string }) => r.request_id)).toEqual([first.body.request_id, second.body.request_id]);
     const turns = task.body.requests.flatMap((r: { messages: { role: string; items?: { content: string }[]; content?: string }[] }) =>
       r.messages.map((m) => [m.role, m.items ? m.items[0]!.content : m.content]),
     );
@@ -155,6 +152,11 @@ describe('v3 tasks on the in-memory store', () => {
       expect(e.data.task_id).toBe(final.task_id);
       expect(e.data.request_id).toBe(final.request_id);
     }
-    expect(events.slice(0, 2).map((e) => e.data.output_partial).join('')).toBe('streamed reply');
+    expect(
+      events
+        .slice(0, 2)
+        .map((e) => e.data.output_partial)
+        .join(''),
+    ).toBe('streamed reply');
   });
 });

@@ -25,7 +25,10 @@ export async function runOnce(
   const events: BaseEvent[] = [];
   let error: AgUiRun['error'];
   try {
-    await agent.runAgent({ runId: o.runId, resume: o.resume, tools: o.tools, forwardedProps: o.forwardedProps }, { onEvent: ({ event }) => void events.push(event) });
+    await agent.runAgent(
+      { runId: o.runId, resume: o.resume, tools: o.tools, forwardedProps: o.forwardedProps },
+      { onEvent: ({ event }) => void events.push(event) },
+    );
   } catch (err) {
     error = err as AgUiRun['error'];
   }

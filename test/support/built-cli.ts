@@ -18,7 +18,11 @@ export function ensureBuilt(): void {
   const built = statSync(join(ROOT, 'dist', 'cli.js'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
   if (built >= newest(join(ROOT, 'src'))) return;
   try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: 'pipe',
+      timeout: 120_000,
+    });
   } catch {
     // tsc still emits when another file has a type error; the tests judge the result.
   }
@@ -73,7 +77,9 @@ export function runCli(args: string[], env: Record<string, string> = {}, { entry
       changed.add(check);
       check();
       // A process that ended writes nothing more.
-      void exited.then(() => changed.has(check) && (changed.delete(check), clearTimeout(timer), fail(new Error(`exited before that log line:\n${out}\n${err}`))));
+      void exited.then(
+        () => changed.has(check) && (changed.delete(check), clearTimeout(timer), fail(new Error(`exited before that log line:\n${out}\n${err}`))),
+      );
     });
   return {
     child,

@@ -15,5 +15,8 @@ export function artifactDir(name: string): string {
 /** Builds the console with Vite unless dist/console holds a build already (scripts/test.sh builds it first). */
 export function ensureConsoleBuilt(): void {
   if (existsSync(join(ROOT, 'dist', 'console', 'index.html'))) return;
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '-c', 'console/vite.config.mjs'], { cwd: ROOT, stdio: 'pipe' });
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '-c', 'console/vite.config.mjs'], {
+    cwd: ROOT,
+    stdio: 'pipe',
+  });
 }

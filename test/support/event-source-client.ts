@@ -13,7 +13,18 @@ export interface ReceivedEvent {
 }
 
 /** The v3 event names a task stream may send (an EventSource only reports names it listens to). */
-const V3_EVENTS = ['partial-response', 'tool-call', 'tool-result', 'approval-required', 'approved', 'rejected', 'queued', 'cancelled', 'final-response', 'error'];
+const V3_EVENTS = [
+  'partial-response',
+  'tool-call',
+  'tool-result',
+  'approval-required',
+  'approved',
+  'rejected',
+  'queued',
+  'cancelled',
+  'final-response',
+  'error',
+];
 
 export interface EventSourceClient {
   source: EventSource;

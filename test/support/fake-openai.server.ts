@@ -40,7 +40,13 @@ interface Timing {
 
 export type FakeReply =
   | ({ kind: 'text'; text: string; chunks?: string[]; usage?: FakeUsage; finishReason?: string } & Timing)
-  | ({ kind: 'tool_calls'; calls: FakeToolCall[]; text?: string; /** streamed as these content deltas before the calls */ chunks?: string[]; usage?: FakeUsage } & Timing)
+  | ({
+      kind: 'tool_calls';
+      calls: FakeToolCall[];
+      text?: string;
+      /** streamed as these content deltas before the calls */ chunks?: string[];
+      usage?: FakeUsage;
+    } & Timing)
   | ({ kind: 'error'; status: number; body?: unknown; headers?: Record<string, string> } & Timing)
   /** Streams `chunks`, then destroys the socket mid-response (a non-streaming request gets no answer). */
   | ({ kind: 'stream_then_fail'; chunks: string[] } & Timing)
@@ -163,7 +169,8 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         for (const [k, v] of Object.entries(next.headers ?? {})) res.setHeader(k, v);
         return sendJson(res, next.status, next.body ?? errorBody(next.status));
       case 'text':
-        if (!streaming) return sendJson(res, 200, completion(frame.id, frame.model, { role: 'assistant', content: next.text }, next.finishReason ?? 'stop', next.usage));
+        if (!streaming)
+          return sendJson(res, 200, completion(frame.id, frame.model, { role: 'assistant', content: next.text }, next.finishReason ?? 'stop', next.usage));
         frame.open();
         frame.delta({ role: 'assistant', content: '' });
         for (const c of next.chunks ?? splitWords(next.text)) frame.delta({ content: c });
@@ -171,7 +178,12 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         return frame.finish(next.finishReason ?? 'stop', next.usage);
       case 'tool_calls': {
         const calls = next.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
-        if (!streaming) return sendJson(res, 200, completion(frame.id, frame.model, { role: 'assistant', content: next.text ?? null, tool_calls: calls }, 'tool_calls', next.usage));
+        if (!streaming)
+          return sendJson(
+            res,
+            200,
+            completion(frame.id, frame.model, { role: 'assistant', content: next.text ?? null, tool_calls: calls }, 'tool_calls', next.usage),
+          );
         frame.open();
         frame.delta({ role: 'assistant', content: next.chunks ? '' : (next.text ?? null) });
         for (const c of next.chunks ?? []) frame.delta({ content: c });
@@ -215,8 +227,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     baseURL: `${url}/v1`,
     script: (...replies) => void queue.push(...replies),
     requests,
-    waitForRequest: (index) =>
-      requests[index] ? Promise.resolve(requests[index]) : new Promise((resolve) => waiters.push({ index, resolve })),
+    waitForRequest: (index) => (requests[index] ? Promise.resolve(requests[index]) : new Promise((resolve) => waiters.push({ index, resolve }))),
     pending: () => queue.length,
     discard: () => queue.splice(0).length,
     close: async () => {

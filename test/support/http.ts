@@ -29,5 +29,4 @@ export async function request(
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
-export const postJson = (url: string, body: unknown, headers?: Record<string, string>) =>
-  request(url, { method: 'POST', body, headers });
+export const postJson = (url: string, body: unknown, headers?: Record<string, string>) => request(url, { method: 'POST', body, headers });

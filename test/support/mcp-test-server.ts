@@ -68,15 +68,11 @@ export async function startMcpTestServer(options: { userIdHeader?: string; tenan
         authorization: headers?.authorization as string | undefined,
       });
     };
-    server.registerTool(
-      'whoami',
-      { description: 'Who is calling', inputSchema: {}, annotations: { readOnlyHint: true } },
-      async (_args, extra) => {
-        const h = extra.requestInfo?.headers;
-        record('whoami', {}, h);
-        return { content: [{ type: 'text', text: JSON.stringify({ user: h?.[userHeader] ?? null, token: Boolean(h?.authorization) }) }] };
-      },
-    );
+    server.registerTool('whoami', { description: 'Who is calling', inputSchema: {}, annotations: { readOnlyHint: true } }, async (_args, extra) => {
+      const h = extra.requestInfo?.headers;
+      record('whoami', {}, h);
+      return { content: [{ type: 'text', text: JSON.stringify({ user: h?.[userHeader] ?? null, token: Boolean(h?.authorization) }) }] };
+    });
     server.registerTool(
       'echo',
       { description: 'Echo the text', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } },
@@ -85,22 +81,18 @@ export async function startMcpTestServer(options: { userIdHeader?: string; tenan
         return { content: [{ type: 'text', text: `echo: ${text}` }] };
       },
     );
-    server.registerTool(
-      'slow',
-      { description: 'Wait', inputSchema: { ms: z.number() }, annotations: { readOnlyHint: true } },
-      async ({ ms }, extra) => {
-        record('slow', { ms }, extra.requestInfo?.headers);
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, ms);
-          extra.signal.addEventListener('abort', () => {
-            clearTimeout(timer);
-            canceled.push('slow');
-            resolve();
-          });
+    server.registerTool('slow', { description: 'Wait', inputSchema: { ms: z.number() }, annotations: { readOnlyHint: true } }, async ({ ms }, extra) => {
+      record('slow', { ms }, extra.requestInfo?.headers);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        extra.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          canceled.push('slow');
+          resolve();
         });
-        return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
-      },
-    );
+      });
+      return { content: [{ type: 'text', text: `waited ${ms} ms` }] };
+    });
     server.registerTool(
       'fail',
       { description: 'Always fails', inputSchema: {}, annotations: { readOnlyHint: false, destructiveHint: false } },
@@ -199,4 +191,3 @@ function isToolCall(body: unknown): boolean {
   const msgs = Array.isArray(body) ? body : [body];
   return msgs.some((m) => (m as { method?: string } | null)?.method === 'tools/call');
 }
-

@@ -25,6 +25,9 @@ process.on('SIGUSR2', () => {
   // A temporary file renamed into place: the name appears only once the JSON is whole, so a reader
   // waiting for it never parses half a file (test/support/probe-file.ts).
   const partial = `${file}.${process.pid}.partial`;
-  writeFileSync(partial, JSON.stringify({ modules: Object.keys(require.cache), builtins, newSpaceBytes: newSpace ? newSpace.space_size : undefined, dateTimeFormats }));
+  writeFileSync(
+    partial,
+    JSON.stringify({ modules: Object.keys(require.cache), builtins, newSpaceBytes: newSpace ? newSpace.space_size : undefined, dateTimeFormats }),
+  );
   renameSync(partial, file);
 });

@@ -40,7 +40,13 @@ export async function startOpenApiTestApi(): Promise<OpenApiTestApi> {
       const url = new URL(req.url ?? '/', 'http://api');
       const raw = await readText(req);
       const body = raw ? JSON.parse(raw) : undefined;
-      requests.push({ method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization, body });
+      requests.push({
+        method: req.method ?? '',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        authorization: req.headers.authorization,
+        body,
+      });
       const send = (status: number, value: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(value));
@@ -56,7 +62,10 @@ export async function startOpenApiTestApi(): Promise<OpenApiTestApi> {
       }
       if (req.method === 'GET' && url.pathname === '/items') {
         const q = url.searchParams.get('q') ?? '';
-        return send(200, [...items.values()].filter((i) => i.name.includes(q)));
+        return send(
+          200,
+          [...items.values()].filter((i) => i.name.includes(q)),
+        );
       }
       if (req.method === 'POST' && url.pathname === '/items') {
         const id = String(items.size + 1);
@@ -105,7 +114,11 @@ function inventoryDocument(url: string): Record<string, unknown> {
     paths: {
       '/items/{id}': {
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' }, description: 'Item id' }],
-        get: { operationId: 'get_item', summary: 'One item by id', responses: { 200: { description: 'the item', content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } } } } },
+        get: {
+          operationId: 'get_item',
+          summary: 'One item by id',
+          responses: { 200: { description: 'the item', content: { 'application/json': { schema: { $ref: '#/components/schemas/Item' } } } } },
+        },
       },
       '/items': {
         get: {
@@ -136,4 +149,3 @@ function inventoryDocument(url: string): Record<string, unknown> {
     },
   };
 }
-

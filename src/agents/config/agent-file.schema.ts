@@ -2,16 +2,7 @@ import { Transform, Type } from 'class-transformer';
 import { ValidateIf, ValidateNested } from '../../common/validation/class-validator-parts';
 import { AgentSpecConfig, SequentialTaskConfig } from './agent.schema';
 import { AgentAuthConfig } from './auth.schema';
-import {
-  IsListOfMappings,
-  IsMapping,
-  IsOneOf,
-  IsPathSegment,
-  IsText,
-  IsTextList,
-  Optional,
-  Rule,
-} from './field-validators';
+import { IsListOfMappings, IsMapping, IsOneOf, IsPathSegment, IsText, IsTextList, Optional, Rule } from './field-validators';
 import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
 import { LimitsConfig } from './limits.schema';
 
@@ -28,12 +19,7 @@ export function servedApiVersion(value: unknown): unknown {
 }
 
 /** Upstream's four `Base*` input types (a v1 agent may also name a custom type: src/agents/custom-types). */
-export const BASE_INPUT_TYPES = [
-  'BaseInput',
-  'BaseInputWithUserContext',
-  'BaseMultiModalInput',
-  'BaseMultiModalInputWithUserContext',
-] as const;
+export const BASE_INPUT_TYPES = ['BaseInput', 'BaseInputWithUserContext', 'BaseMultiModalInput', 'BaseMultiModalInputWithUserContext'] as const;
 export type BaseInputType = (typeof BASE_INPUT_TYPES)[number];
 
 /** A type name as `input_type` / `output_type` give it: a Python (and JS) identifier. */
@@ -71,7 +57,10 @@ export class SpecConfig {
 
   /** Sequential v1 only. */
   @Optional() @IsListOfMappings() @ValidateNested({ each: true }) @Type(() => AgentSpecConfig) agents?: AgentSpecConfig[];
-  @Optional() @IsListOfMappings() @ValidateNested({ each: true }) @Type(() => SequentialTaskConfig)
+  @Optional()
+  @IsListOfMappings()
+  @ValidateNested({ each: true })
+  @Type(() => SequentialTaskConfig)
   tasks?: SequentialTaskConfig[];
 
   @Optional() @IsMapping() @ValidateNested() @Type(() => GovernanceConfig) governance?: GovernanceConfig;

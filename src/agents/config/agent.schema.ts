@@ -1,17 +1,6 @@
 import { Type } from 'class-transformer';
 import { ValidateNested } from '../../common/validation/class-validator-parts';
-import {
-  Defaulted,
-  IsIntFrom,
-  IsListOfMappings,
-  IsMapping,
-  IsNonEmptyText,
-  IsNumberFrom,
-  IsOneOf,
-  IsText,
-  IsTextList,
-  Optional,
-} from './field-validators';
+import { Defaulted, IsIntFrom, IsListOfMappings, IsMapping, IsNonEmptyText, IsNumberFrom, IsOneOf, IsText, IsTextList, Optional } from './field-validators';
 import { HistoryConfig } from './history.schema';
 import { McpServerConfig } from './mcp-server.schema';
 

@@ -49,21 +49,18 @@ export function Rule(name: string, check: (value: unknown, obj: object) => boole
 }
 
 /** Absent or `null` (YAML `key:` with no value) means "not set", as pydantic's `Optional` does. */
-export const Optional = (): PropertyDecorator =>
-  ValidateIf((_o: object, value: unknown) => value !== undefined && value !== null);
+export const Optional = (): PropertyDecorator => ValidateIf((_o: object, value: unknown) => value !== undefined && value !== null);
 
 /** Absent means "use the default"; `null` is an error, since a field with a default cannot be unset. */
 export const Defaulted = (): PropertyDecorator => ValidateIf((_o: object, value: unknown) => value !== undefined);
 
 const isText = (v: unknown): v is string => typeof v === 'string';
-export const isMapping = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isMapping = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 type Extra = Partial<RuleText>;
 
 export const IsText = (x?: Extra) => Rule('isText', isText, { expected: 'a string', ...x });
-export const IsNonEmptyText = (x?: Extra) =>
-  Rule('isNonEmptyText', (v) => isText(v) && v.trim().length > 0, { expected: 'a non-empty string', ...x });
+export const IsNonEmptyText = (x?: Extra) => Rule('isNonEmptyText', (v) => isText(v) && v.trim().length > 0, { expected: 'a non-empty string', ...x });
 export const IsBool = (x?: Extra) => Rule('isBool', (v) => typeof v === 'boolean', { expected: 'true or false', ...x });
 /** For a list with a bad item, names the item: `item 1 must be a non-empty string (got 42)`. */
 export function badItem(ok: (item: unknown) => boolean, expected: string) {
@@ -94,8 +91,7 @@ export const IsTextMap = (x?: Extra) =>
     ...x,
   });
 
-export const IsOneOf = (values: readonly unknown[], x?: Extra) =>
-  Rule('isOneOf', (v) => values.includes(v), { expected: `one of ${values.join(', ')}`, ...x });
+export const IsOneOf = (values: readonly unknown[], x?: Extra) => Rule('isOneOf', (v) => values.includes(v), { expected: `one of ${values.join(', ')}`, ...x });
 
 export const IsNumberFrom = (min: number, max?: number, x?: Extra) =>
   Rule('isNumberFrom', (v) => typeof v === 'number' && Number.isFinite(v) && v >= min && (max === undefined || v <= max), {
@@ -113,8 +109,7 @@ export const IsIntFrom = (min: number, max?: number, x?: Extra) =>
   });
 
 export const HTTP_URL = /^https?:\/\/[^\s/?#]+\S*$/i;
-export const IsHttpUrl = (x?: Extra) =>
-  Rule('isHttpUrl', (v) => isText(v) && HTTP_URL.test(v), { expected: 'an http:// or https:// URL', ...x });
+export const IsHttpUrl = (x?: Extra) => Rule('isHttpUrl', (v) => isText(v) && HTTP_URL.test(v), { expected: 'an http:// or https:// URL', ...x });
 
 /**
  * Agent names and versions become a URL path segment (`/{name}/{version}`): only unreserved URL

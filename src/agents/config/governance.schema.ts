@@ -25,7 +25,8 @@ export class GovernanceConfig {
   /** A pause not decided within this many seconds ends Canceled as `expired` (default: pauses wait forever). */
   @Optional() @IsIntFrom(1) approval_ttl_seconds?: number;
   /** Per-tool policy keyed by the tool name sent to the model (`plugin-function`). */
-  @Optional() @RecordOf(ToolPolicy)
+  @Optional()
+  @RecordOf(ToolPolicy)
   tools?: Map<string, ToolPolicy>;
 }
 

@@ -71,7 +71,7 @@ describe('loadAgentConfigs: what a valid file becomes', () => {
     expect(a!.agent.mcp_servers![0]!.transport).toBe('stdio');
   });
 
-  it('marks whether spec.governance is given: without it, upstream\'s approval rule applies', () => {
+  it("marks whether spec.governance is given: without it, upstream's approval rule applies", () => {
     const [none, empty, set] = load({
       'a.yaml': v3({ name: 'A' }),
       'b.yaml': v3({ name: 'B', spec: '  governance: {}' }),

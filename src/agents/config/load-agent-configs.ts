@@ -18,7 +18,11 @@ export type { LocalModelCheck } from './check-agent-shape';
  * file does not parse; `file: message` for a problem with the whole file). `onWarning` hears what
  * is accepted but deserves a look (a class of a custom_types.py defined again), formatted alike.
  */
-export function loadAgentConfigs(path: string, isKnownLocalModel: LocalModelCheck = builtInLocalModel, onWarning: (warning: string) => void = () => {}): AgentDefinition[] {
+export function loadAgentConfigs(
+  path: string,
+  isKnownLocalModel: LocalModelCheck = builtInLocalModel,
+  onWarning: (warning: string) => void = () => {},
+): AgentDefinition[] {
   const { files, problems } = listConfigFiles(path);
   const knownLocalModels = [...LOCAL_MODELS.keys()];
   const agents: AgentDefinition[] = [];

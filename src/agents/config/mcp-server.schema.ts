@@ -50,10 +50,7 @@ export class McpServerConfig {
   @Rule('isSafeCommand', (v) => typeof v === 'string' && v.trim() !== '' && !SHELL_META.test(v), {
     expected: 'a command line',
     required: 'is required for the stdio transport (the program to start)',
-    explain: (v) =>
-      typeof v === 'string' && SHELL_META.test(v)
-        ? `must not contain any of ; & | \` $ (got ${describeValue(v)})`
-        : undefined,
+    explain: (v) => (typeof v === 'string' && SHELL_META.test(v) ? `must not contain any of ; & | \` $ (got ${describeValue(v)})` : undefined),
   })
   command?: string;
   @Optional()
@@ -84,7 +81,8 @@ export class McpServerConfig {
   scopes?: string[];
 
   // governance
-  @Optional() @RecordOf(ToolGovernanceOverride)
+  @Optional()
+  @RecordOf(ToolGovernanceOverride)
   tool_governance_overrides?: Map<string, ToolGovernanceOverride>;
   @Optional() @IsOneOf(['trusted', 'sandboxed', 'untrusted']) trust_level?: 'trusted' | 'sandboxed' | 'untrusted';
   /** Seconds per MCP request; upstream's default is 30. */
@@ -98,11 +96,9 @@ export class McpServerConfig {
    * every call.
    */
   @Optional()
-  @Rule(
-    'isTenantHeader',
-    (v, o) => typeof v === 'string' && v.trim() !== '' && v.toLowerCase() !== (o as McpServerConfig).user_id_header?.toLowerCase(),
-    { expected: 'a header name other than user_id_header' },
-  )
+  @Rule('isTenantHeader', (v, o) => typeof v === 'string' && v.trim() !== '' && v.toLowerCase() !== (o as McpServerConfig).user_id_header?.toLowerCase(), {
+    expected: 'a header name other than user_id_header',
+  })
   tenant_id_header?: string;
   @Optional() @IsOneOf(['auth', 'env']) user_id_source?: 'auth' | 'env';
   @ValidateIf((o: McpServerConfig) => o.user_id_source === 'env' || o.user_id_env_var != null)

@@ -6,9 +6,7 @@ import { reservedKeyProblems } from './reserved-keys';
 /** The 1-based line of a dotted field path, or of its nearest ancestor present in the file. */
 export type LocateField = (field: string) => number | undefined;
 
-export type ParsedAgentYaml =
-  | { raw: Record<string, unknown>; locate: LocateField; problems: [] }
-  | { raw?: undefined; problems: FieldProblem[] };
+export type ParsedAgentYaml = { raw: Record<string, unknown>; locate: LocateField; problems: [] } | { raw?: undefined; problems: FieldProblem[] };
 
 /**
  * Reads one agent file into a plain object, and keeps the document so that every problem can name

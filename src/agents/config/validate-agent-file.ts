@@ -14,11 +14,7 @@ export interface ValidatedAgentFile {
  * Validates one parsed agent file: the per-field schema (one message per field, unknown keys under
  * `spec` refused), then the cross-field rules. Every problem is returned, none short-circuits.
  */
-export function validateAgentFile(
-  raw: Record<string, unknown>,
-  isKnownLocalModel: LocalModelCheck,
-  knownLocalModels: string[],
-): ValidatedAgentFile {
+export function validateAgentFile(raw: Record<string, unknown>, isKnownLocalModel: LocalModelCheck, knownLocalModels: string[]): ValidatedAgentFile {
   const config = plainToInstance(AgentFileConfig, raw);
   const errors = validateSync(config, {
     // One message per field: the first failing rule (each rule checks type and range together).

@@ -12,10 +12,7 @@ export function IsStringRecord(options?: ValidationOptions): PropertyDecorator {
       options: { message: `${String(propertyName)} must be a map of strings`, ...options },
       validator: {
         validate: (value: unknown) =>
-          typeof value === 'object' &&
-          value !== null &&
-          !Array.isArray(value) &&
-          Object.values(value).every((v) => typeof v === 'string'),
+          typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string'),
       },
     });
 }
@@ -46,9 +43,7 @@ export function RecordOf<T>(cls: new () => T): PropertyDecorator {
         },
       },
       validator: {
-        validate: (value: unknown) =>
-          value === undefined ||
-          (value instanceof Map && [...value.values()].every(isMapping)),
+        validate: (value: unknown) => value === undefined || (value instanceof Map && [...value.values()].every(isMapping)),
       },
     });
   };

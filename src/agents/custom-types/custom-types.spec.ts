@@ -53,7 +53,7 @@ describe('custom types at boot', () => {
     });
   });
 
-  it('reports problems of custom_types.py as custom_types.py:line, once for all agents using it, with the agent files\' own problems', () => {
+  it("reports problems of custom_types.py as custom_types.py:line, once for all agents using it, with the agent files' own problems", () => {
     const py = `from datetime import datetime
 from pydantic import BaseModel, field_validator
 
@@ -66,7 +66,9 @@ class Event(BaseModel):
     def check(cls, v):
         return v
 `;
-    expect(problems({ 'a.yaml': sequential('A', 'Event'), 'b.yaml': sequential('B', 'Event').replace('local/echo', 'local/nope'), 'custom_types.py': py })).toEqual([
+    expect(
+      problems({ 'a.yaml': sequential('A', 'Event'), 'b.yaml': sequential('B', 'Event').replace('local/echo', 'local/nope'), 'custom_types.py': py }),
+    ).toEqual([
       'custom_types.py:6: class Event, field "when": the type "datetime" (imported from datetime) is not supported (supported: str, int, float, bool, None, Any, list[...], dict[str, ...], Optional[...], Union[...], X | Y, Literal[...], and models or Enums of this file or of sk_agents.ska_types)',
       'custom_types.py:9: class Event: "@field_validator("title")" is not supported: decorators (validators, computed fields) cannot be read without running Python',
       'b.yaml:8: spec.agents.0.model: unknown built-in model "local/nope" (built-in models: local/echo)',
@@ -92,7 +94,8 @@ class Mood(Enum):
 class Loose(BaseModel):
     tags: dict[str, str]
 `;
-    const chat = 'apiVersion: skagents/v1\nkind: Chat\nservice_name: C\nversion: 1\ninput_type: Loose\noutput_type: Loose\nspec:\n  agent: {name: a, model: local/echo}\n';
+    const chat =
+      'apiVersion: skagents/v1\nkind: Chat\nservice_name: C\nversion: 1\ninput_type: Loose\noutput_type: Loose\nspec:\n  agent: {name: a, model: local/echo}\n';
     expect(problems({ 'chat.yaml': chat, 'seq.yaml': sequential('S', 'Mood'), 'custom_types.py': py })).toEqual([
       'chat.yaml:5: input_type: "Loose" is a custom type, and kind: Chat takes only BaseInput, BaseInputWithUserContext, BaseMultiModalInput, BaseMultiModalInputWithUserContext (as upstream): use kind: Sequential, whose task instructions read the input\'s fields, or kind: Agent',
       'chat.yaml:6: output_type: "Loose" (custom_types.py:9) cannot be asked of the model as strict structured output: Object schema at `properties/tags` must set `additionalProperties: false` to be compatible with strict Structured Outputs.',
@@ -108,9 +111,17 @@ exports.AddOutput = { type: 'object', properties: { result: { type: 'integer' } 
     const [a] = load({ 'adder.yaml': sequential('Adder', 'NumbersInput', 'AddOutput'), 'custom_types.js': js, 'custom_types.py': NUMBERS });
     expect(a!.inputSchema!.origin).toBe('custom_types.js');
     expect(a!.inputSchema!.parse({ number_1: 1 })).toEqual({ ok: true, value: { number_1: 1, number_2: 0 } });
-    expect(a!.inputSchema!.parse({ number_1: 'x' })).toEqual({ ok: false, errors: [{ field: 'number_1', message: 'Invalid input: expected number, received string' }] });
+    expect(a!.inputSchema!.parse({ number_1: 'x' })).toEqual({
+      ok: false,
+      errors: [{ field: 'number_1', message: 'Invalid input: expected number, received string' }],
+    });
     expect(a!.outputSchema!.type.parse({ result: 'x' })).toMatchObject({ ok: false, errors: [{ field: 'result' }] });
-    expect(a!.outputSchema!.responseFormat.schema).toEqual({ type: 'object', properties: { result: { type: 'integer' } }, required: ['result'], additionalProperties: false });
+    expect(a!.outputSchema!.responseFormat.schema).toEqual({
+      type: 'object',
+      properties: { result: { type: 'integer' } },
+      required: ['result'],
+      additionalProperties: false,
+    });
   });
 
   it('a custom_types.js that fails to load, or exports something else, is a problem of that file', () => {
@@ -123,8 +134,10 @@ exports.AddOutput = { type: 'object', properties: { result: { type: 'integer' } 
   });
 
   it('skagents/v2alpha1 reads output_type only; tealagents/v1alpha1 ignores both, as upstream', () => {
-    const v2 = 'apiVersion: skagents/v2alpha1\nname: V2\nversion: 1\ninput_type: Nothing\noutput_type: AddOutput\nspec:\n  agent: {name: a, model: local/echo}\n';
-    const v3 = 'apiVersion: tealagents/v1alpha1\nname: V3\nversion: 1\ninput_type: Nothing\noutput_type: Missing\nspec:\n  agent: {name: a, model: local/echo}\n';
+    const v2 =
+      'apiVersion: skagents/v2alpha1\nname: V2\nversion: 1\ninput_type: Nothing\noutput_type: AddOutput\nspec:\n  agent: {name: a, model: local/echo}\n';
+    const v3 =
+      'apiVersion: tealagents/v1alpha1\nname: V3\nversion: 1\ninput_type: Nothing\noutput_type: Missing\nspec:\n  agent: {name: a, model: local/echo}\n';
     const [a, b] = load({ 'a.yaml': v2, 'b.yaml': v3, 'custom_types.py': NUMBERS });
     expect(a!.inputSchema).toBeUndefined();
     expect(a!.inputType).toBe('BaseMultiModalInput');
@@ -141,9 +154,9 @@ exports.AddOutput = { type: 'object', properties: { result: { type: 'integer' } 
 
   it('a file nested too deeply for the reader is a problem at its line, like every other (not "cannot read the file", not a crash)', () => {
     const deep = `${'list['.repeat(300)}int${']'.repeat(300)}`;
-    expect(problems({ 'a.yaml': sequential('A', 'Deep'), 'custom_types.py': `from pydantic import BaseModel\n\n\nclass Deep(BaseModel):\n    x: ${deep}\n` })).toEqual([
-      'custom_types.py:5: Python syntax: brackets are nested more than 200 levels deep (Python allows 200)',
-    ]);
+    expect(
+      problems({ 'a.yaml': sequential('A', 'Deep'), 'custom_types.py': `from pydantic import BaseModel\n\n\nclass Deep(BaseModel):\n    x: ${deep}\n` }),
+    ).toEqual(['custom_types.py:5: Python syntax: brackets are nested more than 200 levels deep (Python allows 200)']);
     let chain = 'from pydantic import BaseModel\n\nclass C3000(BaseModel):\n    x: int\n';
     for (let i = 2999; i >= 0; i--) chain += `\nclass C${i}(BaseModel):\n    next: C${i + 1}\n`;
     expect(problems({ 'a.yaml': sequential('A', 'C0'), 'custom_types.py': chain })).toEqual([
@@ -175,12 +188,19 @@ class Agent(KernelBaseModel):
 class GeneralInput(BaseInput):
     agents: List[Agent]
 `;
-    const dir = writeDir({ 'general.yaml': sequential('General', 'GeneralInput'), 'selector.yaml': sequential('Selector', 'BaseInput', 'SelectedAgent'), 'custom_types.py': merged });
+    const dir = writeDir({
+      'general.yaml': sequential('General', 'GeneralInput'),
+      'selector.yaml': sequential('Selector', 'BaseInput', 'SelectedAgent'),
+      'custom_types.py': merged,
+    });
     const warnings: string[] = [];
     const [general, selector] = loadAgentConfigs(dir, undefined, (w) => warnings.push(w));
     const file = join(dir, 'custom_types.py');
     expect(warnings).toEqual([`${file}:16: class Agent is defined again (first at ${file}:6): the later definition is used, as in Python`]);
-    expect(general!.inputSchema!.parse({ agents: [{ name: 'Writer' }] })).toEqual({ ok: false, errors: [{ field: 'agents.0.description', message: 'Field required' }] });
+    expect(general!.inputSchema!.parse({ agents: [{ name: 'Writer' }] })).toEqual({
+      ok: false,
+      errors: [{ field: 'agents.0.description', message: 'Field required' }],
+    });
     expect(general!.inputSchema!.schema).toMatchObject({ $defs: { Agent: { required: ['name', 'description'] } } });
     expect(selector!.outputSchema!.type.origin).toBe('custom_types.py:10');
   });

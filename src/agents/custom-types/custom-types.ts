@@ -123,7 +123,13 @@ export class CustomTypes {
         return undefined;
       }
       for (const r of py.types.redefinitions) {
-        fileWarnings.push(formatProblem(py.file, { field: '', line: r.line, message: `class ${r.name} is defined again (first at ${py.file}:${r.earlier}): the later definition is used, as in Python` }));
+        fileWarnings.push(
+          formatProblem(py.file, {
+            field: '',
+            line: r.line,
+            message: `class ${r.name} is defined again (first at ${py.file}:${r.earlier}): the later definition is used, as in Python`,
+          }),
+        );
       }
       if (py.types.problems.length) {
         // The file is read whole, as Python imports it whole: nothing of it is used until all of it is understood.
@@ -146,7 +152,10 @@ export class CustomTypes {
         `no type "${name}": it is none of upstream's standard types (${[...STANDARD_TYPES].join(', ')}), and no ${PYTHON_FILE}, custom_types.ts or custom_types.js beside this file defines it`,
       );
     } else {
-      const defined = [...(dir.module && 'exports' in dir.module ? Object.keys(dir.module.exports).filter((k) => k !== 'default') : []), ...(dir.python && 'types' in dir.python ? dir.python.types.lines.keys() : [])];
+      const defined = [
+        ...(dir.module && 'exports' in dir.module ? Object.keys(dir.module.exports).filter((k) => k !== 'default') : []),
+        ...(dir.python && 'types' in dir.python ? dir.python.types.lines.keys() : []),
+      ];
       problem(field, `no type "${name}" in ${searched.join(' or ')} beside this file${defined.length ? ` (it defines ${defined.join(', ')})` : ''}`);
     }
     return undefined;

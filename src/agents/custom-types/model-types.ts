@@ -56,12 +56,13 @@ export type JsonSchema = Record<string, unknown>;
 export function modelJsonSchema(root: string, registry: TypeRegistry): JsonSchema {
   const defs: Record<string, JsonSchema> = {};
   const pending = new Set<string>();
-  const visit = (t: TypeNode): JsonSchema => typeSchema(t, (name) => {
-    if (name !== root && !defs[name] && !pending.has(name)) {
-      pending.add(name);
-      defs[name] = declSchema(registry.get(name)!, visit);
-    }
-  });
+  const visit = (t: TypeNode): JsonSchema =>
+    typeSchema(t, (name) => {
+      if (name !== root && !defs[name] && !pending.has(name)) {
+        pending.add(name);
+        defs[name] = declSchema(registry.get(name)!, visit);
+      }
+    });
   const schema = declSchema(registry.get(root)!, visit);
   if (Object.keys(defs).length) schema.$defs = Object.fromEntries(Object.entries(defs).sort(([a], [b]) => a.localeCompare(b)));
   return schema;

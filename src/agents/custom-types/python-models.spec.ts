@@ -351,8 +351,15 @@ describe('readPythonTypes: refused constructs, each with its line', () => {
   });
 
   it('a validator decorator', () => {
-    expect(problemsOf('from pydantic import field_validator\n\nclass A(BaseModel):\n    x: int\n\n    @field_validator("x")\n    @classmethod\n    def check(cls, v):\n        return v\n')).toEqual([
-      { line: L(6), message: 'class A: "@field_validator("x")" is not supported: decorators (validators, computed fields) cannot be read without running Python' },
+    expect(
+      problemsOf(
+        'from pydantic import field_validator\n\nclass A(BaseModel):\n    x: int\n\n    @field_validator("x")\n    @classmethod\n    def check(cls, v):\n        return v\n',
+      ),
+    ).toEqual([
+      {
+        line: L(6),
+        message: 'class A: "@field_validator("x")" is not supported: decorators (validators, computed fields) cannot be read without running Python',
+      },
     ]);
   });
 
@@ -390,8 +397,13 @@ describe('readPythonTypes: refused constructs, each with its line', () => {
   });
 
   it('a default that is not a literal, and Field keywords other than the supported ones', () => {
-    expect(problemsOf('\nclass A(BaseModel):\n    a: int = compute()\n    b: str = Field(alias="B")\n    c: list[int] = Field(default_factory=lambda: [1])\n')).toEqual([
-      { line: L(3), message: 'class A, field "a": the default "compute()" is not a literal (use a string, number, boolean, None, a list or dict of them, or Field(...))' },
+    expect(
+      problemsOf('\nclass A(BaseModel):\n    a: int = compute()\n    b: str = Field(alias="B")\n    c: list[int] = Field(default_factory=lambda: [1])\n'),
+    ).toEqual([
+      {
+        line: L(3),
+        message: 'class A, field "a": the default "compute()" is not a literal (use a string, number, boolean, None, a list or dict of them, or Field(...))',
+      },
       { line: L(4), message: 'class A, field "b": Field(alias=...) is not supported (supported: default, default_factory, description, title, examples)' },
       { line: L(5), message: 'class A, field "c": Field(default_factory=lambda: [1]) is not supported (only list or dict)' },
     ]);
@@ -447,8 +459,12 @@ describe('readPythonTypes: refused constructs, each with its line', () => {
 
   it('Python syntax errors', () => {
     expect(problemsOf('\nclass A(BaseModel):\n    x: list[int\n')).toEqual([{ line: L(3), message: 'Python syntax: a bracket is not closed' }]);
-    expect(readPythonTypes('class A(BaseModel):\n    x: str = "open\n').problems).toEqual([{ line: 2, message: 'Python syntax: a string is not closed on its line' }]);
-    expect(readPythonTypes('class A(BaseModel):\n        x: int\n    y: int\n').problems).toEqual([{ line: 3, message: 'Python syntax: the indentation does not match any outer level' }]);
+    expect(readPythonTypes('class A(BaseModel):\n    x: str = "open\n').problems).toEqual([
+      { line: 2, message: 'Python syntax: a string is not closed on its line' },
+    ]);
+    expect(readPythonTypes('class A(BaseModel):\n        x: int\n    y: int\n').problems).toEqual([
+      { line: 3, message: 'Python syntax: the indentation does not match any outer level' },
+    ]);
   });
 });
 
@@ -482,7 +498,10 @@ describe('readPythonTypes: nesting the reader cannot follow is refused at its li
       { line: outermost(64), message: 'class C0: its values nest 65 levels deep (C0 → C1 → C2 → … → C64), deeper than the 64 levels a JSON body may have' },
     ]);
     expect(problemsOf(chain(5000))).toEqual([
-      { line: outermost(5000), message: 'class C0: its values nest 5001 levels deep (C0 → C1 → C2 → … → C5000), deeper than the 64 levels a JSON body may have' },
+      {
+        line: outermost(5000),
+        message: 'class C0: its values nest 5001 levels deep (C0 → C1 → C2 → … → C5000), deeper than the 64 levels a JSON body may have',
+      },
     ]);
   });
 });
@@ -515,7 +534,10 @@ class Late(BaseModel):
     expect(file.problems).toEqual([]);
     expect(file.redefinitions).toEqual([{ name: 'Agent', line: L(8), earlier: L(2) }]);
     for (const name of ['Early', 'Late']) {
-      expect(validateModel(name, file.registry, { agents: [{ name: 'a' }] })).toEqual({ ok: false, errors: [{ field: 'agents.0.description', message: 'Field required' }] });
+      expect(validateModel(name, file.registry, { agents: [{ name: 'a' }] })).toEqual({
+        ok: false,
+        errors: [{ field: 'agents.0.description', message: 'Field required' }],
+      });
     }
   });
 

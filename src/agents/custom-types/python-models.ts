@@ -76,7 +76,10 @@ class PythonTypesReader {
       else this.imports.set(imp.local, imp);
     }
     for (const o of this.src.others) {
-      this.problem(o.line, `module-level statement "${o.what}" is not supported: a custom types file may hold only imports, docstrings, model classes and Enum classes`);
+      this.problem(
+        o.line,
+        `module-level statement "${o.what}" is not supported: a custom types file may hold only imports, docstrings, model classes and Enum classes`,
+      );
     }
     const redefinitions: PythonTypesFile['redefinitions'] = [];
     for (const c of this.src.classes) {
@@ -180,8 +183,16 @@ class PythonTypesReader {
     for (const s of c.body) {
       if (s.kind === 'assign') {
         const v = s.value;
-        const value = v.kind === 'string' && !v.prefix ? v.value : v.kind === 'number' && Number.isInteger(v.value) ? v.value : v.kind === 'negative' && v.operand.kind === 'number' ? -v.operand.value : undefined;
-        if (value === undefined) this.problem(s.line, `Enum ${c.name}, member ${s.name}: the value "${this.src.textOf(v)}" is not supported (use a string or integer literal)`);
+        const value =
+          v.kind === 'string' && !v.prefix
+            ? v.value
+            : v.kind === 'number' && Number.isInteger(v.value)
+              ? v.value
+              : v.kind === 'negative' && v.operand.kind === 'number'
+                ? -v.operand.value
+                : undefined;
+        if (value === undefined)
+          this.problem(s.line, `Enum ${c.name}, member ${s.name}: the value "${this.src.textOf(v)}" is not supported (use a string or integer literal)`);
         else values.push(value);
       } else if (s.kind === 'field') this.problem(s.line, `Enum ${c.name}: the annotated member "${s.name}" is not supported (members are NAME = "value")`);
       else this.problem(s.line, `Enum ${c.name}: "${s.what}" is not supported${otherHint(s.what)}`);
@@ -344,12 +355,16 @@ class PythonTypesReader {
           else bad('Field(examples=...) must be a list literal');
         } else bad(`Field(${k.name}=...) is not supported (supported: ${FIELD_KEYWORDS.join(', ')})`);
       }
-      if (e.keywords.some((k) => k.name === 'default') && e.keywords.some((k) => k.name === 'default_factory')) bad('Field() takes default or default_factory, not both');
+      if (e.keywords.some((k) => k.name === 'default') && e.keywords.some((k) => k.name === 'default_factory'))
+        bad('Field() takes default or default_factory, not both');
       return ok ? out : undefined;
     }
     const value = this.literalOf(e);
     if (value === undefined) {
-      this.problem(e.line, `${where}: the default "${this.src.textOf(e)}" is not a literal (use a string, number, boolean, None, a list or dict of them, or Field(...))`);
+      this.problem(
+        e.line,
+        `${where}: the default "${this.src.textOf(e)}" is not a literal (use a string, number, boolean, None, a list or dict of them, or Field(...))`,
+      );
       return undefined;
     }
     return { required: false, default: value };
@@ -396,7 +411,9 @@ class PythonTypesReader {
     for (const c of this.src.classes) {
       const uses = [
         ...c.bases.map((e) => ({ e, where: `class ${c.name}, base class "${this.src.textOf(e)}"` })),
-        ...c.body.flatMap((s) => (s.kind === 'field' ? [s.annotation, ...(s.value ? [s.value] : [])].map((e) => ({ e, where: `class ${c.name}, field "${s.name}"` })) : [])),
+        ...c.body.flatMap((s) =>
+          s.kind === 'field' ? [s.annotation, ...(s.value ? [s.value] : [])].map((e) => ({ e, where: `class ${c.name}, field "${s.name}"` })) : [],
+        ),
       ];
       for (const { e, where } of uses) {
         for (const n of evaluatedNames(e)) {
@@ -422,7 +439,9 @@ class PythonTypesReader {
         c.keywords.map((k) => [k.name, text(k.value)]),
         c.decorators.map((d) => d.what),
         c.docstring ?? null,
-        c.body.map((s) => (s.kind === 'other' ? [s.what] : s.kind === 'field' ? [s.name, text(s.annotation), s.value ? text(s.value) : null] : [s.name, text(s.value)])),
+        c.body.map((s) =>
+          s.kind === 'other' ? [s.what] : s.kind === 'field' ? [s.name, text(s.annotation), s.value ? text(s.value) : null] : [s.name, text(s.value)],
+        ),
       ]);
     return shape(a) === shape(b);
   }

@@ -41,7 +41,32 @@ export const MAX_NESTING = 200;
 /** A nesting problem inside a class body is the file's syntax problem, not an unreadable field. */
 class NestingProblem extends SyntaxProblem {}
 
-const OPERATORS = ['**=', '//=', '>>=', '<<=', '...', '->', '**', '//', '==', '!=', '<=', '>=', ':=', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '@=', '<<', '>>'];
+const OPERATORS = [
+  '**=',
+  '//=',
+  '>>=',
+  '<<=',
+  '...',
+  '->',
+  '**',
+  '//',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  ':=',
+  '+=',
+  '-=',
+  '*=',
+  '/=',
+  '%=',
+  '&=',
+  '|=',
+  '^=',
+  '@=',
+  '<<',
+  '>>',
+];
 const SINGLE_OPS = '()[]{}:,.;@=+-*/%&|^~<>!';
 const NUMBER = /^(?:0[xX][0-9a-fA-F_]+|0[oO][0-7_]+|0[bB][01_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?)/;
 const NAME = /^[\p{L}_][\p{L}\p{N}_]*/u;
@@ -700,7 +725,25 @@ class Parser {
   }
 }
 
-const KEYWORDS = new Set(['def', 'class', 'if', 'for', 'while', 'with', 'try', 'return', 'import', 'from', 'async', 'del', 'global', 'nonlocal', 'raise', 'assert', 'match']);
+const KEYWORDS = new Set([
+  'def',
+  'class',
+  'if',
+  'for',
+  'while',
+  'with',
+  'try',
+  'return',
+  'import',
+  'from',
+  'async',
+  'del',
+  'global',
+  'nonlocal',
+  'raise',
+  'assert',
+  'match',
+]);
 const BINARY = new Set(['+', '-', '*', '/', '//', '%', '**', '&', '^', '<<', '>>', '<', '>', '==', '!=', '<=', '>=', '@']);
 
 function describe(t: Token): string {
@@ -710,7 +753,20 @@ function describe(t: Token): string {
   return `"${t.value}"`;
 }
 
-const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', v: '\v', '0': '\0', '\n': '' };
+const ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  v: '\v',
+  '0': '\0',
+  '\n': '',
+};
 
 function decodeString(t: Token): { prefix: string; value: string } {
   const m = STRING_START.exec(t.value)!;

@@ -130,11 +130,7 @@ function renderNodes(nodes: Node[], scope: Scope): string {
         break;
       case 'for': {
         const v = lookup(scope, n.path);
-        const rows: unknown[][] = n.items
-          ? Object.entries(v && typeof v === 'object' ? v : {})
-          : Array.isArray(v)
-            ? v.map((x) => [x])
-            : [];
+        const rows: unknown[][] = n.items ? Object.entries(v && typeof v === 'object' ? v : {}) : Array.isArray(v) ? v.map((x) => [x]) : [];
         for (const row of rows) {
           const inner: Scope = Object.create(scope);
           if (n.vars.length === 2) {

@@ -44,7 +44,14 @@ describe('AgUiEventMapper', () => {
       'STATE_SNAPSHOT',
     ]);
     expect(out[4]).toMatchObject({ parentMessageId: (out[0] as unknown as { messageId: string }).messageId });
-    expect(m.terminal).toMatchObject({ type: 'RUN_FINISHED', threadId: 'T', runId: 'R', outcome: { type: 'success' }, result: 'Found it.', metadata: { request_id: 'Q' } });
+    expect(m.terminal).toMatchObject({
+      type: 'RUN_FINISHED',
+      threadId: 'T',
+      runId: 'R',
+      outcome: { type: 'success' },
+      result: 'Found it.',
+      metadata: { request_id: 'Q' },
+    });
   });
 
   it('sends a final answer that was not streamed whole', () => {
@@ -85,7 +92,13 @@ describe('AgUiEventMapper', () => {
 
 describe('RunAgentInput reading', () => {
   it('the new turn is the last user message; trailing tool messages are client tool results', () => {
-    expect(turnOf([{ id: '1', role: 'user', content: 'old' }, { id: '2', role: 'assistant', content: 'a' }, { id: '3', role: 'user', content: 'new' }])).toEqual({
+    expect(
+      turnOf([
+        { id: '1', role: 'user', content: 'old' },
+        { id: '2', role: 'assistant', content: 'a' },
+        { id: '3', role: 'user', content: 'new' },
+      ]),
+    ).toEqual({
       kind: 'message',
       items: [{ content_type: 'text', content: 'new' }],
     });
@@ -107,7 +120,13 @@ describe('RunAgentInput reading', () => {
         { interruptId: 'P', status: 'resolved', payload: { approved: true, toolCallId: 'c1' } },
         { interruptId: 'P', status: 'resolved', payload: { approved: false, toolCallId: 'c2', reason: 'not that one' } },
       ]),
-    ).toEqual({ pause_id: 'P', decisions: [{ tool_call_id: 'c1', approved: true }, { tool_call_id: 'c2', approved: false, reason: 'not that one' }] });
+    ).toEqual({
+      pause_id: 'P',
+      decisions: [
+        { tool_call_id: 'c1', approved: true },
+        { tool_call_id: 'c2', approved: false, reason: 'not that one' },
+      ],
+    });
     expect(() => resumeDecisionOf([{ interruptId: 'P', status: 'resolved' }])).toThrow(/payload.approved/);
     expect(() =>
       resumeDecisionOf([

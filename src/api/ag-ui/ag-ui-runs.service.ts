@@ -65,7 +65,12 @@ export class AgUiRuns {
     } catch (err) {
       // Before RUN_STARTED: a refusal (a lone RUN_ERROR); after it: the run's end.
       const problem = problemOf(err, ctx.instance, this.logger, { task_id: input.threadId });
-      stream.send({ type: EventType.RUN_ERROR, message: problem.detail ?? problem.title, code: problem.code, ...(mapper ? { metadata: mapper.metadata } : {}) } as BaseEvent);
+      stream.send({
+        type: EventType.RUN_ERROR,
+        message: problem.detail ?? problem.title,
+        code: problem.code,
+        ...(mapper ? { metadata: mapper.metadata } : {}),
+      } as BaseEvent);
     } finally {
       stream.end();
     }
@@ -89,10 +94,17 @@ export class AgUiRuns {
    * call takes a result: one for a call waiting for approval is 409 NOT_A_CLIENT_TOOL_CALL and
    * leaves the pause open (lifecycle `decide`, the rule of every path that carries results).
    */
-  private async toolResults(agent: AgentDefinition, principal: Principal, input: RunAgentInput, results: Record<string, string>, clientTools: LlmToolSpec[]): Promise<Started> {
+  private async toolResults(
+    agent: AgentDefinition,
+    principal: Principal,
+    input: RunAgentInput,
+    results: Record<string, string>,
+    clientTools: LlmToolSpec[],
+  ): Promise<Started> {
     const ids = Object.keys(results);
     const waiting = await this.tasks.pausedRequest(agent, principal, input.threadId, { callIds: ids });
-    if (!waiting) throw new DomainError(ErrorCode.APPROVAL_ALREADY_DECIDED, `No tool call of thread ${input.threadId} waits for the results of ${ids.join(', ')}`);
+    if (!waiting)
+      throw new DomainError(ErrorCode.APPROVAL_ALREADY_DECIDED, `No tool call of thread ${input.threadId} waits for the results of ${ids.join(', ')}`);
     const pause = waiting.pendingApprovals!;
     const request = await this.invoker.resume(agent, principal, waiting.requestId, { pause_id: pause.pauseId, results }, { clientTools });
     return { request, announced: pause.pending, answered: ids };

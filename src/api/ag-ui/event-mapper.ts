@@ -62,7 +62,13 @@ export class AgUiEventMapper {
         if (this.answered.has(String(d.tool_call_id))) return this.endText();
         return [
           ...this.endText(),
-          { type: EventType.TOOL_CALL_RESULT, messageId: randomUUID(), toolCallId: String(d.tool_call_id), content: String(d.result ?? ''), role: 'tool' } as BaseEvent,
+          {
+            type: EventType.TOOL_CALL_RESULT,
+            messageId: randomUUID(),
+            toolCallId: String(d.tool_call_id),
+            content: String(d.result ?? ''),
+            role: 'tool',
+          } as BaseEvent,
         ];
       case 'approval-required': {
         const pause = d as unknown as PauseView;
@@ -78,7 +84,12 @@ export class AgUiEventMapper {
       case 'final-response':
         return this.final(d);
       case 'error':
-        this.terminal = { type: EventType.RUN_ERROR, message: String(d.detail ?? d.title ?? 'The run failed'), code: String(d.code ?? 'INTERNAL'), metadata: this.metadata } as BaseEvent;
+        this.terminal = {
+          type: EventType.RUN_ERROR,
+          message: String(d.detail ?? d.title ?? 'The run failed'),
+          code: String(d.code ?? 'INTERNAL'),
+          metadata: this.metadata,
+        } as BaseEvent;
         return this.endText();
       default:
         // queued, approved, rejected, cancelled: the outcome says it.
@@ -126,7 +137,12 @@ export class AgUiEventMapper {
     if (this.announced.has(id)) return [];
     this.announced.add(id);
     return [
-      { type: EventType.TOOL_CALL_START, toolCallId: id, toolCallName: name, ...(this.turnMessageId ? { parentMessageId: this.turnMessageId } : {}) } as BaseEvent,
+      {
+        type: EventType.TOOL_CALL_START,
+        toolCallId: id,
+        toolCallName: name,
+        ...(this.turnMessageId ? { parentMessageId: this.turnMessageId } : {}),
+      } as BaseEvent,
       ...(args ? [{ type: EventType.TOOL_CALL_ARGS, toolCallId: id, delta: args } as BaseEvent] : []),
       { type: EventType.TOOL_CALL_END, toolCallId: id } as BaseEvent,
     ];
@@ -134,7 +150,10 @@ export class AgUiEventMapper {
 
   /** The task's status, the approvals it waits for, and the client-side tool calls whose results it waits for. */
   private snapshot(status: string, pending: unknown[], pendingToolCallIds: string[] = []): BaseEvent {
-    return { type: EventType.STATE_SNAPSHOT, snapshot: { ...this.metadata, status, pending_approvals: pending, pending_tool_call_ids: pendingToolCallIds } } as BaseEvent;
+    return {
+      type: EventType.STATE_SNAPSHOT,
+      snapshot: { ...this.metadata, status, pending_approvals: pending, pending_tool_call_ids: pendingToolCallIds },
+    } as BaseEvent;
   }
 
   private finished(outcome: RunFinishedOutcome, result?: unknown): BaseEvent {

@@ -29,7 +29,9 @@ function messageOf(m: StoredMessage): Message {
         id: m.id,
         role: 'assistant',
         ...(m.content !== null ? { content: m.content } : {}),
-        ...(m.tool_calls?.length ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+        ...(m.tool_calls?.length
+          ? { toolCalls: m.tool_calls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) }
+          : {}),
       };
     case 'tool':
       return { id: m.id, role: 'tool', toolCallId: m.tool_call_id, content: m.content, ...(m.is_error ? { error: m.content } : {}) };

@@ -29,7 +29,8 @@ export function turnOf(messages: Message[]): Turn {
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => ((p as { type?: string }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '')).join('');
+  if (Array.isArray(content))
+    return content.map((p) => ((p as { type?: string }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : '')).join('');
   return JSON.stringify(content ?? '');
 }
 

@@ -16,7 +16,8 @@ export function parseRunInput(body: unknown): RunAgentInput {
   if (typeof b.threadId !== 'string' || !CLIENT_ID.test(b.threadId)) {
     errors.push({ field: 'threadId', message: 'threadId must be 1 to 128 characters: letters, digits, "-", "_", "." or ":"' });
   }
-  if (typeof b.runId !== 'string' || !b.runId.length || b.runId.length > 128) errors.push({ field: 'runId', message: 'runId must be a string of 1 to 128 characters' });
+  if (typeof b.runId !== 'string' || !b.runId.length || b.runId.length > 128)
+    errors.push({ field: 'runId', message: 'runId must be a string of 1 to 128 characters' });
   if (!Array.isArray(b.messages)) errors.push({ field: 'messages', message: 'messages must be an array' });
   else b.messages.forEach((m, i) => messageErrors(m, `messages[${i}]`, errors));
   if (b.tools !== undefined && !Array.isArray(b.tools)) errors.push({ field: 'tools', message: 'tools must be an array' });

@@ -24,7 +24,11 @@ describe('console config', () => {
 
   it('Entra with TA_CONSOLE_CLIENT_ID: MSAL signs in at the tenant, for the API audience', () => {
     const env = entra({ TA_CONSOLE_CLIENT_ID: 'spa-id' });
-    expect(consoleConfig(env, []).msal).toEqual({ client_id: 'spa-id', authority: `https://login.microsoftonline.com/${TENANT}`, scopes: ['api://abc/.default'] });
+    expect(consoleConfig(env, []).msal).toEqual({
+      client_id: 'spa-id',
+      authority: `https://login.microsoftonline.com/${TENANT}`,
+      scopes: ['api://abc/.default'],
+    });
     const scoped = entra({ TA_CONSOLE_CLIENT_ID: 'spa-id', TA_CONSOLE_SCOPES: 'api://x/Agents.Call' });
     expect(consoleConfig(scoped, []).msal?.scopes).toEqual(['api://x/Agents.Call']);
     expect(consoleConfig(entra({}), []).msal).toBeNull();
@@ -40,7 +44,9 @@ describe('console assets', () => {
     expect(consoleCsp()).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     );
-    expect(consoleCsp('https://login.microsoftonline.com/t')).toContain("connect-src 'self' https://login.microsoftonline.com; frame-src https://login.microsoftonline.com");
+    expect(consoleCsp('https://login.microsoftonline.com/t')).toContain(
+      "connect-src 'self' https://login.microsoftonline.com; frame-src https://login.microsoftonline.com",
+    );
   });
 
   it('serves built files by name only, of the known types', () => {

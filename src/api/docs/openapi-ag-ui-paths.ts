@@ -41,11 +41,18 @@ const runAgentInput = {
       type: 'array',
       description:
         'Client-side tools the model may call on this run. A run whose model calls them finishes with their TOOL_CALL_* events and outcome.pendingToolCallIds; the next run brings the results as tool messages (paired with the stored calls by toolCallId).',
-      items: { type: 'object', required: ['name'], properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' }, description: { type: 'string' }, parameters: { type: 'object' } } },
+      items: {
+        type: 'object',
+        required: ['name'],
+        properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' }, description: { type: 'string' }, parameters: { type: 'object' } },
+      },
     },
     context: { type: 'array', items: { type: 'object' } },
     state: {},
-    forwardedProps: { type: 'object', properties: { messagesSnapshot: { type: 'boolean', description: 'Send MESSAGES_SNAPSHOT (the server-kept history) before RUN_FINISHED' } } },
+    forwardedProps: {
+      type: 'object',
+      properties: { messagesSnapshot: { type: 'boolean', description: 'Send MESSAGES_SNAPSHOT (the server-kept history) before RUN_FINISHED' } },
+    },
   },
 };
 

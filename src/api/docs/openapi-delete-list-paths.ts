@@ -23,7 +23,10 @@ const sessionSummary = {
  */
 export function addDeleteAndListPaths(paths: Record<string, Record<string, Operation>>, p: string, tags: string[], taskParam: unknown): void {
   const sessionParam = { name: 'session_id', in: 'path', required: true, schema: ref('ClientId') };
-  const gone = { '204': { description: 'Deleted: nothing of it is left' }, '503': problem('State store unavailable (a re-run of the same DELETE finishes it)') };
+  const gone = {
+    '204': { description: 'Deleted: nothing of it is left' },
+    '503': problem('State store unavailable (a re-run of the same DELETE finishes it)'),
+  };
   paths[`${p}/tasks/{task_id}`] = {
     ...paths[`${p}/tasks/{task_id}`],
     delete: {
@@ -46,10 +49,15 @@ export function addDeleteAndListPaths(paths: Record<string, Record<string, Opera
     delete: {
       operationId: 'deleteSession',
       summary: "Delete the caller's tasks of this agent in a session",
-      description: "Deletes every task of this agent the caller has in the session (up to 10,000 per call: more is 409 TASK_BUSY, call again), as DELETE /tasks/{task_id} does. Tasks of other agents in the same session are kept.",
+      description:
+        'Deletes every task of this agent the caller has in the session (up to 10,000 per call: more is 409 TASK_BUSY, call again), as DELETE /tasks/{task_id} does. Tasks of other agents in the same session are kept.',
       tags,
       parameters: [sessionParam],
-      responses: { ...gone, '404': problem('No task of this agent in the session'), '409': problem('TASK_BUSY: more than 10,000 tasks; those were deleted, call again') },
+      responses: {
+        ...gone,
+        '404': problem('No task of this agent in the session'),
+        '409': problem('TASK_BUSY: more than 10,000 tasks; those were deleted, call again'),
+      },
     },
   };
   paths[`${p}/sessions`] = {

@@ -10,7 +10,13 @@ const problem = (description: string) => ({ description, content: { 'application
  * `GET /tasks/{task_id}`. Every operation has a `description` (the Assistant orchestrator needs one).
  */
 export function addEditPaths(paths: Record<string, Record<string, Operation>>, p: string, tags: string[], taskParam: unknown): void {
-  const requestParam = { name: 'request_id', in: 'path', required: true, description: 'The request whose user turn is replaced', schema: { type: 'string', format: 'uuid' } };
+  const requestParam = {
+    name: 'request_id',
+    in: 'path',
+    required: true,
+    description: 'The request whose user turn is replaced',
+    schema: { type: 'string', format: 'uuid' },
+  };
   const userMessage = { required: true, content: { 'application/json': { schema: ref('UserMessage') } } };
   const refusals = {
     '404': problem('Unknown task or request'),
@@ -21,7 +27,13 @@ export function addEditPaths(paths: Record<string, Record<string, Operation>>, p
   if (getTask) {
     getTask.parameters = [
       ...((getTask.parameters as unknown[] | undefined) ?? []),
-      { name: 'include', in: 'query', required: false, description: '`superseded`: also list the requests an edit replaced (each with `superseded_by`)', schema: { type: 'string', enum: ['superseded'] } },
+      {
+        name: 'include',
+        in: 'query',
+        required: false,
+        description: '`superseded`: also list the requests an edit replaced (each with `superseded_by`)',
+        schema: { type: 'string', enum: ['superseded'] },
+      },
     ];
   }
   paths[`${p}/tasks/{task_id}/requests/{request_id}/edit`] = {
@@ -69,7 +81,11 @@ export function addEditPaths(paths: Record<string, Record<string, Operation>>, p
           },
         },
       },
-      responses: { '201': json(ref('Task'), 'The new task'), '404': problem('Unknown task or request'), '422': problem('A field failed validation, or the request did not complete') },
+      responses: {
+        '201': json(ref('Task'), 'The new task'),
+        '404': problem('Unknown task or request'),
+        '422': problem('A field failed validation, or the request did not complete'),
+      },
     },
   };
 }

@@ -7,7 +7,10 @@ import { isKnownLocalModel } from '../../llm/local/local-models';
 import { buildOpenApi } from './openapi.builder';
 
 type Schema = { $ref?: string; properties?: Record<string, Schema>; items?: Schema; description?: string };
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: Schema }> }> }>>; components: { schemas: Record<string, Schema> } };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: Schema }> }> }>>;
+  components: { schemas: Record<string, Schema> };
+};
 
 describe('openapi.json: what the model received, per request', () => {
   it('documents the task read with each request and its history fields', () => {

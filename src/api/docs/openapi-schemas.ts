@@ -74,7 +74,12 @@ export const OPENAPI_SCHEMAS: Record<string, unknown> = {
     description:
       "Upstream's resume body: the TealAgentsResponse (status Completed), a HitlResponse (status Paused) or a RejectedToolResponse (status Canceled), each with `status`",
     required: ['task_id', 'session_id', 'request_id', 'status'],
-    properties: { task_id: { type: 'string' }, session_id: { type: 'string' }, request_id: { type: 'string' }, status: { type: 'string', enum: ['Completed', 'Paused', 'Canceled'] } },
+    properties: {
+      task_id: { type: 'string' },
+      session_id: { type: 'string' },
+      request_id: { type: 'string' },
+      status: { type: 'string', enum: ['Completed', 'Paused', 'Canceled'] },
+    },
   },
   StateResponse: {
     type: 'object',
@@ -139,11 +144,13 @@ export const OPENAPI_SCHEMAS: Record<string, unknown> = {
       model_input_messages: {
         type: 'integer',
         nullable: true,
-        description: 'Messages the model received on the first model call of this request (system prompt and user context included); null on a request that failed or was canceled',
+        description:
+          'Messages the model received on the first model call of this request (system prompt and user context included); null on a request that failed or was canceled',
       },
       history_truncated: {
         type: 'boolean',
-        description: 'Earlier turns were left out of the model input: by spec.agent.history, or after the model answered "context length exceeded" (retried once with the older half of the turns left out)',
+        description:
+          'Earlier turns were left out of the model input: by spec.agent.history, or after the model answered "context length exceeded" (retried once with the older half of the turns left out)',
       },
       history_omitted_messages: { type: 'integer', description: 'How many history messages were left out (whole turns)' },
       history_summarized: { type: 'boolean', description: 'The left-out turns were replaced by a summary (spec.agent.history.strategy: summarize)' },

@@ -6,7 +6,12 @@ import { loadAgentConfigs } from '../../agents/config/load-agent-configs';
 import { isKnownLocalModel } from '../../llm/local/local-models';
 import { buildOpenApi } from './openapi.builder';
 
-type Op = { operationId: string; description?: string; parameters?: { name: string; in: string }[]; responses: Record<string, { content?: Record<string, unknown> }> };
+type Op = {
+  operationId: string;
+  description?: string;
+  parameters?: { name: string; in: string }[];
+  responses: Record<string, { content?: Record<string, unknown> }>;
+};
 type Doc = { paths: Record<string, Record<string, Op>> };
 
 describe('openapi.json: reattach to a task stream', () => {

@@ -18,8 +18,18 @@ export function addTaskStreamPaths(paths: Record<string, Record<string, Operatio
       tags,
       parameters: [
         taskParam,
-        { name: 'last_event_id', in: 'query', description: 'The last event id received, as the Last-Event-ID header (which wins when both are given)', schema: { type: 'string', pattern: '^\\d+-\\d+$' } },
-        { name: 'Last-Event-ID', in: 'header', description: 'The last event id received ({request seq}-{n}); an EventSource sends it when it reconnects', schema: { type: 'string', pattern: '^\\d+-\\d+$' } },
+        {
+          name: 'last_event_id',
+          in: 'query',
+          description: 'The last event id received, as the Last-Event-ID header (which wins when both are given)',
+          schema: { type: 'string', pattern: '^\\d+-\\d+$' },
+        },
+        {
+          name: 'Last-Event-ID',
+          in: 'header',
+          description: 'The last event id received ({request seq}-{n}); an EventSource sends it when it reconnects',
+          schema: { type: 'string', pattern: '^\\d+-\\d+$' },
+        },
       ],
       responses: {
         '200': { description: 'The events', content: { 'text/event-stream': { schema: { type: 'string' } } } },

@@ -29,9 +29,7 @@ const spec = `spec:
 `;
 const v2 = (head: string) => agentFrom(`apiVersion: skagents/v2alpha1\nkind: Agent\nname: Two\nversion: 0.1\n${head}\n${spec}`);
 const v3 = agentFrom(`apiVersion: tealagents/v1alpha1\nkind: Agent\nname: Three\nversion: 1.0\ndescription: A stateful agent\n${spec}`);
-const v1 = agentFrom(
-  `apiVersion: skagents/v1\nkind: Chat\nservice_name: One\nversion: 2\ninput_type: BaseMultiModalInput\n${spec}`,
-);
+const v1 = agentFrom(`apiVersion: skagents/v1\nkind: Chat\nservice_name: One\nversion: 2\ninput_type: BaseMultiModalInput\n${spec}`);
 
 /** Every `$ref` in the document, wherever it is. */
 function refs(node: unknown, out: string[] = []): string[] {

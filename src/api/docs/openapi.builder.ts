@@ -38,9 +38,7 @@ export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
     '429': problem('Rate limit of the agent (RATE_LIMITED, with Retry-After and RateLimit headers) or of the model provider'),
     '502': problem('Model provider failed'),
     '504': problem('Model provider timed out'),
-    ...(stateful
-      ? { '404': problem('Unknown task'), '409': problem('Task busy'), '503': problem('State store unavailable') }
-      : {}),
+    ...(stateful ? { '404': problem('Unknown task'), '409': problem('Task busy'), '503': problem('State store unavailable') } : {}),
   };
   const requestBody = { required: true, content: { 'application/json': { schema: body } } };
   const paths: Record<string, Record<string, Operation>> = {};
@@ -66,10 +64,20 @@ export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
   };
   if (stateful) addStatefulPaths(paths, p, agent);
   paths[`${p}/health`] = {
-    get: { operationId: 'health', summary: 'Health', description: 'The agent is up: status, version and uptime (upstream HealthStatus).', responses: { '200': json({ type: 'object' }) } },
+    get: {
+      operationId: 'health',
+      summary: 'Health',
+      description: 'The agent is up: status, version and uptime (upstream HealthStatus).',
+      responses: { '200': json({ type: 'object' }) },
+    },
   };
   paths[`${p}/health/live`] = {
-    get: { operationId: 'live', summary: 'Liveness', description: 'The process answers (upstream LivenessStatus).', responses: { '200': json({ type: 'object' }) } },
+    get: {
+      operationId: 'live',
+      summary: 'Liveness',
+      description: 'The process answers (upstream LivenessStatus).',
+      responses: { '200': json({ type: 'object' }) },
+    },
   };
   paths[`${p}/health/ready`] = {
     get: {
@@ -116,16 +124,47 @@ function addStatefulPaths(paths: Record<string, Record<string, Operation>>, p: s
   const reqParam = { name: 'request_id', in: 'path', required: true, schema: { type: 'string' } };
   const taskParam = { name: 'task_id', in: 'path', required: true, schema: ref('ClientId') };
   paths[`${p}/tealagents/v1alpha1/resume/{request_id}`] = {
-    post: { operationId: 'resume', summary: 'Approve or reject paused tool calls', description: 'Decides the tool calls a paused request waits on, then continues it.', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': json(ref('ResumeResponse')) } },
+    post: {
+      operationId: 'resume',
+      summary: 'Approve or reject paused tool calls',
+      description: 'Decides the tool calls a paused request waits on, then continues it.',
+      tags,
+      parameters: [reqParam],
+      requestBody: resumeBody,
+      responses: { '200': json(ref('ResumeResponse')) },
+    },
   };
   paths[`${p}/tealagents/v1alpha1/resume/{request_id}/sse`] = {
-    post: { operationId: 'resumeSse', summary: 'Resume, streamed', description: 'As resume, with the continued request streamed as server-sent events.', tags, parameters: [reqParam], requestBody: resumeBody, responses: { '200': sse('events') } },
+    post: {
+      operationId: 'resumeSse',
+      summary: 'Resume, streamed',
+      description: 'As resume, with the continued request streamed as server-sent events.',
+      tags,
+      parameters: [reqParam],
+      requestBody: resumeBody,
+      responses: { '200': sse('events') },
+    },
   };
   paths[`${p}/tasks/{task_id}`] = {
-    get: { operationId: 'getTask', summary: 'The task with its requests', description: "One of the caller's tasks: its requests, messages, tool calls and pending approvals, and per request what the model received of the history.", tags, parameters: [taskParam], responses: { '200': json(ref('Task')) } },
+    get: {
+      operationId: 'getTask',
+      summary: 'The task with its requests',
+      description:
+        "One of the caller's tasks: its requests, messages, tool calls and pending approvals, and per request what the model received of the history.",
+      tags,
+      parameters: [taskParam],
+      responses: { '200': json(ref('Task')) },
+    },
   };
   paths[`${p}/tasks/{task_id}/cancel`] = {
-    post: { operationId: 'cancelTask', summary: 'Cancel the running or paused request', description: 'Ends the running request of the task, or the paused one, as Canceled.', tags, parameters: [taskParam], responses: { '200': json(ref('StateResponse')) } },
+    post: {
+      operationId: 'cancelTask',
+      summary: 'Cancel the running or paused request',
+      description: 'Ends the running request of the task, or the paused one, as Canceled.',
+      tags,
+      parameters: [taskParam],
+      responses: { '200': json(ref('StateResponse')) },
+    },
   };
   addEditPaths(paths, p, tags, taskParam);
   paths[`${p}/sessions/{session_id}`] = {

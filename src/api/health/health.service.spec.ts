@@ -62,13 +62,24 @@ describe('HealthService', () => {
   });
 
   it("an agent's readiness waits for the shared checks and its own, not another agent's", async () => {
-    const service = new HealthService([up('state_store'), { ...down('mcp_server:a', 'MCP server a unreachable'), agent: 'A:1' }, { ...up('mcp_server:b'), agent: 'B:1' }]);
-    expect(await service.ready('A:1')).toMatchObject({ ready: false, checks: { state_store: { status: 'up' }, 'mcp_server:a': { status: 'down', error: 'MCP server a unreachable' } } });
+    const service = new HealthService([
+      up('state_store'),
+      { ...down('mcp_server:a', 'MCP server a unreachable'), agent: 'A:1' },
+      { ...up('mcp_server:b'), agent: 'B:1' },
+    ]);
+    expect(await service.ready('A:1')).toMatchObject({
+      ready: false,
+      checks: { state_store: { status: 'up' }, 'mcp_server:a': { status: 'down', error: 'MCP server a unreachable' } },
+    });
     expect(await service.ready('B:1')).toMatchObject({ ready: true, checks: { state_store: { status: 'up' }, 'mcp_server:b': { status: 'up' } } });
   });
 
   it("the process's readiness lists every dependency of every agent with its state", async () => {
-    const service = new HealthService([up('state_store'), { ...down('mcp_server:a', 'MCP server a unreachable'), agent: 'A:1' }, { ...up('mcp_server:b'), agent: 'B:1' }]);
+    const service = new HealthService([
+      up('state_store'),
+      { ...down('mcp_server:a', 'MCP server a unreachable'), agent: 'A:1' },
+      { ...up('mcp_server:b'), agent: 'B:1' },
+    ]);
     expect(await service.processReady()).toEqual({
       ready: false,
       timestamp: expect.any(String),

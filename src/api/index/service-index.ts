@@ -71,7 +71,8 @@ function routesOf(agent: AgentDefinition): IndexRoute[] {
   for (const [path, item] of Object.entries(paths)) {
     for (const m of METHODS) if (item[m]) routes.push({ method: m.toUpperCase(), path, summary: item[m].summary ?? '' });
   }
-  if (agent.module !== 'v3') routes.push({ method: 'GET', path: `${agent.prefix}/stream`, summary: 'WebSocket (deprecated): the input as the first message, then the partial texts' });
+  if (agent.module !== 'v3')
+    routes.push({ method: 'GET', path: `${agent.prefix}/stream`, summary: 'WebSocket (deprecated): the input as the first message, then the partial texts' });
   return routes;
 }
 

@@ -33,11 +33,7 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
     @Post()
     @HttpCode(200)
     @RateLimited()
-    async invoke(
-      @Body() body: unknown,
-      @CurrentPrincipal() principal: Principal,
-      @Res({ passthrough: true }) res: Response,
-    ): Promise<InvokeResponse> {
+    async invoke(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res({ passthrough: true }) res: Response): Promise<InvokeResponse> {
       const input = parseInput(agent, body);
       try {
         return await this.invoker.invoke(agent, input, { signal: abortOnDisconnect(res), caller: { principal, bearerToken: res.req.bearerToken } });

@@ -144,7 +144,10 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     let accepted = false;
     // `ws` refused the handshake itself (400/405: not a valid WebSocket upgrade), or the client left.
     socket.once('close', () => accepted || t.finish(400));
-    this.handshakeHeaders.set(req, Object.entries(headers).map(([name, value]) => `${name}: ${value}`));
+    this.handshakeHeaders.set(
+      req,
+      Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    );
     this.socketServer().handleUpgrade(req, socket, head, (ws) => {
       accepted = true;
       // Counted from here to the socket's 'close', which `ws` emits once however it ends.

@@ -144,7 +144,12 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      * 204 when the request has ended and the id is its outcome's (docs/api.md, Streaming), on any replica.
      */
     @Get('tasks/:task_id/stream')
-    async stream(@Param('task_id') taskId: string, @Query('last_event_id') lastEventId: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response): Promise<void> {
+    async stream(
+      @Param('task_id') taskId: string,
+      @Query('last_event_id') lastEventId: unknown,
+      @CurrentPrincipal() principal: Principal,
+      @Res() res: Response,
+    ): Promise<void> {
       const id = res.req.header('last-event-id') ?? (lastEventId === undefined ? undefined : typeof lastEventId === 'string' ? lastEventId : '');
       const position = id === undefined ? undefined : parseEventId(id);
       return this.reattached(res, await this.attach.attach(agent, principal, parseClientIdParam('task_id', taskId), position));
@@ -163,16 +168,40 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     @Post('tasks/:task_id/requests/:request_id/edit')
     @HttpCode(200)
     @RateLimited()
-    async edit(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request) {
-      const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), readUserMessage(body));
+    async edit(
+      @Param('task_id') taskId: string,
+      @Param('request_id') requestId: string,
+      @Body() body: unknown,
+      @CurrentPrincipal() principal: Principal,
+      @Req() req: Request,
+    ) {
+      const started = await this.edits.edit(
+        agent,
+        principal,
+        parseClientIdParam('task_id', taskId),
+        parseUuidParam('request_id', requestId),
+        readUserMessage(body),
+      );
       return started.run({ bearerToken: req.bearerToken });
     }
 
     /** The same, streamed as `POST /sse` is. */
     @Post('tasks/:task_id/requests/:request_id/edit/sse')
     @RateLimited()
-    async editSse(@Param('task_id') taskId: string, @Param('request_id') requestId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res() res: Response) {
-      const started = await this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), readUserMessage(body));
+    async editSse(
+      @Param('task_id') taskId: string,
+      @Param('request_id') requestId: string,
+      @Body() body: unknown,
+      @CurrentPrincipal() principal: Principal,
+      @Res() res: Response,
+    ) {
+      const started = await this.edits.edit(
+        agent,
+        principal,
+        parseClientIdParam('task_id', taskId),
+        parseUuidParam('request_id', requestId),
+        readUserMessage(body),
+      );
       const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }

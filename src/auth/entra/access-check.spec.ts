@@ -45,12 +45,8 @@ describe('checkAccess', () => {
   });
 
   it('fails closed: a token kind with no requirement configured is refused', () => {
-    expect(outcome(app(['Agents.Invoke']), { requiredScopes: ['agents.invoke'], requiredRoles: [] })).toMatch(
-      /^FORBIDDEN .*does not accept app-only tokens/,
-    );
-    expect(outcome(user(['agents.invoke']), { requiredScopes: [], requiredRoles: ['Agents.Invoke'] })).toMatch(
-      /^FORBIDDEN .*does not accept delegated/,
-    );
+    expect(outcome(app(['Agents.Invoke']), { requiredScopes: ['agents.invoke'], requiredRoles: [] })).toMatch(/^FORBIDDEN .*does not accept app-only tokens/);
+    expect(outcome(user(['agents.invoke']), { requiredScopes: [], requiredRoles: ['Agents.Invoke'] })).toMatch(/^FORBIDDEN .*does not accept delegated/);
   });
 
   it("an agent's spec.auth replaces each list it gives, and keeps the others", () => {

@@ -39,11 +39,10 @@ export function insufficientAccess(kind: 'scope' | 'role', required: string[]): 
 
 /** The metadata or key set could not be fetched: an outage, not the caller's fault (503, not 401). */
 export function identityProviderUnavailable(cause: unknown): DomainError {
-  return new DomainError(
-    ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE,
-    'The identity provider could not be reached to validate the token; try again shortly',
-    { retryAfter: 5, cause },
-  );
+  return new DomainError(ErrorCode.IDENTITY_PROVIDER_UNAVAILABLE, 'The identity provider could not be reached to validate the token; try again shortly', {
+    retryAfter: 5,
+    cause,
+  });
 }
 
 /** RFC 6750 §3: error_description and scope allow only %x20-21 / %x23-5B / %x5D-7E. */

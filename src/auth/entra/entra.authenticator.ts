@@ -46,7 +46,10 @@ export class EntraAuthenticator extends Authenticator {
     req.logContext?.set(callerFields({ tenantId: identity.tenantId, ownerId: identity.objectId }));
     // Its fields are built only when the line is written (debug is off as shipped; one per request).
     if (this.logger.isLevelEnabled('debug')) {
-      this.logger.debug({ ...req.logContext?.fields, http_request_id: req.requestId, kind: identity.kind, ver: identity.tokenVersion }, 'bearer token accepted');
+      this.logger.debug(
+        { ...req.logContext?.fields, http_request_id: req.requestId, kind: identity.kind, ver: identity.tokenVersion },
+        'bearer token accepted',
+      );
     }
     return { tenantId: identity.tenantId, ownerId: identity.objectId };
   }

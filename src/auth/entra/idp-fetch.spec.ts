@@ -33,8 +33,7 @@ describe('idpFetchJson', () => {
   });
 
   it('gives up after the timeout', async () => {
-    const hang: typeof fetch = (_u, init) =>
-      new Promise((_r, reject) => init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason)));
+    const hang: typeof fetch = (_u, init) => new Promise((_r, reject) => init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason)));
     const started = Date.now();
     expect(await failure(idpFetchJson(100, hang)(URL_))).toMatch(/IDENTITY_PROVIDER_UNAVAILABLE: .*timed out/);
     expect(Date.now() - started).toBeLessThan(2000);

@@ -99,7 +99,7 @@ describe('EntraTokenValidator with its cache of validated tokens', () => {
     expect(verifications()).toBe(2); // checked afresh, and refused on exp
   });
 
-  it('answers from the cache only while the key that verified the token is still the provider\'s', async () => {
+  it("answers from the cache only while the key that verified the token is still the provider's", async () => {
     const v = validator();
     const token = await mint();
     await v.validate(token);

@@ -49,5 +49,4 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   private toProblem(exception: unknown, req: Request): ProblemDetails {
     return problemOf(exception, req.originalUrl ?? req.url, this.logger, { http_request_id: req.requestId });
   }
-
 }

@@ -1,10 +1,14 @@
 import { corsConfigOf, isCorsOriginList, isOrigin } from './cors-policy';
 
 describe('cors-policy', () => {
-  it.each(['https://app.example.com', 'http://localhost:5173', 'http://127.0.0.1', 'http://[::1]:3000', 'HTTPS://App.Example.COM:443', 'https://a-b.c-d.example:65535'])(
-    'takes %s as an origin',
-    (o) => expect(isOrigin(o)).toBe(true),
-  );
+  it.each([
+    'https://app.example.com',
+    'http://localhost:5173',
+    'http://127.0.0.1',
+    'http://[::1]:3000',
+    'HTTPS://App.Example.COM:443',
+    'https://a-b.c-d.example:65535',
+  ])('takes %s as an origin', (o) => expect(isOrigin(o)).toBe(true));
 
   it.each([
     'https://app.example.com/',

@@ -1,14 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
-import {
-  CORS_ALLOW_HEADERS,
-  CORS_ALLOW_METHODS,
-  CORS_DEV_HEADERS,
-  CORS_EXPOSE_HEADERS,
-  CORS_MAX_AGE_SECONDS,
-  CorsConfig,
-} from './cors-policy';
+import { CORS_ALLOW_HEADERS, CORS_ALLOW_METHODS, CORS_DEV_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS, CorsConfig } from './cors-policy';
 
 /**
  * CORS for every route, registered before routing, authentication and the 415 check:

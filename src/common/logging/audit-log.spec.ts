@@ -34,9 +34,22 @@ describe('AuditLog', () => {
     context.with(log.in(ROOT_CONTEXT), () => audit.record('task.deleted', { task_id: 'task-1', session_id: 's-1', reason: undefined }));
     await audit.close();
     await flushed();
-    const expected = { audit: true, event: 'task.deleted', at: expect.any(String), http_request_id: 'h-1', agent: 'A:1', tid: 't-1', oid_hash: 'abcd', task_id: 'task-1', session_id: 's-1' };
+    const expected = {
+      audit: true,
+      event: 'task.deleted',
+      at: expect.any(String),
+      http_request_id: 'h-1',
+      agent: 'A:1',
+      tid: 't-1',
+      oid_hash: 'abcd',
+      task_id: 'task-1',
+      session_id: 's-1',
+    };
     expect(lines).toEqual([expect.objectContaining({ level: 'info', msg: 'audit task.deleted', ...expected })]);
-    const file = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const file = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
     expect(file).toEqual([expected]);
     expect(file[0]).not.toHaveProperty('reason');
   });

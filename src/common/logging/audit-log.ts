@@ -5,13 +5,7 @@ import { LogContext, LogFields } from './log-context';
 
 /** What is audited (docs/operations.md, Audit log). */
 export type AuditEvent =
-  | 'auth.failed'
-  | 'approval.approved'
-  | 'approval.rejected'
-  | 'request.cancelled'
-  | 'request.edited'
-  | 'task.deleted'
-  | 'session.deleted';
+  'auth.failed' | 'approval.approved' | 'approval.rejected' | 'request.cancelled' | 'request.edited' | 'task.deleted' | 'session.deleted';
 
 /** One audit record's own fields; the ids of the request being served (LogFields) are added from its log context. */
 export interface AuditFields extends LogFields {
@@ -87,7 +81,8 @@ export class AuditLog {
   private writeFile(record: AuditRecord): void {
     if (!this.file || this.fileFailed) return;
     if (this.file.writableLength > MAX_PENDING_FILE_BYTES) {
-      if (this.dropped++ === 0) this.logger.warn({ audit_log: this.path }, 'audit log file is not keeping up: audit lines are left out of it (still on stdout)');
+      if (this.dropped++ === 0)
+        this.logger.warn({ audit_log: this.path }, 'audit log file is not keeping up: audit lines are left out of it (still on stdout)');
       return;
     }
     this.file.write(`${JSON.stringify(record)}\n`);

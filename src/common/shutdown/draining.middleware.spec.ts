@@ -6,7 +6,12 @@ import { drainingMiddleware } from './draining.middleware';
 import { ShutdownState } from './shutdown-state';
 
 function call(state: ShutdownState, path: string) {
-  const res = Object.assign(new EventEmitter(), { headers: {} as Record<string, string>, setHeader(k: string, v: string) { this.headers[k] = v; } });
+  const res = Object.assign(new EventEmitter(), {
+    headers: {} as Record<string, string>,
+    setHeader(k: string, v: string) {
+      this.headers[k] = v;
+    },
+  });
   let passed: unknown = 'not called';
   drainingMiddleware(state)({ path } as Request, res as unknown as Response, ((err?: unknown) => (passed = err)) as NextFunction);
   return { res, passed };

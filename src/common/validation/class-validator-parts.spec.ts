@@ -18,6 +18,8 @@ describe('class-validator parts', () => {
       const probe = Object.assign(new Probe(), { name: value });
       expect(parts.validateSync(probe, { forbidUnknownValues: true })).toEqual(index.validateSync(probe, { forbidUnknownValues: true }));
     }
-    expect(parts.validateSync(Object.assign(new Probe(), { name: 42 })).map((e) => Object.keys(e.constraints ?? {}).sort())).toEqual([['isString', 'maxLength']]);
+    expect(parts.validateSync(Object.assign(new Probe(), { name: 42 })).map((e) => Object.keys(e.constraints ?? {}).sort())).toEqual([
+      ['isString', 'maxLength'],
+    ]);
   });
 });

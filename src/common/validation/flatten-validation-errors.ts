@@ -10,11 +10,7 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
       out.push({
         field,
         message:
-          constraint === 'whitelistValidation'
-            ? `unknown field "${e.property}"`
-            : constraint === 'unknownValue'
-              ? `${field} must be an object`
-              : message,
+          constraint === 'whitelistValidation' ? `unknown field "${e.property}"` : constraint === 'unknownValue' ? `${field} must be an object` : message,
       });
     }
     if (e.children?.length) out.push(...flattenValidationErrors(e.children, field));

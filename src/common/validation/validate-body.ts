@@ -19,11 +19,7 @@ export function validateBody<T extends object>(cls: ClassConstructor<T>, body: u
   const instance = plainToInstance(cls, body);
   const errors = flattenValidationErrors(validateSync(instance, { forbidUnknownValues: true }));
   if (errors.length) {
-    throw new DomainError(
-      ErrorCode.VALIDATION_FAILED,
-      `Invalid request body: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`,
-      { errors },
-    );
+    throw new DomainError(ErrorCode.VALIDATION_FAILED, `Invalid request body: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, { errors });
   }
   return instance;
 }

@@ -95,8 +95,7 @@ describe('EchoLlmClient (local/echo) asked for structured output', () => {
     additionalProperties: false,
     $defs: { Step: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'], additionalProperties: false } },
   };
-  const ask = (content: string) =>
-    echo.complete({ model: 'local/echo', messages: [{ role: 'user', content }], responseFormat: { name: 'Out', schema } });
+  const ask = (content: string) => echo.complete({ model: 'local/echo', messages: [{ role: 'user', content }], responseFormat: { name: 'Out', schema } });
 
   it('answers the simplest value of the schema, strings holding the message', async () => {
     expect(JSON.parse((await ask('hello there')).content)).toEqual({

@@ -9,7 +9,12 @@ const req = (messages: LlmRequest['messages']): LlmRequest => ({ model: 'local/e
 
 describe('toolCommandReply (the offline models in the tool loop)', () => {
   it('turns /tool lines of the last user message into one turn of tool calls', () => {
-    const r = toolCommandReply(req([{ role: 'system', content: 's' }, { role: 'user', content: 'please\n/tool Calculator-add {"a":1,"b":2}\n /tool todo-list_tasks' }]));
+    const r = toolCommandReply(
+      req([
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'please\n/tool Calculator-add {"a":1,"b":2}\n /tool todo-list_tasks' },
+      ]),
+    );
     expect(r).toEqual({
       kind: 'calls',
       calls: [
@@ -23,7 +28,14 @@ describe('toolCommandReply (the offline models in the tool loop)', () => {
     const r = toolCommandReply(
       req([
         { role: 'user', content: '/tool Calculator-add {"a":1,"b":2}' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'a', name: 'Calculator-add', arguments: '{}' }, { id: 'b', name: 'Calculator-add', arguments: '{}' }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'a', name: 'Calculator-add', arguments: '{}' },
+            { id: 'b', name: 'Calculator-add', arguments: '{}' },
+          ],
+        },
         { role: 'tool', tool_call_id: 'a', content: '3' },
         { role: 'tool', tool_call_id: 'b', content: 'Error: nope' },
       ]),
@@ -40,9 +52,18 @@ describe('toolCommandReply (the offline models in the tool loop)', () => {
   });
 
   it('says which tool sources did not answer, rather than just "none"', () => {
-    const request: LlmRequest = { model: 'local/echo', messages: [{ role: 'user', content: '/tool test-echo {}' }], toolsUnavailable: ['MCP server test unreachable'] };
+    const request: LlmRequest = {
+      model: 'local/echo',
+      messages: [{ role: 'user', content: '/tool test-echo {}' }],
+      toolsUnavailable: ['MCP server test unreachable'],
+    };
     expect(toolCommandReply(request)).toEqual({ kind: 'text', text: 'Unknown tool test-echo. The tools of this agent: none; MCP server test unreachable.' });
-    expect(toolCommandReply({ ...req([{ role: 'user', content: '/tool test-echo {}' }]), toolsUnavailable: ['MCP server a unreachable', 'MCP server b unreachable'] })).toEqual({
+    expect(
+      toolCommandReply({
+        ...req([{ role: 'user', content: '/tool test-echo {}' }]),
+        toolsUnavailable: ['MCP server a unreachable', 'MCP server b unreachable'],
+      }),
+    ).toEqual({
       kind: 'text',
       text: 'Unknown tool test-echo. The tools of this agent: Calculator-add, todo-list_tasks; MCP server a unreachable; MCP server b unreachable.',
     });

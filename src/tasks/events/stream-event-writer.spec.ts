@@ -20,7 +20,8 @@ class RecordingStore extends MemoryStateStore {
 
 const logger = { warn: jest.fn() } as unknown as Logger;
 const event = (n: number, name = 'partial-response', text = 'x') => ({ id: `0-${n}`, n, event: name, data: { output_partial: text } });
-const recorder = (store: StateStore, maxBytes = 1_000_000) => new StreamRecorder(store, logger, { tenantId: 't', taskId: 'k', seq: 0, requestId: 'r-0' }, maxBytes);
+const recorder = (store: StateStore, maxBytes = 1_000_000) =>
+  new StreamRecorder(store, logger, { tenantId: 't', taskId: 'k', seq: 0, requestId: 'r-0' }, maxBytes);
 
 describe('StreamRecorder (the stream log writer)', () => {
   beforeEach(() => {

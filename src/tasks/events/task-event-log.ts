@@ -93,7 +93,10 @@ export class TaskEventLog implements OnModuleDestroy {
   open(tenantId: string, taskId: string, seq: number, startAt = 0, remote = false): RequestEventLog {
     this.sweep();
     const key = keyOf(tenantId, taskId, seq);
-    const entry = this.logs.get(key) ?? { key, log: { seq, events: [], next: 0, done: false, final: false, dropped: -1, bytes: 0, remote, listeners: new Set() } };
+    const entry = this.logs.get(key) ?? {
+      key,
+      log: { seq, events: [], next: 0, done: false, final: false, dropped: -1, bytes: 0, remote, listeners: new Set() },
+    };
     const { log } = entry;
     log.done = false;
     log.final = false;

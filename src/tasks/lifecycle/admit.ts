@@ -27,7 +27,11 @@ export interface FollowOn {
 /** A new task and its first request, holding the lease (a create: `expectedVersion: 0`). */
 export function admitNew(task: TaskRecord, request: RequestRecord, now: number, timing: TaskTiming): Change<RunNow> {
   const first: RequestRecord = { ...request, seq: 0, status: 'Running' };
-  return { task: withLease({ ...task, status: 'Running', requestCount: 1 }, first.requestId, now, timing), requests: [first], result: { request: first, earlier: [] } };
+  return {
+    task: withLease({ ...task, status: 'Running', requestCount: 1 }, first.requestId, now, timing),
+    requests: [first],
+    result: { request: first, earlier: [] },
+  };
 }
 
 /**

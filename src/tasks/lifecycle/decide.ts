@@ -59,7 +59,9 @@ export function decide(input: DecisionInput): Transition<Decided> {
         const earlier = request.approvals?.some((a) => a.pauseId === named);
         throw new DomainError(
           ErrorCode.APPROVAL_ALREADY_DECIDED,
-          earlier ? `Pause ${named} of request ${request.requestId} was already decided` : `Pause ${named} is not the pause request ${request.requestId} waits on`,
+          earlier
+            ? `Pause ${named} of request ${request.requestId} was already decided`
+            : `Pause ${named} is not the pause request ${request.requestId} waits on`,
         );
       }
       const { approved, rejected, reasons } = resolveDecision(p, withResults(p, input.body));

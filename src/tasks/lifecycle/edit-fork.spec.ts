@@ -24,7 +24,9 @@ describe('edit', () => {
     expect(out.requests).toEqual([out.result.request]); // the superseded records are not rewritten
     const all = [...state.requests, out.result.request];
     expect([...supersededBy(all).entries()]).toEqual(state.requests.filter((r) => r.seq >= seq).map((r) => [r.requestId, 'new']));
-    expect(withoutSuperseded(out.result.earlier, out.result.request).map((r) => r.requestId)).toEqual(state.requests.filter((r) => r.seq < seq).map((r) => r.requestId));
+    expect(withoutSuperseded(out.result.earlier, out.result.request).map((r) => r.requestId)).toEqual(
+      state.requests.filter((r) => r.seq < seq).map((r) => r.requestId),
+    );
   });
 
   it('keeps the edited turn’s user context unless the edit gives one', () => {
@@ -39,7 +41,10 @@ describe('edit', () => {
   });
 
   it('is refused while a request runs (TASK_BUSY)', () => {
-    const state = { task: task({ status: 'Running', requestCount: 4, lease: { requestId: 'r3', expiresAt: NOW + 500 } }), requests: [...three(), req(3, 'Running')] };
+    const state = {
+      task: task({ status: 'Running', requestCount: 4, lease: { requestId: 'r3', expiresAt: NOW + 500 } }),
+      requests: [...three(), req(3, 'Running')],
+    };
     expect(refusal(() => editOf('r1').apply(state, NOW))).toBe(ErrorCode.TASK_BUSY);
   });
 
@@ -101,14 +106,24 @@ describe('fork', () => {
   it('up to a request holds the history as that request saw it, superseded ones included', () => {
     const requests = [...three(), req(3, 'Completed', { requestId: 'e', edits: { requestId: 'r1', seq: 1 } })];
     const state = { task: task({ requestCount: 4 }), requests };
-    expect(fork(state, input(), NOW).requests.map((r) => (r.messages[0] as { items: unknown }).items)).toEqual([[{ content_type: 'text', content: 'q0' }], [{ content_type: 'text', content: 'q3' }]]);
+    expect(fork(state, input(), NOW).requests.map((r) => (r.messages[0] as { items: unknown }).items)).toEqual([
+      [{ content_type: 'text', content: 'q0' }],
+      [{ content_type: 'text', content: 'q3' }],
+    ]);
     const old = fork(state, input({ requestId: 'r2', sessionId: 'other' }), NOW);
-    expect(old.requests.map((r) => [r.seq, r.sessionId, r.edits])).toEqual([[0, 'other', undefined], [1, 'other', undefined], [2, 'other', undefined]]);
+    expect(old.requests.map((r) => [r.seq, r.sessionId, r.edits])).toEqual([
+      [0, 'other', undefined],
+      [1, 'other', undefined],
+      [2, 'other', undefined],
+    ]);
     expect(old.task).toMatchObject({ sessionId: 'other', requestCount: 3, metadata: { forked_from_request_id: 'r2' } });
   });
 
   it('works while the source runs (it copies only completed requests)', () => {
-    const state = { task: task({ status: 'Running', requestCount: 4, lease: { requestId: 'r3', expiresAt: NOW + 500 } }), requests: [...three(), req(3, 'Running')] };
+    const state = {
+      task: task({ status: 'Running', requestCount: 4, lease: { requestId: 'r3', expiresAt: NOW + 500 } }),
+      requests: [...three(), req(3, 'Running')],
+    };
     expect(fork(state, input(), NOW).requests).toHaveLength(3);
   });
 

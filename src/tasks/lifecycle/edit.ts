@@ -81,7 +81,7 @@ export function edit(input: Edit): Transition<RunNow> {
         seq,
         status: 'Running',
         edits: { requestId: target.requestId, seq: target.seq },
-        ...(input.request.userContext ?? target.userContext ? { userContext: input.request.userContext ?? target.userContext } : {}),
+        ...((input.request.userContext ?? target.userContext) ? { userContext: input.request.userContext ?? target.userContext } : {}),
       };
       const writes = [...(abandoned ? [abandoned] : []), ...(waiting ? [ended(waiting, 'Canceled', 'superseded', now)] : []), request];
       const next = withLease({ ...task, status: 'Running', requestCount: seq + 1 }, request.requestId, now, input.timing);

@@ -19,7 +19,10 @@ describe('asRead: a lapsed holder as a read shows it', () => {
   });
 
   it('keeps the task Running, the follow-on waiting, when one waits behind the dead holder', () => {
-    const state = { task: task({ status: 'Running', requestCount: 2, queued: 'r1', ...lease('r0', NOW - 1) }), requests: [req(0, 'Running'), req(1, 'Queued')] };
+    const state = {
+      task: task({ status: 'Running', requestCount: 2, queued: 'r1', ...lease('r0', NOW - 1) }),
+      requests: [req(0, 'Running'), req(1, 'Queued')],
+    };
     const seen = asRead(state, NOW);
     expect(seen.task.status).toBe('Running');
     expect(seen.requests.map((r) => [r.status, r.reason])).toEqual([

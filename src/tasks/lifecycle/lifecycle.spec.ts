@@ -85,13 +85,23 @@ describe('admit', () => {
 
 describe('recoverLapsed', () => {
   it('does nothing while the lease holds or the task is paused', () => {
-    expect(recoverLapsed(timing).apply({ task: task({ queued: 'r1', ...held('r0') }), requests: [req(0, 'Running'), req(1, 'Queued')] }, NOW)).toEqual({ unchanged: { kind: 'none' } });
-    expect(recoverLapsed(timing).apply({ task: task({ status: 'Paused', queued: 'r1' }), requests: [req(0, 'Paused'), req(1, 'Queued')] }, NOW)).toEqual({ unchanged: { kind: 'none' } });
+    expect(recoverLapsed(timing).apply({ task: task({ queued: 'r1', ...held('r0') }), requests: [req(0, 'Running'), req(1, 'Queued')] }, NOW)).toEqual({
+      unchanged: { kind: 'none' },
+    });
+    expect(recoverLapsed(timing).apply({ task: task({ status: 'Paused', queued: 'r1' }), requests: [req(0, 'Paused'), req(1, 'Queued')] }, NOW)).toEqual({
+      unchanged: { kind: 'none' },
+    });
   });
 
   it('hands the lease of a dead holder to the waiting request', () => {
-    const c = apply(recoverLapsed(timing), { task: task({ status: 'Running', queued: 'r1', ...lapsed('r0') }), requests: [req(0, 'Running'), req(1, 'Queued')] });
-    expect(c.result).toMatchObject({ kind: 'run', run: { request: { requestId: 'r1', status: 'Running' }, earlier: [{ requestId: 'r0', reason: 'abandoned' }] } });
+    const c = apply(recoverLapsed(timing), {
+      task: task({ status: 'Running', queued: 'r1', ...lapsed('r0') }),
+      requests: [req(0, 'Running'), req(1, 'Queued')],
+    });
+    expect(c.result).toMatchObject({
+      kind: 'run',
+      run: { request: { requestId: 'r1', status: 'Running' }, earlier: [{ requestId: 'r0', reason: 'abandoned' }] },
+    });
     expect(c.task.queued).toBeUndefined();
     expect(c.task.lease?.requestId).toBe('r1');
   });
@@ -202,7 +212,13 @@ describe('cancel and expiry', () => {
 describe('decide', () => {
   const state = (over: Partial<RequestRecord> = {}) => ({
     task: task({ status: 'Paused' }),
-    requests: [req(0, 'Paused', { pendingApprovals: pause(), approvals: [{ pauseId: 'p1', action: 'approve', approved: ['x'], rejected: [], decidedBy: 'o', decidedAt: 'then' }], ...over })],
+    requests: [
+      req(0, 'Paused', {
+        pendingApprovals: pause(),
+        approvals: [{ pauseId: 'p1', action: 'approve', approved: ['x'], rejected: [], decidedBy: 'o', decidedAt: 'then' }],
+        ...over,
+      }),
+    ],
   });
   const decideWith = (body: ResumeDecision) => decide({ requestId: 'r0', body, decidedBy: 'o', timing });
 
@@ -231,7 +247,15 @@ describe('decide', () => {
   });
 
   it('decisions alone suffice when they name every pending call; reasons go to the rejected calls', () => {
-    const c = apply(decideWith({ decisions: [{ tool_call_id: 'c1', approved: true }, { tool_call_id: 'c2', approved: false, reason: 'no' }] }), state());
+    const c = apply(
+      decideWith({
+        decisions: [
+          { tool_call_id: 'c1', approved: true },
+          { tool_call_id: 'c2', approved: false, reason: 'no' },
+        ],
+      }),
+      state(),
+    );
     expect(c.result).toMatchObject({ kind: 'resumed', resume: { approved: ['c0', 'c1'], reasons: { c2: 'no' } } });
   });
 
@@ -249,7 +273,9 @@ describe('decide', () => {
 
   it('results answer client-side calls only: a result for a call waiting for approval is 409 NOT_A_CLIENT_TOOL_CALL naming it, and decides nothing', () => {
     // c1 waits for a human (autonomy level); a result in its place would skip the tool and the approval
-    const approval = state({ pendingApprovals: pause({ pending: ['c1'], calls: [{ id: 'c1', name: 'wipe', arguments: '{}', approvalReason: 'autonomy_level' }] }) });
+    const approval = state({
+      pendingApprovals: pause({ pending: ['c1'], calls: [{ id: 'c1', name: 'wipe', arguments: '{}', approvalReason: 'autonomy_level' }] }),
+    });
     for (const body of [{ results: { c1: 'wiped' } }, { action: 'approve' as const, results: { c1: 'wiped' } }]) {
       try {
         decideWith(body).apply(approval, NOW);
@@ -264,7 +290,13 @@ describe('decide', () => {
 
   it('results of the client-side calls a pause waits for decide them as done: nothing else is approved in their name', () => {
     const client = state({
-      pendingApprovals: pause({ pending: ['k1'], calls: [{ id: 'c0', name: 'read', arguments: '{}' }, { id: 'k1', name: 'ask_user', arguments: '{}', approvalReason: 'client_tool' }] }),
+      pendingApprovals: pause({
+        pending: ['k1'],
+        calls: [
+          { id: 'c0', name: 'read', arguments: '{}' },
+          { id: 'k1', name: 'ask_user', arguments: '{}', approvalReason: 'client_tool' },
+        ],
+      }),
     });
     const c = apply(decideWith({ results: { k1: 'yes' } }), client);
     expect(c.result).toMatchObject({ kind: 'resumed', resume: { approved: ['c0', 'k1'], provided: { k1: 'yes' } } });
@@ -272,14 +304,23 @@ describe('decide', () => {
 
   it('a plan is decided as a whole (422 when split)', () => {
     const plan = state({ pendingApprovals: pause({ plan: true, pending: ['c0', 'c1', 'c2'] }) });
-    expect(refusal(() => decideWith({ action: 'approve', decisions: [{ tool_call_id: 'c1', approved: false }] }).apply(plan, NOW))).toBe(ErrorCode.VALIDATION_FAILED);
+    expect(refusal(() => decideWith({ action: 'approve', decisions: [{ tool_call_id: 'c1', approved: false }] }).apply(plan, NOW))).toBe(
+      ErrorCode.VALIDATION_FAILED,
+    );
   });
 
   it('refuses a request that is not paused: 409 expired, already decided, or not paused', () => {
-    expect(refusal(() => decideWith({ action: 'approve' }).apply({ task: task(), requests: [req(0, 'Canceled', { reason: 'expired' })] }, NOW))).toBe(ErrorCode.APPROVAL_EXPIRED);
-    expect(refusal(() => decideWith({ action: 'approve' }).apply({ ...state(), task: task({ status: 'Running' }), requests: [req(0, 'Completed', { approvals: state().requests[0]!.approvals })] }, NOW))).toBe(
-      ErrorCode.APPROVAL_ALREADY_DECIDED,
+    expect(refusal(() => decideWith({ action: 'approve' }).apply({ task: task(), requests: [req(0, 'Canceled', { reason: 'expired' })] }, NOW))).toBe(
+      ErrorCode.APPROVAL_EXPIRED,
     );
+    expect(
+      refusal(() =>
+        decideWith({ action: 'approve' }).apply(
+          { ...state(), task: task({ status: 'Running' }), requests: [req(0, 'Completed', { approvals: state().requests[0]!.approvals })] },
+          NOW,
+        ),
+      ),
+    ).toBe(ErrorCode.APPROVAL_ALREADY_DECIDED);
     expect(refusal(() => decideWith({ action: 'approve' }).apply({ task: task(), requests: [req(0, 'Completed')] }, NOW))).toBe(ErrorCode.TASK_NOT_PAUSED);
   });
 });

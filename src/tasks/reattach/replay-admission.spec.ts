@@ -3,7 +3,8 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { ReplayAdmission } from './replay-admission';
 
-const admission = (maxPerCaller: number, maxPerReplica: number) => new ReplayAdmission({ http: { streamReplay: { maxPerCaller, maxPerReplica } } } as unknown as EnvConfig);
+const admission = (maxPerCaller: number, maxPerReplica: number) =>
+  new ReplayAdmission({ http: { streamReplay: { maxPerCaller, maxPerReplica } } } as unknown as EnvConfig);
 const alice = { tenantId: 't', ownerId: 'alice' };
 const bob = { tenantId: 't', ownerId: 'bob' };
 const refusal = (f: () => unknown) => {

@@ -33,7 +33,9 @@ export class ReplayAdmission {
     const mine = this.perCaller.get(key) ?? 0;
     if (mine >= this.maxPerCaller || this.total >= this.maxPerReplica) {
       const limit = mine >= this.maxPerCaller ? `${this.maxPerCaller} per caller` : `${this.maxPerReplica} on this replica`;
-      throw new DomainError(ErrorCode.TOO_MANY_STREAMS, `Too many reconnected streams at once (at most ${limit}); retry later`, { retryAfter: RETRY_AFTER_SECONDS });
+      throw new DomainError(ErrorCode.TOO_MANY_STREAMS, `Too many reconnected streams at once (at most ${limit}); retry later`, {
+        retryAfter: RETRY_AFTER_SECONDS,
+      });
     }
     this.perCaller.set(key, mine + 1);
     this.total++;

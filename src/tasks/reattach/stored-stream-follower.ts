@@ -120,7 +120,10 @@ export class StoredStreamFollower {
         failingSince ??= Date.now();
         if (Date.now() - failingSince >= this.storeRetryMs) {
           // Not the request's outcome: the streams end without one, and their clients reattach.
-          this.logger.warn({ err, task_id: w.taskId, request_id: w.requestId }, 'the store did not answer while following a request run elsewhere; its streams end without an outcome (the clients reattach)');
+          this.logger.warn(
+            { err, task_id: w.taskId, request_id: w.requestId },
+            'the store did not answer while following a request run elsewhere; its streams end without an outcome (the clients reattach)',
+          );
           return this.events.discard(log);
         }
         this.logger.debug({ err, task_id: w.taskId }, 'reading the stream log failed; retrying');

@@ -90,7 +90,12 @@ export class TaskStreamAttach {
   }
 
   /** A request run elsewhere (or before this process): its stored stream log mirrored here, and its outcome. */
-  private async followStore(agent: AgentDefinition, task: TaskRecord, seq: number, after: number): Promise<{ kind: 'ended' } | { kind: 'stream'; log: RequestEventLog; after: number }> {
+  private async followStore(
+    agent: AgentDefinition,
+    task: TaskRecord,
+    seq: number,
+    after: number,
+  ): Promise<{ kind: 'ended' } | { kind: 'stream'; log: RequestEventLog; after: number }> {
     const request = await this.requestAt(task, seq);
     const watched = { tenantId: task.tenantId, taskId: task.taskId, requestId: request.requestId };
     const read = () => this.store.readStreamEvents(task.tenantId, task.taskId, seq, -1);
@@ -135,7 +140,11 @@ function currentSeq(task: TaskRecord, running: RequestRecord | undefined): numbe
  * `{request seq}-{n}`, else 422 naming `field` (GET: `last_event_id`, the header and the query being
  * one parameter; POST /sse: `Last-Event-ID`).
  */
-export function parseEventId(value: string, field = 'last_event_id', message = 'last_event_id (or the Last-Event-ID header) must be an event id of this API ({request seq}-{n})'): { seq: number; n: number } {
+export function parseEventId(
+  value: string,
+  field = 'last_event_id',
+  message = 'last_event_id (or the Last-Event-ID header) must be an event id of this API ({request seq}-{n})',
+): { seq: number; n: number } {
   const m = EVENT_ID.exec(value.trim());
   const seq = Number(m?.[1]);
   const n = Number(m?.[2]);

@@ -107,7 +107,13 @@ export class RequestRunner {
    * `error` frame (the problem details the global filter would answer), and closes the log: the
    * one producer side of every v3 stream. Returns the log for a stream to follow.
    */
-  streamed(agent: AgentDefinition, request: Pick<RequestRecord, 'tenantId' | 'taskId' | 'seq' | 'sessionId' | 'requestId'>, startAt: number, instance: string, work: (emit: Emit) => Promise<StateResponse>): RequestEventLog {
+  streamed(
+    agent: AgentDefinition,
+    request: Pick<RequestRecord, 'tenantId' | 'taskId' | 'seq' | 'sessionId' | 'requestId'>,
+    startAt: number,
+    instance: string,
+    work: (emit: Emit) => Promise<StateResponse>,
+  ): RequestEventLog {
     const log = this.events.open(request.tenantId, request.taskId, request.seq, startAt);
     const stored = this.streamLog.open(request.tenantId, request.taskId, request.seq, request.requestId);
     const emit: Emit = (event, data) => stored.add(this.events.append(log, event, data));
@@ -158,61 +164,68 @@ export class RequestRunner {
       this.telemetry.invocations.add(1, attrs);
       this.telemetry.invocationDuration.record((performance.now() - started) / 1000, attrs);
     };
-    return this.telemetry.inSpan(`invoke_agent ${agent.source}`, span, async (s) => {
-      lease.start();
-      let final: RequestRecord;
-      try {
-        const emit = options.emit;
-        const input = await taskInput(this.agentRunner, agent.agent, earlier, request, options.signal);
-        const { result, window } = await runFittingHistory(this.agentRunner, agent.agent, input.window, {
-          signal: options.signal,
-          onDelta: emit ? (text) => emit('partial-response', { ...ids, output_partial: text, source: agent.source }) : undefined,
-          caller: { principal: { tenantId: request.tenantId, ownerId: request.ownerId }, bearerToken: options.bearerToken },
-          ...toolEvents(ids, emit),
-          approvals: { policy: approvalPolicyOf(agent), canPause: true },
-          resume: options.resume && { calls: options.resume.calls, approved: new Set(options.resume.approved), reasons: options.resume.reasons, provided: options.resume.provided },
-          clientTools: options.clientTools,
-        });
-        final = {
-          ...outcomeRecord(agent, request, { ...result, usage: addUsage(input.usage, result.usage) }, this.writer.now()),
-          modelInput: modelInputOf(agent.agent, window, input.summarized),
-          ...(input.written ? { historySummary: input.written } : {}),
-        };
-        s.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.prompt_tokens, 'gen_ai.usage.output_tokens': result.usage.completion_tokens });
-        this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
-        await this.limiter.charge(agent, { tenantId: request.tenantId, ownerId: request.ownerId }, addUsage(input.usage, result.usage));
-      } catch (caught) {
-        lease.stop();
-        // A run aborted by the end of the shutdown grace fails as `shutdown`, not as a cancel.
-        const err = isShutdownError(options.signal?.reason) ? options.signal.reason : caught;
-        if (err instanceof DomainError && err.code === ErrorCode.LEASE_LOST) throw err;
-        const llmFailure = llmFailureLogFields(err);
-        // As the stateless routes log it; the log context names the agent, task and request.
-        if (llmFailure) this.logger.warn(llmFailure, 'model provider call failed');
-        await this.recordFailure(agent, request, lease, err);
-        if (err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED) {
-          options.emit?.('cancelled', { ...ids, reason: 'canceled' });
-          return responseOf(agent, { ...request, status: 'Canceled', reason: 'canceled' });
+    return this.telemetry
+      .inSpan(`invoke_agent ${agent.source}`, span, async (s) => {
+        lease.start();
+        let final: RequestRecord;
+        try {
+          const emit = options.emit;
+          const input = await taskInput(this.agentRunner, agent.agent, earlier, request, options.signal);
+          const { result, window } = await runFittingHistory(this.agentRunner, agent.agent, input.window, {
+            signal: options.signal,
+            onDelta: emit ? (text) => emit('partial-response', { ...ids, output_partial: text, source: agent.source }) : undefined,
+            caller: { principal: { tenantId: request.tenantId, ownerId: request.ownerId }, bearerToken: options.bearerToken },
+            ...toolEvents(ids, emit),
+            approvals: { policy: approvalPolicyOf(agent), canPause: true },
+            resume: options.resume && {
+              calls: options.resume.calls,
+              approved: new Set(options.resume.approved),
+              reasons: options.resume.reasons,
+              provided: options.resume.provided,
+            },
+            clientTools: options.clientTools,
+          });
+          final = {
+            ...outcomeRecord(agent, request, { ...result, usage: addUsage(input.usage, result.usage) }, this.writer.now()),
+            modelInput: modelInputOf(agent.agent, window, input.summarized),
+            ...(input.written ? { historySummary: input.written } : {}),
+          };
+          s.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.prompt_tokens, 'gen_ai.usage.output_tokens': result.usage.completion_tokens });
+          this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
+          await this.limiter.charge(agent, { tenantId: request.tenantId, ownerId: request.ownerId }, addUsage(input.usage, result.usage));
+        } catch (caught) {
+          lease.stop();
+          // A run aborted by the end of the shutdown grace fails as `shutdown`, not as a cancel.
+          const err = isShutdownError(options.signal?.reason) ? options.signal.reason : caught;
+          if (err instanceof DomainError && err.code === ErrorCode.LEASE_LOST) throw err;
+          const llmFailure = llmFailureLogFields(err);
+          // As the stateless routes log it; the log context names the agent, task and request.
+          if (llmFailure) this.logger.warn(llmFailure, 'model provider call failed');
+          await this.recordFailure(agent, request, lease, err);
+          if (err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED) {
+            options.emit?.('cancelled', { ...ids, reason: 'canceled' });
+            return responseOf(agent, { ...request, status: 'Canceled', reason: 'canceled' });
+          }
+          // The problem answered names the Failed request, so a client can quote it (or read it back).
+          // A shutdown also names the reason the request is stored with.
+          throw err instanceof DomainError ? err.withExtensions(isShutdownError(err) ? { ...ids, reason: 'shutdown' } : ids) : err;
         }
-        // The problem answered names the Failed request, so a client can quote it (or read it back).
-        // A shutdown also names the reason the request is stored with.
-        throw err instanceof DomainError ? err.withExtensions(isShutdownError(err) ? { ...ids, reason: 'shutdown' } : ids) : err;
-      }
-      const { next } = await lease.finish(final, this.handsOver);
-      if (next) this.runInBackground(agent, { request: next, earlier: [...earlier, final] });
-      const response = responseOf(agent, final);
-      if (response.status === 'Paused') options.emit?.('approval-required', { ...response.content });
-      return response;
-    }).then(
-      (response) => {
-        invoked(response.status === 'Completed' ? 'ok' : response.status.toLowerCase());
+        const { next } = await lease.finish(final, this.handsOver);
+        if (next) this.runInBackground(agent, { request: next, earlier: [...earlier, final] });
+        const response = responseOf(agent, final);
+        if (response.status === 'Paused') options.emit?.('approval-required', { ...response.content });
         return response;
-      },
-      (err: unknown) => {
-        invoked('error');
-        throw err;
-      },
-    );
+      })
+      .then(
+        (response) => {
+          invoked(response.status === 'Completed' ? 'ok' : response.status.toLowerCase());
+          return response;
+        },
+        (err: unknown) => {
+          invoked('error');
+          throw err;
+        },
+      );
   }
 
   /** Stores the request as Failed (or Canceled); the next follow-on works. A lost lease stores nothing. */
@@ -250,7 +263,13 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
     const ttl = agent.governance.approval_ttl_seconds;
     const pendingApprovals: PendingApprovals = {
       pauseId: randomUUID(),
-      calls: p.calls.map((c) => ({ id: c.id, name: c.name, arguments: c.arguments, risk: p.risks[c.id], ...(p.reasons[c.id] ? { approvalReason: p.reasons[c.id] } : {}) })),
+      calls: p.calls.map((c) => ({
+        id: c.id,
+        name: c.name,
+        arguments: c.arguments,
+        risk: p.risks[c.id],
+        ...(p.reasons[c.id] ? { approvalReason: p.reasons[c.id] } : {}),
+      })),
       pending: p.pending.map((c) => c.id),
       plan: p.plan,
       requestedAt: now,

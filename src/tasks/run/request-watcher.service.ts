@@ -58,7 +58,10 @@ export class RequestWatcher {
   /** Watches a queued request accepted here with no stream (bounded: see MAX_BACKGROUND_WATCHES). */
   watchInBackground(agent: AgentDefinition, w: WatchedRequest): void {
     if (this.background >= MAX_BACKGROUND_WATCHES) {
-      this.logger.warn({ task_id: w.taskId, request_id: w.requestId }, 'too many queued requests watched; this one relies on the next follow-on or another replica');
+      this.logger.warn(
+        { task_id: w.taskId, request_id: w.requestId },
+        'too many queued requests watched; this one relies on the next follow-on or another replica',
+      );
       return;
     }
     this.background++;
@@ -120,7 +123,13 @@ export class RequestWatcher {
           // Nothing to recover, and lapsed for another lease length: the request is lost (and
           // polling again, at once, would only spin).
           if (log?.remote && (task.lease?.expiresAt ?? 0) + this.writer.timing.leaseMs < this.writer.now()) {
-            this.end(log, new DomainError(ErrorCode.ABANDONED, `Request ${w.requestId} was lost: the replica running it stopped and nobody took its task over`), w, agent.prefix, OUTCOME_N);
+            this.end(
+              log,
+              new DomainError(ErrorCode.ABANDONED, `Request ${w.requestId} was lost: the replica running it stopped and nobody took its task over`),
+              w,
+              agent.prefix,
+              OUTCOME_N,
+            );
             return;
           }
         }

@@ -3,9 +3,18 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { assertStorable } from './storable-request';
 
 const record = (text: string): RequestRecord => ({
-  requestId: 'r', taskId: 't', sessionId: 's', tenantId: 'x', ownerId: 'o', seq: 0, status: 'Running', toolCalls: [],
+  requestId: 'r',
+  taskId: 't',
+  sessionId: 's',
+  tenantId: 'x',
+  ownerId: 'o',
+  seq: 0,
+  status: 'Running',
+  toolCalls: [],
   messages: [{ id: 'm', role: 'user', items: [{ content_type: 'text', content: text }], created_at: '2026-01-01T00:00:00.000Z' }],
-  tokenUsage: { completion_tokens: 0, prompt_tokens: 0, total_tokens: 0 }, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z',
+  tokenUsage: { completion_tokens: 0, prompt_tokens: 0, total_tokens: 0 },
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
 });
 
 describe('assertStorable', () => {

@@ -56,9 +56,7 @@ export function toLlmMessage(m: StoredMessage): LlmMessage {
     case 'user':
       return { role: 'user', content: toLlmContent(m.items) };
     case 'assistant':
-      return m.tool_calls?.length
-        ? { role: 'assistant', content: m.content, tool_calls: m.tool_calls }
-        : { role: 'assistant', content: m.content };
+      return m.tool_calls?.length ? { role: 'assistant', content: m.content, tool_calls: m.tool_calls } : { role: 'assistant', content: m.content };
     case 'tool':
       return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
   }

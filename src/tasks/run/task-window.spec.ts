@@ -10,8 +10,19 @@ let n = 0;
 const u = (text: string): StoredMessage => ({ id: `m${++n}`, role: 'user', items: [{ content_type: 'text', content: text }], created_at: at });
 const a = (text: string): StoredMessage => ({ id: `m${++n}`, role: 'assistant', content: text, created_at: at });
 const req = (seq: number, messages: StoredMessage[], extra: Partial<RequestRecord> = {}): RequestRecord => ({
-  requestId: `r${seq}`, taskId: 't', sessionId: 's', tenantId: 'x', ownerId: 'o', seq, status: 'Completed', messages, toolCalls: [],
-  tokenUsage: { completion_tokens: 0, prompt_tokens: 0, total_tokens: 0 }, createdAt: at, updatedAt: at, ...extra,
+  requestId: `r${seq}`,
+  taskId: 't',
+  sessionId: 's',
+  tenantId: 'x',
+  ownerId: 'o',
+  seq,
+  status: 'Completed',
+  messages,
+  toolCalls: [],
+  tokenUsage: { completion_tokens: 0, prompt_tokens: 0, total_tokens: 0 },
+  createdAt: at,
+  updatedAt: at,
+  ...extra,
 });
 
 /** A runner that answers every summarizing call with `S<k>` and records what it was asked. */
@@ -21,12 +32,20 @@ function fakeRunner() {
     asked,
     run: async (_spec: AgentSpecConfig, conversation: LlmMessage[]) => {
       asked.push(conversation);
-      return { content: `S${asked.length}`, toolCalls: [], usage: { completion_tokens: 1, prompt_tokens: 2, total_tokens: 3 }, finishReason: 'stop', appended: [], toolExecutions: [] };
+      return {
+        content: `S${asked.length}`,
+        toolCalls: [],
+        usage: { completion_tokens: 1, prompt_tokens: 2, total_tokens: 3 },
+        finishReason: 'stop',
+        appended: [],
+        toolExecutions: [],
+      };
     },
   };
 }
 
-const spec = (strategy: 'drop' | 'summarize') => ({ name: 'd', model: 'gpt-test', max_tool_rounds: 10, history: { max_messages: 3, strategy } }) as AgentSpecConfig;
+const spec = (strategy: 'drop' | 'summarize') =>
+  ({ name: 'd', model: 'gpt-test', max_tool_rounds: 10, history: { max_messages: 3, strategy } }) as AgentSpecConfig;
 const earlier = [req(0, [u('one'), a('1')]), req(1, [u('two'), a('2')])];
 const current = req(2, [u('three')]);
 

@@ -83,9 +83,7 @@ export function approvalUrls(agent: Pick<AgentDefinition, 'prefix'>, requestId: 
 export function pendingCallsView(p: PendingApprovals) {
   const pending = new Set(p.pending);
   return p.calls.flatMap((c, index) =>
-    pending.has(c.id)
-      ? [{ ...functionCallContent(c, index), risk: c.risk ?? null, approval_reason: c.approvalReason ?? null }]
-      : [],
+    pending.has(c.id) ? [{ ...functionCallContent(c, index), risk: c.risk ?? null, approval_reason: c.approvalReason ?? null }] : [],
   );
 }
 

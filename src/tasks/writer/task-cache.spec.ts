@@ -32,7 +32,11 @@ class SharedStore extends MemoryStateStore {
 
 const env = loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_TASK_LEASE_MS: '60000' });
 const access = { tenantId: 'ten', taskId: 't', agentSource: 'A:1', ownerId: 'o', foreign: 'not-owner' as const };
-const fresh = (seq: number, id = `r${seq}`) => requestRecord(seq, 'Running', { requestId: id, messages: [{ id: `m${seq}`, role: 'user', items: [{ content_type: 'text', content: `turn ${seq}` }], created_at: 'c' }] });
+const fresh = (seq: number, id = `r${seq}`) =>
+  requestRecord(seq, 'Running', {
+    requestId: id,
+    messages: [{ id: `m${seq}`, role: 'user', items: [{ content_type: 'text', content: `turn ${seq}` }], created_at: 'c' }],
+  });
 const done = (r: RequestRecord): RequestRecord => ({ ...r, status: 'Completed', output: 'ok' });
 
 describe('TaskWriter with its cache (a shared store)', () => {
@@ -96,10 +100,15 @@ describe('TaskWriter with its cache (a shared store)', () => {
     while (!(await store.deleteTaskBatch('ten', 't', 100)));
     // Another owner's task under the same id, brought to version 2 as well.
     const theirs = { ...access, ownerId: 'intruder' };
-    const created = await other.create('ten', admitNew(taskRecord({ version: 0, status: 'Running', ownerId: 'intruder' }), fresh(0, 'x0'), now(), other.timing));
+    const created = await other.create(
+      'ten',
+      admitNew(taskRecord({ version: 0, status: 'Running', ownerId: 'intruder' }), fresh(0, 'x0'), now(), other.timing),
+    );
     await other.update(theirs, finish(done(created.result.request), other.timing));
     expect((await store.getTask('ten', 't'))!.version).toBe(2);
-    await expect(writer.update(access, admitFollowOn({ request: fresh(1), onBusy: 'reject', timing: writer.timing }))).rejects.toMatchObject({ code: 'NOT_OWNER' });
+    await expect(writer.update(access, admitFollowOn({ request: fresh(1), onBusy: 'reject', timing: writer.timing }))).rejects.toMatchObject({
+      code: 'NOT_OWNER',
+    });
     const after = await store.getTask('ten', 't');
     expect(after).toMatchObject({ ownerId: 'intruder', version: 2 });
   });

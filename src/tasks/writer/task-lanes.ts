@@ -44,7 +44,6 @@ export class TaskLanes {
           return work();
         }
         // Otherwise the lane was handed to us (possibly just as the wait ran out): it is ours to release.
-
       }
     }
     lane.busy = true;

@@ -141,7 +141,7 @@ export class TaskWriter {
     const deadline = Date.now() + this.persistentMs;
     const conflictDeadline = Date.now() + (options.persistent ? this.persistentMs : CONFLICT_MS);
     const key = cacheKey(access.tenantId, access.taskId);
-    for (let attempt = 1, unavailable = 0; ; ) {
+    for (let attempt = 1, unavailable = 0; ;) {
       const view = this.cachedView(key, access, !!transition.settles);
       let task: TaskRecord;
       let requests: RequestRecord[];
@@ -199,7 +199,8 @@ export class TaskWriter {
           await sleep(options.persistent ? Math.random() * 5 : conflictBackoff(attempt++));
           continue;
         }
-        if (err instanceof VersionConflictError) throw new DomainError(ErrorCode.TASK_BUSY, `Task ${access.taskId} is changing too fast; try again`, { retryAfter: 1 });
+        if (err instanceof VersionConflictError)
+          throw new DomainError(ErrorCode.TASK_BUSY, `Task ${access.taskId} is changing too fast; try again`, { retryAfter: 1 });
         if (!this.keepTrying(err, options, deadline)) throw err;
         await sleep(backoff(unavailable++));
       }

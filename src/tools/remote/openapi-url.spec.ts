@@ -2,7 +2,12 @@ import { ToolError } from '../tool-error';
 import type { OperationParameter } from './openapi-operations';
 import { buildRequestTarget } from './openapi-url';
 
-const param = (name: string, where: OperationParameter['in']): OperationParameter => ({ name, in: where, required: where === 'path', schema: { type: 'string' } });
+const param = (name: string, where: OperationParameter['in']): OperationParameter => ({
+  name,
+  in: where,
+  required: where === 'path',
+  schema: { type: 'string' },
+});
 const notes = [param('user_id', 'path')];
 const build = (args: Record<string, unknown>, params: OperationParameter[] = notes, path = '/users/{user_id}/notes', server = 'http://api.test/api') =>
   buildRequestTarget(server, path, params, args);

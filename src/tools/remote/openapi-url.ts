@@ -78,7 +78,9 @@ function headerValue(name: string, value: unknown): string {
   const text = Array.isArray(value)
     ? value.map(scalarText).join(',')
     : typeof value === 'object' && value !== null
-      ? Object.entries(value).flatMap(([k, v]) => [k, scalarText(v)]).join(',')
+      ? Object.entries(value)
+          .flatMap(([k, v]) => [k, scalarText(v)])
+          .join(',')
       : scalarText(value);
   // eslint-disable-next-line no-control-regex -- control characters are what this check refuses
   if (/[\x00-\x1f\x7f]|[^\x00-\xff]/.test(text)) {

@@ -42,7 +42,9 @@ export const deletionCases: ConformanceCases = (ctx) => {
       const including = await ctx.store.listSessionTasks(tenant, task.ownerId, task.sessionId, { limit: 10, includeDeleting: true });
       expect(including.items.map((t) => [t.taskId, t.deletingAt])).toEqual([[task.taskId, isoAt(59)]]);
       // A create of the same id (a follow-on that found it missing) and a stale writer both lose.
-      await expect(ctx.store.commit(tenant, { task: makeTask(tenant, { taskId: task.taskId }), expectedVersion: 0 })).rejects.toBeInstanceOf(VersionConflictError);
+      await expect(ctx.store.commit(tenant, { task: makeTask(tenant, { taskId: task.taskId }), expectedVersion: 0 })).rejects.toBeInstanceOf(
+        VersionConflictError,
+      );
       await expect(ctx.store.commit(tenant, { task, expectedVersion: task.version })).rejects.toBeInstanceOf(VersionConflictError);
     });
 
@@ -129,7 +131,13 @@ export const deletionCases: ConformanceCases = (ctx) => {
   describe("listing an owner's sessions", () => {
     it("pages the owner's session ids, each once, and nothing of other owners or tenants", async () => {
       const tenant = ctx.tenant();
-      for (const [sessionId, ownerId] of [['s1', 'alice'], ['s2', 'alice'], ['s1', 'alice'], ['s3', 'alice'], ['s4', 'bob']]) {
+      for (const [sessionId, ownerId] of [
+        ['s1', 'alice'],
+        ['s2', 'alice'],
+        ['s1', 'alice'],
+        ['s3', 'alice'],
+        ['s4', 'bob'],
+      ]) {
         await ctx.store.commit(tenant, { task: makeTask(tenant, { sessionId, ownerId }), expectedVersion: 0 });
       }
       await ctx.store.commit(ctx.tenant(), { task: makeTask(tenant, { sessionId: 's9', ownerId: 'alice' }), expectedVersion: 0 });

@@ -49,7 +49,12 @@ export const expectedWriteIdCases: ConformanceCases = (ctx) => {
       await expect(write(ctx.store, tenant, bare, 2, v1.writeId)).rejects.toBeInstanceOf(VersionConflictError);
 
       const v3 = await write(ctx.store, tenant, bare, 2);
-      const applied = await ctx.store.commit(tenant, { ...rejected, task: { ...rejected.task, writeId: 'w-4' }, expectedVersion: 3, expectedWriteId: v3.writeId });
+      const applied = await ctx.store.commit(tenant, {
+        ...rejected,
+        task: { ...rejected.task, writeId: 'w-4' },
+        expectedVersion: 3,
+        expectedWriteId: v3.writeId,
+      });
       expect(applied).toMatchObject({ version: 4, writeId: 'w-4', status: 'Failed' });
       expect(await ctx.store.getTask(tenant, task.taskId)).toEqual(applied);
       expect(await ctx.store.listRequests(tenant, task.taskId)).toEqual([r0b, r1]);
@@ -81,7 +86,12 @@ export const expectedWriteIdCases: ConformanceCases = (ctx) => {
 
       const stray = makeRequest(task, 0, { output: 'from the old incarnation' });
       const err = await first
-        .commit(tenant, { task: { ...old, status: 'Failed', writeId: randomUUID() }, expectedVersion: old.version, expectedWriteId: old.writeId, requests: [stray] })
+        .commit(tenant, {
+          task: { ...old, status: 'Failed', writeId: randomUUID() },
+          expectedVersion: old.version,
+          expectedWriteId: old.writeId,
+          requests: [stray],
+        })
         .catch((e: unknown) => e);
 
       expect(err).toBeInstanceOf(VersionConflictError);

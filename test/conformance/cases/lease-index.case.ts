@@ -36,7 +36,14 @@ export const leaseIndexCases: ConformanceCases = (ctx) => {
       const b1 = leased(b, T + 20);
       const a3 = leased(a, T + 50);
       const idle = makeTask(a);
-      for (const [tenant, task] of [[a, a1], [a, a2], [b, b1], [a, a3], [a, idle]] as const) await ctx.store.commit(tenant, { task, expectedVersion: 0 });
+      for (const [tenant, task] of [
+        [a, a1],
+        [a, a2],
+        [b, b1],
+        [a, a3],
+        [a, idle],
+      ] as const)
+        await ctx.store.commit(tenant, { task, expectedVersion: 0 });
 
       const expected = [
         { tenantId: a, taskId: a2.taskId, expiresAt: T + 10 },
@@ -57,7 +64,17 @@ export const leaseIndexCases: ConformanceCases = (ctx) => {
       for (const task of tasks) await ctx.store.commit(task.tenantId, { task, expectedVersion: 0 });
 
       const listed = await listAll(ctx.store, T + 501, [a, b], 1);
-      expect(listed.slice(0, 3).map((e) => e.taskId).sort()).toEqual(tasks.slice(0, 3).map((t) => t.taskId).sort());
+      expect(
+        listed
+          .slice(0, 3)
+          .map((e) => e.taskId)
+          .sort(),
+      ).toEqual(
+        tasks
+          .slice(0, 3)
+          .map((t) => t.taskId)
+          .sort(),
+      );
       expect(listed[3]).toEqual({ tenantId: a, taskId: tasks[3].taskId, expiresAt: T + 501 });
       expect(listed).toHaveLength(4);
     });

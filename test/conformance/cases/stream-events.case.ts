@@ -27,7 +27,12 @@ export const streamEventsCases: ConformanceCases = (ctx) => {
       const [one, two] = await ctx.stores(2);
       await one.appendStreamEvents(tenant, task.taskId, 1, [ev(0), ev(1)]);
       await two.appendStreamEvents(tenant, task.taskId, 1, [ev(2), ev(3, 'final-response', { nested: { a: [1, null, true] } })]);
-      expect(await two.readStreamEvents(tenant, task.taskId, 1, -1)).toEqual([ev(0), ev(1), ev(2), ev(3, 'final-response', { nested: { a: [1, null, true] } })]);
+      expect(await two.readStreamEvents(tenant, task.taskId, 1, -1)).toEqual([
+        ev(0),
+        ev(1),
+        ev(2),
+        ev(3, 'final-response', { nested: { a: [1, null, true] } }),
+      ]);
       expect((await one.readStreamEvents(tenant, task.taskId, 1, 1))!.map((e) => e.n)).toEqual([2, 3]);
       expect(await one.readStreamEvents(tenant, task.taskId, 1, 3)).toEqual([]);
       expect(await one.readStreamEvents(tenant, task.taskId, 0, -1)).toEqual([]);
@@ -46,7 +51,7 @@ export const streamEventsCases: ConformanceCases = (ctx) => {
       expect((await ctx.store.readStreamEvents(tenant, task.taskId, 1, -1))!.map((e) => e.n)).toEqual([5]);
     });
 
-    it("stores nothing for a request the task does not hold (a writer of an earlier task of the id), which then holds no later log back", async () => {
+    it('stores nothing for a request the task does not hold (a writer of an earlier task of the id), which then holds no later log back', async () => {
       if (!(await supported())) return;
       const tenant = ctx.tenant();
       const task = await seed(ctx.store, tenant); // requests 0 and 1

@@ -11,9 +11,7 @@ export class HistoryMessageDto {
 
   @Expose() // so the transform runs when `items` is absent
   @Transform(({ value, obj }) =>
-    value === undefined && typeof obj.content === 'string'
-      ? [plainToInstance(MultiModalItemDto, { content_type: 'text', content: obj.content })]
-      : value,
+    value === undefined && typeof obj.content === 'string' ? [plainToInstance(MultiModalItemDto, { content_type: 'text', content: obj.content })] : value,
   )
   @IsArray({ message: 'items must be an array (or give content as a string)' })
   @ArrayMinSize(1, { message: 'items must hold at least one item' })

@@ -22,7 +22,8 @@ function IsDataUriWhenImage(): PropertyDecorator {
 
 /** `MultiModalItem {content_type: "text"|"image", content}` (API.md §3). */
 export class MultiModalItemDto {
-  @IsOptional() @IsIn(CONTENT_TYPES, { message: 'content_type must be "text" or "image"' })
+  @IsOptional()
+  @IsIn(CONTENT_TYPES, { message: 'content_type must be "text" or "image"' })
   content_type: ContentType = 'text';
 
   @IsString({ message: 'content must be a string' })

@@ -11,9 +11,13 @@ import { HistoryMessageDto } from './history-message.dto';
 export class StatelessInputDto {
   @IsOptional() @IsString() @MaxLength(256) session_id?: string;
 
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => HistoryMessageDto)
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => HistoryMessageDto)
   chat_history?: HistoryMessageDto[];
 
-  @IsOptional() @IsStringRecord({ message: 'user_context must be a map of strings' })
+  @IsOptional()
+  @IsStringRecord({ message: 'user_context must be a map of strings' })
   user_context?: Record<string, string>;
 }

@@ -19,6 +19,9 @@ export class ResumeRequestDto {
 
   @IsOptional() @IsString() @MaxLength(2000) reason?: string;
 
-  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => ToolDecisionDto)
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ToolDecisionDto)
   decisions?: ToolDecisionDto[];
 }

@@ -17,6 +17,7 @@ export class UserMessageDto {
   @Type(() => MultiModalItemDto)
   items!: MultiModalItemDto[];
 
-  @IsOptional() @IsStringRecord({ message: 'user_context must be a map of strings' })
+  @IsOptional()
+  @IsStringRecord({ message: 'user_context must be a map of strings' })
   user_context?: Record<string, string>;
 }

@@ -40,7 +40,22 @@ const ITEMS = [
   [[{ content: 'hi' }]],
   [JSON.parse('{"__proto__": {"content": "x"}, "content": "hi"}')],
 ];
-const CONTEXTS = [ABSENT, {}, { a: 'b' }, { a: 'b', c: 'd' }, { a: 1 }, { a: null }, { a: { b: 'c' } }, [], ['a'], null, undefined, 'str', JSON.parse('{"__proto__": "x"}'), JSON.parse('{"__proto__": {"a": "b"}}')];
+const CONTEXTS = [
+  ABSENT,
+  {},
+  { a: 'b' },
+  { a: 'b', c: 'd' },
+  { a: 1 },
+  { a: null },
+  { a: { b: 'c' } },
+  [],
+  ['a'],
+  null,
+  undefined,
+  'str',
+  JSON.parse('{"__proto__": "x"}'),
+  JSON.parse('{"__proto__": {"a": "b"}}'),
+];
 const EXTRAS = [undefined, { foo: 1 }, { chat_history: [] }, JSON.parse('{"__proto__": {"task_id": "x"}}'), JSON.parse('{"constructor": "x"}')];
 
 /** A deterministic PRNG (mulberry32), so a failure names a body that fails again. */
@@ -53,12 +68,17 @@ function prng(seed: number): () => number {
   };
 }
 
-function bodyOf(parts: { session_id: unknown; task_id: unknown; items: unknown; user_context: unknown; extra: unknown }, order: string[]): Record<string, unknown> {
+function bodyOf(
+  parts: { session_id: unknown; task_id: unknown; items: unknown; user_context: unknown; extra: unknown },
+  order: string[],
+): Record<string, unknown> {
   // Built by JSON.parse where possible, as the HTTP layer gives it (own `__proto__` keys stay data).
   const body: Record<string, unknown> = JSON.parse('{}');
   for (const key of order) {
     if (key === 'extra') {
-      if (parts.extra) for (const k of Object.keys(parts.extra)) Object.defineProperty(body, k, { value: (parts.extra as Record<string, unknown>)[k], enumerable: true, writable: true, configurable: true });
+      if (parts.extra)
+        for (const k of Object.keys(parts.extra))
+          Object.defineProperty(body, k, { value: (parts.extra as Record<string, unknown>)[k], enumerable: true, writable: true, configurable: true });
       continue;
     }
     const value = parts[key as keyof typeof parts];
@@ -81,7 +101,20 @@ function corpus(): unknown[] {
   for (const items of ITEMS) bodies.push(bodyOf({ session_id: 's1', task_id: 't1', items, user_context: { a: 'b' }, extra: undefined }, keys));
   // Random valid bodies (key order too), which the fast path must read as validateBody does.
   const ids = IDS.slice(0, 4);
-  const items = ITEMS.filter((x) => Array.isArray(x) && x.length && x.every((i) => typeof i === 'object' && i && 'content' in i && Object.keys(i).every((k) => k === 'content' || k === 'content_type') && typeof i.content === 'string' && ((i as { content_type?: string }).content_type ?? 'text') === 'text'));
+  const items = ITEMS.filter(
+    (x) =>
+      Array.isArray(x) &&
+      x.length &&
+      x.every(
+        (i) =>
+          typeof i === 'object' &&
+          i &&
+          'content' in i &&
+          Object.keys(i).every((k) => k === 'content' || k === 'content_type') &&
+          typeof i.content === 'string' &&
+          ((i as { content_type?: string }).content_type ?? 'text') === 'text',
+      ),
+  );
   items.push([{ content_type: 'image', content: PNG }]);
   for (let i = 0; i < 500; i++) {
     const order = [...keys].sort(() => random() - 0.5);
@@ -149,7 +182,10 @@ describe('readUserMessage (the v3 invoke body without class-validator on the com
   it.each([
     ['a first turn', { items: [{ content_type: 'text', content: 'hello' }] }],
     ['a follow-on', { task_id: 'task-1', items: [{ content_type: 'text', content: 'hello' }] }],
-    ['ids, a user context and an image', { session_id: 's', task_id: 't', items: [{ content: 'see' }, { content_type: 'image', content: PNG }], user_context: { team: 'x' } }],
+    [
+      'ids, a user context and an image',
+      { session_id: 's', task_id: 't', items: [{ content: 'see' }, { content_type: 'image', content: PNG }], user_context: { team: 'x' } },
+    ],
   ])('takes the fast path for %s', (_name, body) => {
     expect(plainUserMessage(body)).toStrictEqual(validateBody(UserMessageDto, clone(body)));
   });

@@ -13,7 +13,19 @@ import { Item } from './dynamodb-items';
 import { deleteKeys, layoutRequests, partItems, putItems, readSplits, replaceSplits, RequestLayout, requestItemBody, Splits } from './dynamodb-parts';
 import { parseItem, readHeader } from './dynamodb-query';
 import { ChildTtlPlan, extendChildTtl, planChildTtl } from './dynamodb-ttl';
-import { HEADER_SK, leasePk, leaseShard, leaseSk, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
+import {
+  HEADER_SK,
+  leasePk,
+  leaseShard,
+  leaseSk,
+  ownerSessionsPk,
+  REQUEST_INDEX_SK,
+  requestIndexPk,
+  requestSk,
+  sessionPk,
+  sessionSk,
+  taskPk,
+} from './dynamodb-keys';
 
 /** DynamoDB allows 100 items per transaction: the header, two per request, and the session entry. */
 export const MAX_REQUESTS_PER_COMMIT = 49;
@@ -121,14 +133,24 @@ async function applyCommit(
 
 /** Best effort: what a failure leaves carries the task's ttl and goes with its deletion. */
 async function dropGarbage(ctx: DynamoDbContext, keys: { pk: string; sk: string }[]): Promise<void> {
-  if (keys.length) await deleteKeys(ctx.doc, ctx.table, keys.map(({ pk, sk }) => ({ pk, sk }))).catch(() => undefined);
+  if (keys.length)
+    await deleteKeys(
+      ctx.doc,
+      ctx.table,
+      keys.map(({ pk, sk }) => ({ pk, sk })),
+    ).catch(() => undefined);
 }
 
 /**
  * Sends a commit transaction; undefined when it applied, `{ old }` when the header's condition
  * failed (`old`: the header as it is, when there is one).
  */
-async function transact(ctx: DynamoDbContext, input: ConstructorParameters<typeof TransactWriteCommand>[0], taskId: string, expected: number): Promise<{ old?: Item } | undefined> {
+async function transact(
+  ctx: DynamoDbContext,
+  input: ConstructorParameters<typeof TransactWriteCommand>[0],
+  taskId: string,
+  expected: number,
+): Promise<{ old?: Item } | undefined> {
   for (let attempt = 1; ; attempt++) {
     try {
       await ctx.doc.send(new TransactWriteCommand(input));

@@ -34,7 +34,11 @@ export async function deleteTaskStep(ctx: DynamoDbContext, tenantId: string, tas
   if (!header) return true;
   if (parseItem<TaskRecord>(header).deletingAt === undefined) return true;
   const marked = { '#v': 'version', '#i': 'inc' };
-  const pinned = { ConditionExpression: '#v = :v AND #i = :i', ExpressionAttributeNames: marked, ExpressionAttributeValues: { ':v': header.version, ':i': header.inc } };
+  const pinned = {
+    ConditionExpression: '#v = :v AND #i = :i',
+    ExpressionAttributeNames: marked,
+    ExpressionAttributeValues: { ':v': header.version, ':i': header.inc },
+  };
   const stillMarked = { ConditionCheck: { TableName: ctx.table, Key: { pk, sk: HEADER_SK }, ...pinned } };
   const del = (key: { pk: string; sk: string }) => ({ Delete: { TableName: ctx.table, Key: key } });
   const limit = Math.max(1, Math.min(MAX_DELETE_BATCH, Math.floor(batchSize)));
@@ -86,7 +90,10 @@ export async function deleteTaskStep(ctx: DynamoDbContext, tenantId: string, tas
  * One deletion transaction; false when it was cancelled (another process finishing the same
  * deletion deleted or held the same items: harmless, the caller's next step re-reads).
  */
-async function deleteTransaction(ctx: DynamoDbContext, items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>): Promise<boolean> {
+async function deleteTransaction(
+  ctx: DynamoDbContext,
+  items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>,
+): Promise<boolean> {
   try {
     await ctx.doc.send(new TransactWriteCommand({ TransactItems: items }));
     return true;

@@ -1,7 +1,10 @@
 import { replaceSplits, RequestLayout } from './dynamodb-parts';
 
 const inline = (seq: number): RequestLayout => ({ seq, requestId: `r${seq}`, json: '{}' });
-const split = (seq: number, gen: string, n: number): RequestLayout => ({ ...inline(seq), split: { gen, parts: Array.from({ length: n }, () => Buffer.from('x')) } });
+const split = (seq: number, gen: string, n: number): RequestLayout => ({
+  ...inline(seq),
+  split: { gen, parts: Array.from({ length: n }, () => Buffer.from('x')) },
+});
 
 describe('replaceSplits', () => {
   it('records the split requests a commit writes and returns the parts of those it replaces', () => {

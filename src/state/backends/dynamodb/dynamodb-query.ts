@@ -17,7 +17,13 @@ import { HEADER_SK, itemName, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk,
  * One page (`count` entries after `after`) of an index partition: an owner's sessions or a
  * session's tasks; with `projection`, only those attributes of each.
  */
-async function queryIndexPage(ctx: DynamoDbContext, pk: string, after: string | undefined, count: number, projection?: string): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
+async function queryIndexPage(
+  ctx: DynamoDbContext,
+  pk: string,
+  after: string | undefined,
+  count: number,
+  projection?: string,
+): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
   const result = await ctx.doc.send(
     new QueryCommand({
       TableName: ctx.table,
@@ -32,7 +38,12 @@ async function queryIndexPage(ctx: DynamoDbContext, pk: string, after: string | 
   return { items: result.Items ?? [], more: result.LastEvaluatedKey !== undefined };
 }
 
-export async function readOwnerSessions(ctx: DynamoDbContext, tenantId: string, ownerId: string, page: { limit: number; cursor?: string }): Promise<Page<string>> {
+export async function readOwnerSessions(
+  ctx: DynamoDbContext,
+  tenantId: string,
+  ownerId: string,
+  page: { limit: number; cursor?: string },
+): Promise<Page<string>> {
   const pk = ownerSessionsPk(tenantId, ownerId);
   return pageLiveEntries(page, async (after, count) => {
     const { items, more } = await queryIndexPage(ctx, pk, after, count);
@@ -78,7 +89,9 @@ export async function readRequests(ctx: DynamoDbContext, tenantId: string, taskI
   // A split request is put together from the parts it names (dynamodb-parts.ts); one whose parts
   // a concurrent rewrite replaced since this query read it is read again on its own.
   const whole = await Promise.all(
-    mine.map(async (i) => (await withParts(ctx.doc, ctx.table, i)) ?? (await readRequestItem(ctx.doc, ctx.table, pk, Number(String(i.sk).slice('REQ#'.length))))),
+    mine.map(
+      async (i) => (await withParts(ctx.doc, ctx.table, i)) ?? (await readRequestItem(ctx.doc, ctx.table, pk, Number(String(i.sk).slice('REQ#'.length)))),
+    ),
   );
   return whole
     .filter((i): i is Item => i !== undefined && i.inc === header.inc)
@@ -90,10 +103,7 @@ export async function readRequest(ctx: DynamoDbContext, tenantId: string, reques
   const ref = await getItem(ctx, { pk: requestIndexPk(tenantId, requestId), sk: REQUEST_INDEX_SK });
   if (!ref) return undefined;
   const taskId = String(ref.taskId);
-  const [header, item] = await Promise.all([
-    readHeader(ctx, tenantId, taskId),
-    readRequestItem(ctx.doc, ctx.table, taskPk(tenantId, taskId), Number(ref.seq)),
-  ]);
+  const [header, item] = await Promise.all([readHeader(ctx, tenantId, taskId), readRequestItem(ctx.doc, ctx.table, taskPk(tenantId, taskId), Number(ref.seq))]);
   // All three must belong to the task's current incarnation (see `inc` in dynamodb-keys.ts).
   if (!header?.task || !item || header.inc !== ref.inc || item.inc !== ref.inc) return undefined;
   const record = parseItem<RequestRecord>(item);

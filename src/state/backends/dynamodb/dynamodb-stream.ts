@@ -39,7 +39,9 @@ export async function appendStreamItems(
   // The named request's index entry, read beside the header: it names the incarnation it belongs to.
   const [header, ref] = await Promise.all([
     liveHeader(doc, table, pk),
-    requestId === undefined ? undefined : doc.send(new GetCommand({ TableName: table, Key: { pk: requestIndexPk(tenantId, requestId), sk: REQUEST_INDEX_SK }, ConsistentRead: true })),
+    requestId === undefined
+      ? undefined
+      : doc.send(new GetCommand({ TableName: table, Key: { pk: requestIndexPk(tenantId, requestId), sk: REQUEST_INDEX_SK }, ConsistentRead: true })),
   ]);
   // Not a request of this task: a writer of an earlier task of the id (StateStore.appendStreamEvents).
   if (!header || seq >= header.requestCount) return;
@@ -64,7 +66,14 @@ export async function appendStreamItems(
   await Promise.all(older.map((k) => ignoringConditionFailure(doc.send(new DeleteCommand({ TableName: table, Key: { pk, sk: k.sk }, ...ours })))));
 }
 
-export async function readStreamItems(doc: DynamoDBDocumentClient, table: string, tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
+export async function readStreamItems(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  tenantId: string,
+  taskId: string,
+  seq: number,
+  after: number,
+): Promise<StreamEvent[]> {
   const pk = taskPk(tenantId, taskId);
   const header = await liveHeader(doc, table, pk);
   if (!header) return [];
@@ -81,7 +90,11 @@ export async function streamItemKeys(doc: DynamoDBDocumentClient, table: string,
   return (await streamKeys(doc, table, pk)).slice(0, Math.max(1, limit)).map(({ sk }) => ({ pk, sk }));
 }
 
-async function liveHeader(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ inc: unknown; requestCount: number; childTtl?: number } | undefined> {
+async function liveHeader(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  pk: string,
+): Promise<{ inc: unknown; requestCount: number; childTtl?: number } | undefined> {
   const item = (await doc.send(new GetCommand({ TableName: table, Key: { pk, sk: HEADER_SK }, ConsistentRead: true }))).Item;
   if (!item || typeof item.data !== 'string') return undefined;
   const task = JSON.parse(item.data) as TaskRecord;

@@ -80,7 +80,7 @@ describe('MemoryStateStore: expired tasks are removed, not only hidden', () => {
     expect((await store.listOwnerSessions(TENANT, fresh.ownerId, { limit: 10 })).items).toEqual(['new']);
   });
 
-  it('runs on its own on an unref\'d timer, which close() stops', async () => {
+  it("runs on its own on an unref'd timer, which close() stops", async () => {
     const timed = new MemoryStateStore({ sweepIntervalMs: 20 });
     try {
       await seed(timed, { expiresAt: new Date(Date.now() + 50).toISOString() });

@@ -289,5 +289,7 @@ export class MemoryStateStore extends StateStore {
 
 /** The index's order: by lapse, then tenant and task id. */
 function leaseOrder(a: LeaseEntry, b: LeaseEntry): number {
-  return a.expiresAt - b.expiresAt || (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : 0) || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0);
+  return (
+    a.expiresAt - b.expiresAt || (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : 0) || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0)
+  );
 }

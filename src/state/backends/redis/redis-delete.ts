@@ -12,7 +12,14 @@ export async function deleteTaskStep(ctx: RedisContext, tenantId: string, taskId
   if (!task) return true;
   if (task.deletingAt === undefined) return true;
   const k = ctx.keys(tenantId);
-  const keys = [k.task(taskId), k.requests(taskId), k.requestIds(taskId), k.session(task.ownerId, task.sessionId), k.ownerSessions(task.ownerId), k.stream(taskId)];
+  const keys = [
+    k.task(taskId),
+    k.requests(taskId),
+    k.requestIds(taskId),
+    k.session(task.ownerId, task.sessionId),
+    k.ownerSessions(task.ownerId),
+    k.stream(taskId),
+  ];
   const args = [task.version, Math.max(1, Math.floor(batchSize)), k.requestIndexPrefix, taskId, task.sessionId, task.writeId ?? ''];
   const reply = await ctx.run(keys[0], () => ctx.redis.taDeleteBatch(keys.length, ...keys, ...args));
   // 'changed': the marked header is gone and the id holds another task since.

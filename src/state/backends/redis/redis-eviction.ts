@@ -27,7 +27,9 @@ export async function checkRedisEviction(store: MaxMemoryPolicySource, options: 
     policy = await store.maxMemoryPolicy();
   } catch (err) {
     const why = err instanceof StateStoreUnavailableError ? 'Redis is unreachable' : `CONFIG GET was refused: ${(err as Error)?.message ?? String(err)}`;
-    options.logger?.warn(`Redis maxmemory-policy could not be checked (${why}); make sure it is noeviction or volatile-*, since an allkeys-* policy can silently drop part of a task`);
+    options.logger?.warn(
+      `Redis maxmemory-policy could not be checked (${why}); make sure it is noeviction or volatile-*, since an allkeys-* policy can silently drop part of a task`,
+    );
     return;
   }
   if (policy === undefined || !policy.toLowerCase().startsWith('allkeys-')) return;

@@ -33,14 +33,18 @@ export async function readOwnerSessions(ctx: RedisContext, tenantId: string, own
 export async function readRequests(ctx: RedisContext, tenantId: string, taskId: string): Promise<RequestRecord[]> {
   const k = ctx.keys(tenantId);
   const key = k.task(taskId);
-  return ctx.run(key, async () => {
-    // One MULTI: the header and its requests are read as one snapshot.
-    const [data, fields] = resultsOf(await ctx.redis.multi().hget(key, 'data').hgetall(k.requests(taskId)).exec(), key);
-    if (!liveTask(key, data as string | null, ctx.now())) return [];
-    return Object.entries(fields as Record<string, string>)
-      .map(([seq, json]) => parseRecord<RequestRecord>(`${k.requests(taskId)}#${seq}`, json))
-      .sort((a, b) => a.seq - b.seq);
-  }, ctx.timeoutMs * READ_RECORDS_TIMEOUT_FACTOR);
+  return ctx.run(
+    key,
+    async () => {
+      // One MULTI: the header and its requests are read as one snapshot.
+      const [data, fields] = resultsOf(await ctx.redis.multi().hget(key, 'data').hgetall(k.requests(taskId)).exec(), key);
+      if (!liveTask(key, data as string | null, ctx.now())) return [];
+      return Object.entries(fields as Record<string, string>)
+        .map(([seq, json]) => parseRecord<RequestRecord>(`${k.requests(taskId)}#${seq}`, json))
+        .sort((a, b) => a.seq - b.seq);
+    },
+    ctx.timeoutMs * READ_RECORDS_TIMEOUT_FACTOR,
+  );
 }
 
 export async function readRequest(ctx: RedisContext, tenantId: string, requestId: string): Promise<RequestRecord | undefined> {

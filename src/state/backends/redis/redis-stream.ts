@@ -7,7 +7,14 @@ import { liveTask, parseRecord } from './redis-query';
 // The stream log on Redis (StateStore.appendStreamEvents / readStreamEvents): a list beside the task
 // (redis-keys.ts), appended to by redis-stream.lua.ts.
 
-export async function appendStreamEntries(ctx: RedisContext, tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {
+export async function appendStreamEntries(
+  ctx: RedisContext,
+  tenantId: string,
+  taskId: string,
+  seq: number,
+  events: StreamEvent[],
+  requestId?: string,
+): Promise<void> {
   if (!events.length) return;
   const k = ctx.keys(tenantId);
   // The request-ids set holds the members as the commit script adds them (encoded).
