@@ -8,10 +8,10 @@ cd "$(dirname "$0")/.."
 # When the whole run began, for the closing summary of scripts/jest-run.sh (wall time in all).
 export TEST_RUN_STARTED="${TEST_RUN_STARTED:-$(date +%s)}"
 . scripts/ensure-deps.sh
-# The typecheck (sources and tests) and the build (dist/, which the e2e tests run) at once: each is
-# mostly one core's work.
-npx tsc --noEmit -p tsconfig.json & typecheck=$!
+# The typecheck (sources and tests), then formatting and lint, beside the build (dist/, which the
+# e2e tests run): each is mostly one core's work (docs/testing.md, Formatting and lint).
+{ npx tsc --noEmit -p tsconfig.json && npm run --silent format:check >/dev/null && npm run --silent lint; } & checks=$!
 { npx tsc -p console/tsconfig.json && npx tsc -p tsconfig.build.json && npx vite build -c console/vite.config.mjs >/dev/null; } & build=$!
-wait "$typecheck"
+wait "$checks"
 wait "$build"
 bash scripts/jest-run.sh "$@"
