@@ -127,6 +127,19 @@ describe.each(backends)('reattaching to a task stream (GET /tasks/{task_id}/stre
     expect(es.events.at(-1)!.data).toMatchObject({ task_id: taskId, status: 'Canceled' });
   });
 
+  it('POST /sse with Last-Event-ID on the other replica, mid-run, answers as the GET does: exactly the missed events, then live, then the final event', async () => {
+    const { original, sent, taskId } = await startHanging(['alpha ', 'beta ', 'gamma ']);
+    original.abort(); // the client saw 0-0 only, then lost the connection
+    await new Promise((r) => setTimeout(r, 250)); // A's batch of events reached the store
+    const resumed = await openSse(`${b.url}/Attach/1/sse`, { task_id: taskId, items: [text('go')] }, { 'last-event-id': sent[0]!.id });
+    await resumed.readUntil((so) => so.split('event: partial-response').length > 2);
+    expect((await postJson(`${a.url}/Attach/1/tasks/${taskId}/cancel`, {})).status).toBe(200);
+    const events = named(parseSse(await resumed.readAll()));
+    expect(events.slice(0, 2)).toEqual(sent.slice(1)); // the same ids and data A sent
+    expect(events.map((e) => `${e.id} ${e.event}`)).toEqual(['0-1 partial-response', '0-2 partial-response', '0-3 cancelled', '0-4 final-response']);
+    expect(events.at(-1)!.data).toMatchObject({ task_id: taskId, status: 'Canceled' });
+  });
+
   it("EventSource's own reconnect lands on the other replica with Last-Event-ID: the exact missed events, no duplicates", async () => {
     const { original, sent, taskId } = await startHanging(['one ', 'two ']);
     // Connects to A (no id: the whole current request), then, once cut, reconnects to B by itself.
