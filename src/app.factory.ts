@@ -15,7 +15,7 @@ import { verifyJsonDepth } from './common/http/json-depth';
 import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { drainingMiddleware } from './common/shutdown/draining.middleware';
-import { ShutdownState } from './common/shutdown/shutdown-state';
+import { ShutdownStateService } from './common/shutdown/shutdown-state.service';
 import { AuditLog } from './common/logging/audit-log';
 import { createLogger } from './common/logging/logger';
 import { PinoNestLogger } from './common/logging/pino-nest.logger';
@@ -47,7 +47,7 @@ interface SharedParts {
   telemetry: Telemetry;
   store: StateStore;
   audit: AuditLog;
-  shutdown: ShutdownState;
+  shutdown: ShutdownStateService;
 }
 
 export interface CreatedApp {
@@ -112,7 +112,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     },
   );
   if (!options.shared) {
-    const shared = { logger, telemetry, store, audit: app.get(AuditLog), shutdown: app.get(ShutdownState) };
+    const shared = { logger, telemetry, store, audit: app.get(AuditLog), shutdown: app.get(ShutdownStateService) };
     const build = () => buildReloadedApp({ ...options, env, configPath, shared });
     reload = new AgentReload(app, { configPath, agents, watch: env.configWatch, logger, build });
     // First: a request goes whole to the app of the config that is current when it arrives.
@@ -126,7 +126,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   // Before routing, auth and the 415 check: preflights are answered here, and every answer (errors too) carries the CORS headers.
   app.use(corsMiddleware(env.cors, { devAuth: env.auth.mode === 'dev' }));
   // After CORS, so a 503 while draining carries the CORS headers a browser needs to read it.
-  app.use(drainingMiddleware(app.get(ShutdownState)));
+  app.use(drainingMiddleware(app.get(ShutdownStateService)));
   app.use(jsonOnlyMiddleware);
   // `verify` runs on the raw body before parsing (the nesting limit). Nest passes it through; its
   // option type leaves it out only because its own rawBody option uses it, which is off here.

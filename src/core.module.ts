@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { AgentDefinition } from './agents/config/agent-definition';
 import { AGENTS, ENV_CONFIG, LOGGER, TELEMETRY } from './app.tokens';
 import { AuditLog } from './common/logging/audit-log';
-import { ShutdownState } from './common/shutdown/shutdown-state';
+import { ShutdownStateService } from './common/shutdown/shutdown-state.service';
 import type { EnvConfig } from './config/env.config';
 import { AgentRunner } from './invocation/agent-runner';
 import { LlmProvider } from './llm/llm-provider';
@@ -26,7 +26,7 @@ export interface CoreDependencies {
    * shutdown state (one drain for the process), and leaves them, the store and telemetry for the
    * first app to close.
    */
-  reloaded?: { audit: AuditLog; shutdown: ShutdownState };
+  reloaded?: { audit: AuditLog; shutdown: ShutdownStateService };
   /** Runs first when the app closes: the first app closes the apps that reloads built. */
   beforeClose?: () => Promise<void>;
 }
@@ -79,12 +79,12 @@ export class CoreModule {
       { provide: AuditLog, useValue: deps.reloaded?.audit ?? new AuditLog(deps.logger, deps.env.telemetry.auditLogPath) },
       { provide: CORE_CLOSING, useValue: { ownsShared: !deps.reloaded, beforeClose: deps.beforeClose } satisfies CoreClosing },
       CoreShutdown,
-      { provide: ShutdownState, useValue: deps.reloaded?.shutdown ?? new ShutdownState() },
+      { provide: ShutdownStateService, useValue: deps.reloaded?.shutdown ?? new ShutdownStateService() },
     ];
     return {
       module: CoreModule,
       providers,
-      exports: [ENV_CONFIG, AGENTS, LOGGER, TELEMETRY, LlmProvider, AgentRunner, StateStore, AuditLog, ToolRegistry, ShutdownState, RateLimiter],
+      exports: [ENV_CONFIG, AGENTS, LOGGER, TELEMETRY, LlmProvider, AgentRunner, StateStore, AuditLog, ToolRegistry, ShutdownStateService, RateLimiter],
     };
   }
 }

@@ -13,7 +13,7 @@ export class EnvConfigError extends Error {
   }
 }
 
-/** Bounds of the v3 streams' replay (src/tasks/events/task-event-log.ts, src/tasks/reattach/replay-admission.ts). */
+/** Bounds of the v3 streams' replay (src/tasks/events/task-event-log.service.ts, src/tasks/reattach/replay-admission.service.ts). */
 export interface StreamReplayLimits {
   maxBytes: number;
   streamMaxBytes: number;

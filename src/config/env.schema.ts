@@ -36,7 +36,7 @@ export class EnvVars {
   /** On SIGTERM/SIGINT, how long running requests get to finish before they are failed as `shutdown` (src/common/shutdown). */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_SHUTDOWN_GRACE_MS = 25_000;
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_LOG_MAX_BYTES = 1_048_576;
-  /** The per-process replay log of v3 streams (src/tasks/events/task-event-log.ts): every stream's events together. */
+  /** The per-process replay log of v3 streams (src/tasks/events/task-event-log.service.ts): every stream's events together. */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_REPLAY_MAX_BYTES = 64 * 1_048_576;
   /** One stream's events in that log; past it the oldest are dropped (a reconnect from there gets the outcome). */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_STREAM_REPLAY_STREAM_MAX_BYTES = 1_048_576;

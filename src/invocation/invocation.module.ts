@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { StatelessInvoker } from './stateless-invoker.service';
+import { StatelessInvokerService } from './stateless-invoker.service';
 
-@Module({ providers: [StatelessInvoker], exports: [StatelessInvoker] })
+@Module({ providers: [StatelessInvokerService], exports: [StatelessInvokerService] })
 export class InvocationModule {}

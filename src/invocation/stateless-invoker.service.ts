@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import { TELEMETRY } from '../app.tokens';
 import { LogContext } from '../common/logging/log-context';
-import { ShutdownState } from '../common/shutdown/shutdown-state';
+import { ShutdownStateService } from '../common/shutdown/shutdown-state.service';
 import type { StatelessInput } from './stateless-input';
 import { addUsage, emptyUsage, LlmMessage, TokenUsage } from '../llm/llm-client.port';
 import { RateLimiter } from '../rate-limit/rate-limiter.service';
@@ -33,14 +33,14 @@ export interface InvokeOptions {
  * earlier outputs as `{{_task_name}}`.
  */
 @Injectable()
-export class StatelessInvoker {
+export class StatelessInvokerService {
   private readonly plans = new WeakMap<AgentDefinition, SequentialPlan>();
 
   constructor(
     private readonly runner: AgentRunner,
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     private readonly limiter: RateLimiter,
-    @Optional() private readonly shutdown?: ShutdownState,
+    @Optional() private readonly shutdown?: ShutdownStateService,
   ) {}
 
   async invoke(agent: AgentDefinition, input: StatelessInput, given: InvokeOptions = {}): Promise<InvokeResponse> {

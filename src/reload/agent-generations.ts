@@ -3,8 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
-import { LeaseSweeper } from '../tasks/run/lease-sweeper.service';
-import { RunningRequests } from '../tasks/run/running-requests';
+import { LeaseSweeperService } from '../tasks/run/lease-sweeper.service';
+import { RunningRequestsService } from '../tasks/run/running-requests.service';
 import { ToolRegistry } from '../tools/tool-registry';
 
 /** How long a replaced config may keep running requests (SSE streams, v3 requests) before its app is closed anyway. */
@@ -104,9 +104,9 @@ export class AgentGenerations {
   private idle(gen: Generation): boolean {
     let running = 0;
     try {
-      running = gen.app.get(RunningRequests, { strict: false }).size;
+      running = gen.app.get(RunningRequestsService, { strict: false }).size;
     } catch {
-      // An app without v3 agents has no RunningRequests.
+      // An app without v3 agents has no RunningRequestsService.
     }
     return gen.open <= 0 && running === 0;
   }
@@ -114,7 +114,7 @@ export class AgentGenerations {
 
 function stopSweeping(app: INestApplication): void {
   try {
-    app.get(LeaseSweeper, { strict: false }).stop();
+    app.get(LeaseSweeperService, { strict: false }).stop();
   } catch {
     // An app without the v3 module sweeps nothing.
   }

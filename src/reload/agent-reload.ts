@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AgentDefinition } from '../agents/config/agent-definition';
-import { ShutdownState } from '../common/shutdown/shutdown-state';
+import { ShutdownStateService } from '../common/shutdown/shutdown-state.service';
 import { AgentGenerations } from './agent-generations';
 import { BuiltGeneration, ConfigReloader } from './config-reloader';
 import { watchConfig } from './config-watcher';
@@ -26,13 +26,13 @@ export class AgentReload {
   private readonly generations: AgentGenerations;
   readonly reloader: ConfigReloader;
   private stopWatching?: () => void;
-  private readonly shutdown: ShutdownState;
+  private readonly shutdown: ShutdownStateService;
 
   constructor(
     boot: INestApplication,
     private readonly options: AgentReloadOptions,
   ) {
-    this.shutdown = boot.get(ShutdownState);
+    this.shutdown = boot.get(ShutdownStateService);
     this.generations = new AgentGenerations(boot, options.logger);
     this.reloader = new ConfigReloader(options.agents, this.generations, options.build, options.logger);
   }

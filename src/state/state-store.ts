@@ -135,7 +135,7 @@ export abstract class StateStore {
    *   hold: a writer of an earlier task of the id, late after its deletion, must neither hold the
    *   new task's log back nor add its events to it (test/backends/deletion-race.e2e-spec.ts).
    * - The log expires with its task (the task's `expiresAt`) and is removed by its deletion.
-   * - Bounds (bytes and count) are the writer's (src/tasks/events/stream-event-writer.ts); a backend may
+   * - Bounds (bytes and count) are the writer's (src/tasks/events/stream-event-writer.service.ts); a backend may
    *   split a batch to fit its item limits.
    */
   async appendStreamEvents(_tenantId: string, _taskId: string, _seq: number, _events: StreamEvent[], _requestId?: string): Promise<void> {}

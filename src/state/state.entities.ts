@@ -194,7 +194,7 @@ export interface TaskRecord {
   /** Set when its deletion began: the store then hides the task from every read (state-store.ts). */
   deletingAt?: string;
   /**
-   * Unique per write (src/tasks/writer/task-writer.ts): after a write whose answer was lost (a timeout
+   * Unique per write (src/tasks/writer/task-writer.service.ts): after a write whose answer was lost (a timeout
    * on a write the store did apply), reading this back tells whether it was applied.
    */
   writeId?: string;

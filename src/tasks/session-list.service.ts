@@ -36,7 +36,7 @@ export interface SessionSummary {
  * MAX_TASKS_PER_SESSION_SCANNED tasks each per call.
  */
 @Injectable()
-export class SessionListing {
+export class SessionListService {
   constructor(private readonly store: StateStore) {}
 
   /** Newest activity first; the cursor is the (activity, session id) the last page ended at. */

@@ -11,17 +11,17 @@ import { VersionConflictError } from '../state/state.errors';
 import { admitFollowOn, admitNew, RunNow } from './lifecycle/admit';
 import { decide, Decided, ResumeDecision } from './lifecycle/decide';
 import { idsOf, responseOf } from './views/request-response';
-import { Emit, RequestRunner, RunOptions } from './run/request-runner.service';
-import { RequestWatcher } from './run/request-watcher.service';
+import { Emit, RequestRunnerService, RunOptions } from './run/request-runner.service';
+import { RequestWatcherService } from './run/request-watcher.service';
 import { StateResponse } from './views/state-response';
-import { TaskDeletion } from './task-deletion.service';
-import { RequestEventLog, TaskEventLog } from './events/task-event-log';
-import { StreamEventWriter } from './events/stream-event-writer';
+import { TaskDeletionService } from './task-deletion.service';
+import { RequestEventLog, TaskEventLogService } from './events/task-event-log.service';
+import { StreamEventWriterService } from './events/stream-event-writer.service';
 import { assertStorable } from './run/storable-request';
 import { IDS_PER_DECISION } from './events/stream-outcome';
 import { newRequestRecord, newTaskRecord } from './run/task-records';
 import { owned } from './writer/task-access';
-import { TaskWriter } from './writer/task-writer';
+import { TaskWriterService } from './writer/task-writer.service';
 import type { UserMessage } from './run/user-message';
 
 /** An admitted request, ready to run (or, when queued, to be watched). */
@@ -47,19 +47,19 @@ export interface StartOptions {
 /**
  * The stateful (tealagents/v1alpha1) invocation, as orchestration only: each step is one
  * lifecycle transition (src/tasks/lifecycle/) applied by the task writer (ownership, the
- * compare-and-set loop, lost answers); running is the RequestRunner's, watching a request that
- * runs elsewhere the RequestWatcher's. 404/401/409/422 happen before anything runs or any stream opens.
+ * compare-and-set loop, lost answers); running is the RequestRunnerService's, watching a request that
+ * runs elsewhere the RequestWatcherService's. 404/401/409/422 happen before anything runs or any stream opens.
  */
 @Injectable()
-export class StatefulInvoker {
+export class StatefulInvokerService {
   constructor(
     private readonly store: StateStore,
-    private readonly writer: TaskWriter,
-    private readonly runner: RequestRunner,
-    private readonly watcher: RequestWatcher,
-    private readonly events: TaskEventLog,
-    private readonly stored: StreamEventWriter,
-    private readonly deletion: TaskDeletion,
+    private readonly writer: TaskWriterService,
+    private readonly runner: RequestRunnerService,
+    private readonly watcher: RequestWatcherService,
+    private readonly events: TaskEventLogService,
+    private readonly stored: StreamEventWriterService,
+    private readonly deletion: TaskDeletionService,
     private readonly audit: AuditLog,
   ) {}
 

@@ -11,10 +11,10 @@ import { TaskRecord } from '../state/state.entities';
 import { cancel } from './lifecycle/cancel';
 import { markDeleting } from './lifecycle/delete';
 import { leaseActive } from './lifecycle/lease';
-import { RunningRequests } from './run/running-requests';
-import { TaskEventLog } from './events/task-event-log';
+import { RunningRequestsService } from './run/running-requests.service';
+import { TaskEventLogService } from './events/task-event-log.service';
 import type { TaskAccess } from './writer/task-access';
-import { TaskWriter } from './writer/task-writer';
+import { TaskWriterService } from './writer/task-writer.service';
 
 /** Requests removed per store step (each step is atomic; DynamoDB takes at most 49). */
 export const DELETE_BATCH_SIZE = 25;
@@ -46,12 +46,12 @@ const SESSION_PAGE = 100;
  * 404 and nothing is touched.
  */
 @Injectable()
-export class TaskDeletion {
+export class TaskDeletionService {
   constructor(
     private readonly store: StateStore,
-    private readonly writer: TaskWriter,
-    private readonly running: RunningRequests,
-    private readonly events: TaskEventLog,
+    private readonly writer: TaskWriterService,
+    private readonly running: RunningRequestsService,
+    private readonly events: TaskEventLogService,
     private readonly audit: AuditLog,
   ) {}
 

@@ -9,13 +9,13 @@ import { StateStore } from '../state/state-store';
 import { TaskRecord } from '../state/state.entities';
 import { edit } from './lifecycle/edit';
 import { appendForked, fork } from './lifecycle/fork';
-import { StartedRequest, StatefulInvoker } from './stateful-invoker.service';
+import { StartedRequest, StatefulInvokerService } from './stateful-invoker.service';
 import { owned } from './writer/task-access';
 import { assertStorable } from './run/storable-request';
 import { newRequestRecord } from './run/task-records';
 import { withEdits } from './views/task-edits-view';
 import { taskView } from './views/task-view';
-import { TaskWriter } from './writer/task-writer';
+import { TaskWriterService } from './writer/task-writer.service';
 import type { UserMessage } from './run/user-message';
 
 /** Requests per commit of a fork (DynamoDB takes at most 49 in one transaction). */
@@ -25,14 +25,14 @@ const FORK_BATCH = 40;
  * Edit and rerun, and fork (docs/api.md, Edit and fork): each one lifecycle transition
  * (src/tasks/lifecycle/edit.ts, fork.ts) applied by the task writer, so the compare-and-set,
  * ownership and tenant rules are those of every other write; the edited request then runs as any
- * admitted request does (StatefulInvoker.runnable).
+ * admitted request does (StatefulInvokerService.runnable).
  */
 @Injectable()
-export class TaskEdits {
+export class TaskEditsService {
   constructor(
     private readonly store: StateStore,
-    private readonly writer: TaskWriter,
-    private readonly invoker: StatefulInvoker,
+    private readonly writer: TaskWriterService,
+    private readonly invoker: StatefulInvokerService,
     private readonly audit: AuditLog,
   ) {}
 

@@ -6,7 +6,7 @@ import { asRead } from './lifecycle/lapsed';
 import { taskView } from './views/task-view';
 import { withEdits } from './views/task-edits-view';
 import { owned } from './writer/task-access';
-import { TaskWriter } from './writer/task-writer';
+import { TaskWriterService } from './writer/task-writer.service';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -18,7 +18,7 @@ export const MAX_PAGE_SIZE = 100;
  */
 @Injectable()
 export class TaskQueryService {
-  constructor(private readonly writer: TaskWriter) {}
+  constructor(private readonly writer: TaskWriterService) {}
 
   /**
    * The task (a pause past its approval TTL is expired first, by the writer's read); a request

@@ -1,21 +1,21 @@
 import { Module } from '@nestjs/common';
-import { TaskEventLog } from './events/task-event-log';
-import { StreamEventWriter } from './events/stream-event-writer';
-import { ReplayAdmission } from './reattach/replay-admission';
-import { StoredStreamFollower } from './reattach/stored-stream-follower';
-import { TaskStreamAttach } from './reattach/task-stream-attach';
-import { TaskStreamReplay } from './reattach/task-stream-replay';
-import { LeaseSweeper } from './run/lease-sweeper.service';
-import { RequestRunner } from './run/request-runner.service';
-import { RequestWatcher } from './run/request-watcher.service';
-import { RunningRequests } from './run/running-requests';
-import { SessionListing } from './session-list.service';
-import { StatefulInvoker } from './stateful-invoker.service';
-import { TaskControlService } from './task-control.service';
-import { TaskDeletion } from './task-deletion.service';
-import { TaskEdits } from './task-edits.service';
+import { TaskEventLogService } from './events/task-event-log.service';
+import { StreamEventWriterService } from './events/stream-event-writer.service';
+import { ReplayAdmissionService } from './reattach/replay-admission.service';
+import { StoredStreamFollowerService } from './reattach/stored-stream-follower.service';
+import { TaskStreamAttachService } from './reattach/task-stream-attach.service';
+import { TaskStreamReplayService } from './reattach/task-stream-replay.service';
+import { LeaseSweeperService } from './run/lease-sweeper.service';
+import { RequestRunnerService } from './run/request-runner.service';
+import { RequestWatcherService } from './run/request-watcher.service';
+import { RunningRequestsService } from './run/running-requests.service';
+import { SessionListService } from './session-list.service';
+import { StatefulInvokerService } from './stateful-invoker.service';
+import { TaskCancelService } from './task-cancel.service';
+import { TaskDeletionService } from './task-deletion.service';
+import { TaskEditsService } from './task-edits.service';
 import { TaskQueryService } from './task-query.service';
-import { TaskWriter } from './writer/task-writer';
+import { TaskWriterService } from './writer/task-writer.service';
 
 /**
  * Stateful tasks: the front doors at the root of src/tasks (start and resume, cancel, edit and
@@ -27,39 +27,39 @@ import { TaskWriter } from './writer/task-writer';
  */
 @Module({
   providers: [
-    StatefulInvoker,
-    TaskWriter,
-    RequestRunner,
-    RequestWatcher,
-    LeaseSweeper,
+    StatefulInvokerService,
+    TaskWriterService,
+    RequestRunnerService,
+    RequestWatcherService,
+    LeaseSweeperService,
     TaskQueryService,
-    TaskControlService,
-    TaskDeletion,
-    SessionListing,
-    TaskEdits,
-    RunningRequests,
-    TaskEventLog,
-    TaskStreamReplay,
-    TaskStreamAttach,
-    StreamEventWriter,
-    StoredStreamFollower,
-    ReplayAdmission,
+    TaskCancelService,
+    TaskDeletionService,
+    SessionListService,
+    TaskEditsService,
+    RunningRequestsService,
+    TaskEventLogService,
+    TaskStreamReplayService,
+    TaskStreamAttachService,
+    StreamEventWriterService,
+    StoredStreamFollowerService,
+    ReplayAdmissionService,
   ],
   exports: [
-    StatefulInvoker,
+    StatefulInvokerService,
     TaskQueryService,
-    TaskControlService,
-    TaskDeletion,
-    SessionListing,
-    TaskEdits,
-    TaskStreamReplay,
-    TaskStreamAttach,
-    TaskEventLog,
+    TaskCancelService,
+    TaskDeletionService,
+    SessionListService,
+    TaskEditsService,
+    TaskStreamReplayService,
+    TaskStreamAttachService,
+    TaskEventLogService,
     // AG-UI still reads the task it resumes through the writer (issue 21: one owner-checked reader).
-    TaskWriter,
+    TaskWriterService,
     // Read by the config reload through app.get: how many requests run, and the sweep to stop.
-    RunningRequests,
-    LeaseSweeper,
+    RunningRequestsService,
+    LeaseSweeperService,
   ],
 })
 export class TasksModule {}

@@ -13,7 +13,7 @@ import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '
  * process finished the deletion and a follow-on created the id anew, up to the very version that
  * was marked. The step must leave that new task whole (its header, requests, parts, stream log).
  * This happened in CI: a DELETE raced follow-ons, one of which finished the deletion itself
- * (TaskDeletion.finishInterrupted), and the DELETE's own step then removed the new task's first
+ * (TaskDeletionService.finishInterrupted), and the DELETE's own step then removed the new task's first
  * request.
  *
  * The pause sits where each backend reads the header in a step: Redis reads it, then runs one

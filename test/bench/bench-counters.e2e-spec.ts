@@ -85,7 +85,7 @@ describe('selfTimes', () => {
       nodes: [
         { id: 1, callFrame: frame('(root)') },
         { id: 2, callFrame: frame('(idle)') },
-        { id: 3, callFrame: frame('apply', 'file:///x/dist/src/tasks/writer/task-writer.js', 9) },
+        { id: 3, callFrame: frame('apply', 'file:///x/dist/src/tasks/writer/task-writer.service.js', 9) },
         { id: 4, callFrame: frame('exec', 'file:///x/node_modules/ioredis/built/Pipeline.js', 99) },
       ],
       // µs before each sample: 1 ms apart; the idle sample is the first
@@ -97,7 +97,7 @@ describe('selfTimes', () => {
     expect(all.total).toBe(5);
     expect(all.idle).toBe(1);
     expect(all.functions).toEqual([
-      { name: 'apply', where: 'dist/src/tasks/writer/task-writer.js:10', ms: 3 },
+      { name: 'apply', where: 'dist/src/tasks/writer/task-writer.service.js:10', ms: 3 },
       { name: 'exec', where: 'node_modules/ioredis/built/Pipeline.js:100', ms: 1 },
     ]);
     expect(all.modules.map((m) => [m.name, m.ms])).toEqual([

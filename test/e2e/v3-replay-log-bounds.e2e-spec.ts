@@ -1,5 +1,5 @@
 /**
- * The per-process replay log of v3 streams (src/tasks/events/task-event-log.ts) is bounded in bytes and in
+ * The per-process replay log of v3 streams (src/tasks/events/task-event-log.service.ts) is bounded in bytes and in
  * time (docs/configuration.md, TA_STREAM_REPLAY_*): finished streams do not stay on the heap past
  * the budget, and a reconnect whose Last-Event-ID falls in what was dropped gets the request's
  * outcome (its final events), never a replay with holes presented as complete.

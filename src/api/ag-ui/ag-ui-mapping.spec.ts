@@ -1,5 +1,5 @@
 import { DomainError } from '../../common/errors/domain-error';
-import type { LoggedEvent } from '../../tasks/events/task-event-log';
+import type { LoggedEvent } from '../../tasks/events/task-event-log.service';
 import { AgUiEventMapper } from './event-mapper';
 import { turnOf } from './new-turn';
 import { resumeDecisionOf } from './resume-decision';

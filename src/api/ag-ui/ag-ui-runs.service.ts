@@ -9,8 +9,8 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { problemOf } from '../../common/errors/problem-of';
 import type { LlmToolSpec } from '../../llm/llm-client.port';
-import { StartedRequest, StatefulInvoker } from '../../tasks/stateful-invoker.service';
-import { TaskEventLog } from '../../tasks/events/task-event-log';
+import { StartedRequest, StatefulInvokerService } from '../../tasks/stateful-invoker.service';
+import { TaskEventLogService } from '../../tasks/events/task-event-log.service';
 import { TaskQueryService } from '../../tasks/task-query.service';
 import { AgUiStream } from './ag-ui-stream';
 import { AgUiEventMapper } from './event-mapper';
@@ -39,11 +39,11 @@ export interface RunContext {
  * lone RUN_ERROR carrying our error code.
  */
 @Injectable()
-export class AgUiRuns {
+export class AgUiRunsService {
   constructor(
-    private readonly invoker: StatefulInvoker,
+    private readonly invoker: StatefulInvokerService,
     private readonly tasks: TaskQueryService,
-    private readonly events: TaskEventLog,
+    private readonly events: TaskEventLogService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 

@@ -7,7 +7,7 @@ import type { Principal } from '../../auth/principal';
 import type { EnvConfig } from '../../config/env.config';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
-import { AgUiRuns } from './ag-ui-runs.service';
+import { AgUiRunsService } from './ag-ui-runs.service';
 import { AgUiStream } from './ag-ui-stream';
 import { parseRunInput } from './run-input';
 
@@ -21,7 +21,7 @@ export function createAgUiController(agent: AgentDefinition): Type<unknown> {
   @AgentRoute(agent)
   class AgUiController {
     constructor(
-      private readonly runs: AgUiRuns,
+      private readonly runs: AgUiRunsService,
       @Inject(ENV_CONFIG) private readonly env: EnvConfig,
     ) {}
 

@@ -1,6 +1,6 @@
 import { BaseEvent, EventType, RunFinishedOutcome } from '@ag-ui/core';
 import { randomUUID } from 'node:crypto';
-import type { LoggedEvent } from '../../tasks/events/task-event-log';
+import type { LoggedEvent } from '../../tasks/events/task-event-log.service';
 import { interruptsOf, pendingApprovalsOf, PauseView } from './interrupts';
 
 export interface RunIds {
@@ -12,7 +12,7 @@ export interface RunIds {
 }
 
 /**
- * Turns the v3 events of one request (its event log: src/tasks/events/task-event-log.ts) into AG-UI
+ * Turns the v3 events of one request (its event log: src/tasks/events/task-event-log.service.ts) into AG-UI
  * events, in order: text deltas as TEXT_MESSAGE_START/CONTENT/END (a new message per model turn),
  * each server tool call as TOOL_CALL_START/ARGS/END then TOOL_CALL_RESULT, the outcome as
  * STATE_SNAPSHOT then RUN_FINISHED (success, an interrupt outcome for a pause, cancelled), a

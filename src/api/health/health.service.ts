@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { ShutdownState } from '../../common/shutdown/shutdown-state';
+import { ShutdownStateService } from '../../common/shutdown/shutdown-state.service';
 import { READINESS_CHECKS, ReadinessCheck } from './readiness';
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -34,7 +34,7 @@ export class HealthService {
 
   constructor(
     @Inject(READINESS_CHECKS) private readonly checks: ReadinessCheck[],
-    @Optional() private readonly shutdown?: ShutdownState,
+    @Optional() private readonly shutdown?: ShutdownStateService,
   ) {}
 
   /** Upstream's `HealthStatus` shape. */

@@ -9,7 +9,7 @@ import { SseStream } from '../../common/sse/sse-stream';
 import type { EnvConfig } from '../../config/env.config';
 import { InvokeResponse } from '../../invocation/invoke-response';
 import type { StatelessInput } from '../../invocation/stateless-input';
-import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
+import { StatelessInvokerService } from '../../invocation/stateless-invoker.service';
 import { llmFailureLogFields } from '../../llm/llm-failure-log';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
@@ -18,14 +18,14 @@ import { abortOnDisconnect } from './abort-on-disconnect';
 
 /**
  * The stateless routes of one v1/v2alpha1 agent: `POST /{name}/{version}` and `POST .../sse`.
- * Generated per agent so each is served at its own prefix; the work is done by StatelessInvoker.
+ * Generated per agent so each is served at its own prefix; the work is done by StatelessInvokerService.
  */
 export function createStatelessAgentController(agent: AgentDefinition): Type<unknown> {
   @Controller(controllerPath(agent))
   @AgentRoute(agent)
   class StatelessAgentController {
     constructor(
-      private readonly invoker: StatelessInvoker,
+      private readonly invoker: StatelessInvokerService,
       @Inject(ENV_CONFIG) private readonly env: EnvConfig,
       @Inject(LOGGER) private readonly logger: Logger,
     ) {}

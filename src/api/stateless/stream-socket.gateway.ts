@@ -20,7 +20,7 @@ import { requestIdFor } from '../../common/http/request-id.middleware';
 import { AuditLog } from '../../common/logging/audit-log';
 import { callerFields } from '../../common/logging/log-context';
 import type { EnvConfig } from '../../config/env.config';
-import { StatelessInvoker } from '../../invocation/stateless-invoker.service';
+import { StatelessInvokerService } from '../../invocation/stateless-invoker.service';
 import { RateLimiter } from '../../rate-limit/rate-limiter.service';
 import type { ToolCaller } from '../../invocation/tool-loop';
 import { Telemetry } from '../../telemetry/telemetry';
@@ -43,7 +43,7 @@ const SHUTDOWN_GRACE_MS = 1000;
  * `WWW-Authenticate`), never an open socket. An upgrade to any other path is a 404.
  *
  * Messages are limited to TA_MAX_BODY_BYTES (`ws` closes with 1009 beyond it); the session
- * (StreamSocketSession) does the rest through the same StatelessInvoker streaming path as `/sse`.
+ * (StreamSocketSession) does the rest through the same StatelessInvokerService streaming path as `/sse`.
  *
  * An open socket holds an identity checked once, at the upgrade, so it is bounded: its input must
  * come within TA_WS_FIRST_MESSAGE_MS (else 1008 `INPUT_TIMEOUT`), input that comes after
@@ -68,7 +68,7 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     private readonly adapterHost: HttpAdapterHost,
     private readonly authenticator: Authenticator,
-    private readonly invoker: StatelessInvoker,
+    private readonly invoker: StatelessInvokerService,
     private readonly audit: AuditLog,
     private readonly limiter: RateLimiter,
   ) {

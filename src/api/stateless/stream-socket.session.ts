@@ -5,7 +5,7 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { problemOf } from '../../common/errors/problem-of';
 import { checkJsonDepth } from '../../common/http/json-depth';
-import type { StatelessInvoker } from '../../invocation/stateless-invoker.service';
+import type { StatelessInvokerService } from '../../invocation/stateless-invoker.service';
 import type { ToolCaller } from '../../invocation/tool-loop';
 import { llmFailureLogFields } from '../../llm/llm-failure-log';
 import type { StatelessInputDto } from '../common/dto/stateless-input.dto';
@@ -16,7 +16,7 @@ import { CloseCode, closeCodeFor, closeReason } from './stream-socket-close.util
 const MISSED_PINGS = 3;
 
 export interface StreamSocketDeps {
-  invoker: StatelessInvoker;
+  invoker: StatelessInvokerService;
   logger: Logger;
   /** A ping every this many ms while the socket is open, and the peer must answer one of every three (TA_SSE_KEEPALIVE_MS; 0 = none). */
   keepaliveMs: number;

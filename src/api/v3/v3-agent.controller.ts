@@ -8,15 +8,15 @@ import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { StateResponse } from '../../tasks/views/state-response';
-import { StatefulInvoker } from '../../tasks/stateful-invoker.service';
-import { SessionListing } from '../../tasks/session-list.service';
-import { TaskControlService } from '../../tasks/task-control.service';
-import { TaskDeletion } from '../../tasks/task-deletion.service';
+import { StatefulInvokerService } from '../../tasks/stateful-invoker.service';
+import { SessionListService } from '../../tasks/session-list.service';
+import { TaskCancelService } from '../../tasks/task-cancel.service';
+import { TaskDeletionService } from '../../tasks/task-deletion.service';
 import { includesSuperseded } from '../../tasks/views/task-edits-view';
-import { TaskEdits } from '../../tasks/task-edits.service';
-import { TaskEventLog } from '../../tasks/events/task-event-log';
-import { Attached, parseEventId, TaskStreamAttach } from '../../tasks/reattach/task-stream-attach';
-import { TaskStreamReplay } from '../../tasks/reattach/task-stream-replay';
+import { TaskEditsService } from '../../tasks/task-edits.service';
+import { TaskEventLogService } from '../../tasks/events/task-event-log.service';
+import { Attached, parseEventId, TaskStreamAttachService } from '../../tasks/reattach/task-stream-attach.service';
+import { TaskStreamReplayService } from '../../tasks/reattach/task-stream-replay.service';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/task-query.service';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { ForkRequestDto } from './dto/fork-request.dto';
@@ -35,16 +35,16 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
   @AgentRoute(agent)
   class V3AgentController {
     constructor(
-      private readonly invoker: StatefulInvoker,
+      private readonly invoker: StatefulInvokerService,
       private readonly tasks: TaskQueryService,
-      private readonly control: TaskControlService,
-      private readonly edits: TaskEdits,
-      private readonly events: TaskEventLog,
-      private readonly replay: TaskStreamReplay,
+      private readonly control: TaskCancelService,
+      private readonly edits: TaskEditsService,
+      private readonly events: TaskEventLogService,
+      private readonly replay: TaskStreamReplayService,
       @Inject(ENV_CONFIG) private readonly env: EnvConfig,
-      private readonly deletion: TaskDeletion,
-      private readonly sessions: SessionListing,
-      private readonly attach: TaskStreamAttach,
+      private readonly deletion: TaskDeletionService,
+      private readonly sessions: SessionListService,
+      private readonly attach: TaskStreamAttachService,
     ) {}
 
     /**
@@ -138,7 +138,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     }
 
     /**
-     * Reattach to the task's stream (src/tasks/reattach/task-stream-attach.ts): the current or last request's
+     * Reattach to the task's stream (src/tasks/reattach/task-stream-attach.service.ts): the current or last request's
      * events after `Last-Event-ID` (the header wins over `?last_event_id=`, which a browser
      * `EventSource` needs on its first connect), then live, then closed with the final event.
      * 204 when the request has ended and the id is its outcome's (docs/api.md, Streaming), on any replica.

@@ -1,14 +1,14 @@
 import type { Response } from 'express';
 import { SseStream } from '../../common/sse/sse-stream';
-import { RequestEventLog, TaskEventLog } from '../../tasks/events/task-event-log';
+import { RequestEventLog, TaskEventLogService } from '../../tasks/events/task-event-log.service';
 
 /**
- * The one way a v3 stream is sent: the request's event log (src/tasks/events/task-event-log.ts) followed
+ * The one way a v3 stream is sent: the request's event log (src/tasks/events/task-event-log.service.ts) followed
  * after `after`, each event with its `id: {seq}-{n}`, keepalive comments in the silences, until the
  * log closes (after `final-response` or `error`) or the client goes away. A client leaving never
  * stops the request: its events go on into the log for a reconnect.
  */
-export async function sendEventStream(res: Response, events: TaskEventLog, log: RequestEventLog, after: number, keepaliveMs: number): Promise<void> {
+export async function sendEventStream(res: Response, events: TaskEventLogService, log: RequestEventLog, after: number, keepaliveMs: number): Promise<void> {
   const stream = new SseStream(res, keepaliveMs);
   stream.open();
   try {

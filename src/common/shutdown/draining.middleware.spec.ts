@@ -3,9 +3,9 @@ import { EventEmitter } from 'node:events';
 import { DomainError } from '../errors/domain-error';
 import { ErrorCode } from '../errors/error-code';
 import { drainingMiddleware } from './draining.middleware';
-import { ShutdownState } from './shutdown-state';
+import { ShutdownStateService } from './shutdown-state.service';
 
-function call(state: ShutdownState, path: string) {
+function call(state: ShutdownStateService, path: string) {
   const res = Object.assign(new EventEmitter(), {
     headers: {} as Record<string, string>,
     setHeader(k: string, v: string) {
@@ -19,7 +19,7 @@ function call(state: ShutdownState, path: string) {
 
 describe('drainingMiddleware', () => {
   it('counts requests until their response closes, and the drain waits for them', async () => {
-    const state = new ShutdownState();
+    const state = new ShutdownStateService();
     const { res, passed } = call(state, '/A/1');
     expect(passed).toBeUndefined();
     expect(state.busy).toBe(1);
@@ -33,7 +33,7 @@ describe('drainingMiddleware', () => {
   });
 
   it('while draining: 503 SHUTTING_DOWN with Connection: close; health probes still pass (closing too)', () => {
-    const state = new ShutdownState();
+    const state = new ShutdownStateService();
     state.startDraining();
     const refused = call(state, '/A/1');
     expect(refused.passed).toBeInstanceOf(DomainError);
@@ -47,7 +47,7 @@ describe('drainingMiddleware', () => {
   });
 
   it('counts v3 runs apart, for a clean drain', () => {
-    const state = new ShutdownState();
+    const state = new ShutdownStateService();
     const release = state.enter('run');
     state.enter();
     expect([state.busy, state.runs]).toEqual([2, 1]);
@@ -57,7 +57,7 @@ describe('drainingMiddleware', () => {
   });
 
   it('the end of the grace aborts with a SHUTTING_DOWN error', () => {
-    const state = new ShutdownState();
+    const state = new ShutdownStateService();
     state.endGrace();
     expect(state.draining).toBe(true);
     expect(state.graceOver.aborted).toBe(true);

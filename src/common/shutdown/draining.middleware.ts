@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { shuttingDown, ShutdownState } from './shutdown-state';
+import { shuttingDown, ShutdownStateService } from './shutdown-state.service';
 
 /** Health probes still answer while draining: readiness says 503 (draining), liveness 200. */
 const HEALTH_PATH = /(^|\/)health(\/live|\/ready)?\/?$/;
@@ -9,7 +9,7 @@ const HEALTH_PATH = /(^|\/)health(\/live|\/ready)?\/?$/;
  * a new one 503 SHUTTING_DOWN with `Connection: close`: the listener is already closed, so such a
  * request can only come on a kept-alive connection, which the client should reopen elsewhere.
  */
-export function drainingMiddleware(state: ShutdownState) {
+export function drainingMiddleware(state: ShutdownStateService) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (state.draining) {
       // Every answer while draining closes its connection, so kept-alive ones wind down.

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
-import { ShutdownState } from './shutdown-state';
+import { ShutdownStateService } from './shutdown-state.service';
 
 /**
  * After the grace, how long the failed requests get to store their outcome and end their streams
@@ -22,7 +22,7 @@ const SETTLE_MS = 5000;
  */
 export async function drainAndClose(app: INestApplication, graceMs: number, logger: Logger): Promise<boolean> {
   const started = Date.now();
-  const state = app.get(ShutdownState);
+  const state = app.get(ShutdownStateService);
   const server = app.getHttpServer() as Server;
   state.startDraining();
   logger.info({ grace_ms: graceMs, in_flight: state.busy }, 'shutting down: draining');

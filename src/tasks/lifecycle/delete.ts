@@ -6,7 +6,7 @@ import { iso, Transition } from './transition';
  * From then on the store hides the task from every read (it is not found), and no write can land
  * on it (a writer holding the old version loses, a create of the same id finds the version taken),
  * so a request still running elsewhere stops at its next lease renewal. The store then removes its
- * records in bounded batches (TaskDeletion). Nothing is refused: whatever the task's state, the
+ * records in bounded batches (TaskDeletionService). Nothing is refused: whatever the task's state, the
  * owner may delete it (a request running on this replica is aborted before this, by the caller).
  */
 export function markDeleting(): Transition<void> {

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { RequestRecord } from '../../state/state.entities';
 import { finish, Finished, renew } from '../lifecycle/finish';
 import type { TaskAccess } from '../writer/task-access';
-import { TaskWriter } from '../writer/task-writer';
+import { TaskWriterService } from '../writer/task-writer.service';
 
 /**
  * The lease of a running request, from the replica that runs it: renewed every third of its length
@@ -24,7 +24,7 @@ export class HeldLease {
   onLost?: (err: DomainError) => void;
 
   constructor(
-    private readonly writer: TaskWriter,
+    private readonly writer: TaskWriterService,
     private readonly access: TaskAccess,
     readonly requestId: string,
     private readonly logger: Logger,

@@ -2,12 +2,12 @@ import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, Optional }
 import type { Logger } from 'pino';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { AGENTS, ENV_CONFIG, LOGGER } from '../../app.tokens';
-import { ShutdownState } from '../../common/shutdown/shutdown-state';
+import { ShutdownStateService } from '../../common/shutdown/shutdown-state.service';
 import type { EnvConfig } from '../../config/env.config';
 import { LeaseEntry, StateStore } from '../../state/state-store';
 import { recoverLapsed } from '../lifecycle/admit';
-import { RequestRunner } from './request-runner.service';
-import { TaskWriter } from '../writer/task-writer';
+import { RequestRunnerService } from './request-runner.service';
+import { TaskWriterService } from '../writer/task-writer.service';
 
 /** Tasks one pass takes at most from the lease index (each: a read, and at most one write). */
 export const LEASE_SWEEP_BATCH = 16;
@@ -31,7 +31,7 @@ const BACKLOG_PAUSE_MS = 100;
  * a config reload retires this app: src/reload/agent-generations.ts).
  */
 @Injectable()
-export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
+export class LeaseSweeperService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly intervalMs: number;
   /** The v3 agents this app serves, by `name:version` (a task names its agent so). */
   private readonly agents: Map<string, AgentDefinition>;
@@ -41,12 +41,12 @@ export class LeaseSweeper implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     private readonly store: StateStore,
-    private readonly writer: TaskWriter,
-    private readonly runner: RequestRunner,
+    private readonly writer: TaskWriterService,
+    private readonly runner: RequestRunnerService,
     @Inject(ENV_CONFIG) env: EnvConfig,
     @Inject(AGENTS) agents: AgentDefinition[],
     @Inject(LOGGER) private readonly logger: Logger,
-    @Optional() private readonly shutdown?: ShutdownState,
+    @Optional() private readonly shutdown?: ShutdownStateService,
   ) {
     this.intervalMs = env.state.leaseSweepMs;
     this.agents = new Map(agents.filter((a) => a.module === 'v3').map((a) => [a.source, a]));

@@ -7,7 +7,7 @@ import { LOGGER, TELEMETRY } from '../../app.tokens';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { problemOf } from '../../common/errors/problem-of';
-import { isShutdownError, ShutdownState } from '../../common/shutdown/shutdown-state';
+import { isShutdownError, ShutdownStateService } from '../../common/shutdown/shutdown-state.service';
 import { callerFields, LogContext } from '../../common/logging/log-context';
 import { AgentRunner } from '../../invocation/agent-runner';
 import { modelInputOf, runFittingHistory } from '../../invocation/history-run';
@@ -23,13 +23,13 @@ import { HeldLease } from './held-lease';
 import { RunNow } from '../lifecycle/admit';
 import type { ResumePlan } from '../lifecycle/decide';
 import { idsOf, responseOf } from '../views/request-response';
-import { RunningRequests } from './running-requests';
+import { RunningRequestsService } from './running-requests.service';
 import { StateResponse } from '../views/state-response';
-import { StreamEventWriter } from '../events/stream-event-writer';
-import { RequestEventLog, TaskEventLog } from '../events/task-event-log';
+import { StreamEventWriterService } from '../events/stream-event-writer.service';
+import { RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
 import { storedToolRounds, toolCallTrace } from './task-history';
 import { taskInput } from './task-window';
-import { TaskWriter } from '../writer/task-writer';
+import { TaskWriterService } from '../writer/task-writer.service';
 
 export type Emit = (event: string, data: Record<string, unknown>) => void;
 
@@ -54,17 +54,17 @@ export interface RunOptions {
  * through the store aborts it on the next renewal.
  */
 @Injectable()
-export class RequestRunner {
+export class RequestRunnerService {
   constructor(
-    private readonly writer: TaskWriter,
+    private readonly writer: TaskWriterService,
     private readonly agentRunner: AgentRunner,
-    private readonly running: RunningRequests,
-    private readonly events: TaskEventLog,
-    private readonly streamLog: StreamEventWriter,
+    private readonly running: RunningRequestsService,
+    private readonly events: TaskEventLogService,
+    private readonly streamLog: StreamEventWriterService,
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly limiter: RateLimiter,
-    @Optional() private readonly shutdown?: ShutdownState,
+    @Optional() private readonly shutdown?: ShutdownStateService,
   ) {}
 
   /**

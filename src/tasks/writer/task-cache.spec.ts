@@ -8,7 +8,7 @@ import { finish } from '../lifecycle/finish';
 import { markDeleting } from '../lifecycle/delete';
 import { requestRecord, taskRecord } from '../lifecycle/lifecycle.fixtures';
 import { TaskCache } from './task-cache';
-import { TaskWriter } from './task-writer';
+import { TaskWriterService } from './task-writer.service';
 
 /** The memory store as a shared store would look to the writer (not in this process), counting reads and commits. */
 class SharedStore extends MemoryStateStore {
@@ -39,17 +39,17 @@ const fresh = (seq: number, id = `r${seq}`) =>
   });
 const done = (r: RequestRecord): RequestRecord => ({ ...r, status: 'Completed', output: 'ok' });
 
-describe('TaskWriter with its cache (a shared store)', () => {
+describe('TaskWriterService with its cache (a shared store)', () => {
   let store: SharedStore;
-  let writer: TaskWriter;
+  let writer: TaskWriterService;
   const now = () => writer.now();
   beforeEach(() => {
     store = new SharedStore({ sweepIntervalMs: 0 });
-    writer = new TaskWriter(store, env, pino({ level: 'silent' }));
+    writer = new TaskWriterService(store, env, pino({ level: 'silent' }));
   });
 
   /** Creates the task, finishes its first request, and runs `turns` more follow-ons on `w`. */
-  async function conversation(w: TaskWriter, turns: number): Promise<void> {
+  async function conversation(w: TaskWriterService, turns: number): Promise<void> {
     const created = await w.create('ten', admitNew(taskRecord({ version: 0, status: 'Running' }), fresh(0), now(), w.timing));
     await w.update(access, finish(done(created.result.request), w.timing));
     for (let seq = 1; seq <= turns; seq++) {
@@ -70,7 +70,7 @@ describe('TaskWriter with its cache (a shared store)', () => {
   });
 
   it('another replica wrote since: the cached commit loses, the writer re-reads and decides on what is stored', async () => {
-    const other = new TaskWriter(store, env, pino({ level: 'silent' }));
+    const other = new TaskWriterService(store, env, pino({ level: 'silent' }));
     await conversation(writer, 1);
     // Replica B runs turn 2 to its end; A's view still says version 4.
     const { result } = await other.update(access, admitFollowOn({ request: fresh(2, 'b2'), onBusy: 'reject', timing: other.timing }));
@@ -85,7 +85,7 @@ describe('TaskWriter with its cache (a shared store)', () => {
   });
 
   it('refuses nothing on its view alone: a lease the view still shows is checked against the store', async () => {
-    const other = new TaskWriter(store, env, pino({ level: 'silent' }));
+    const other = new TaskWriterService(store, env, pino({ level: 'silent' }));
     const created = await writer.create('ten', admitNew(taskRecord({ version: 0, status: 'Running' }), fresh(0), now(), writer.timing));
     // B ends the request A started (as after a handover); A's view still shows the lease held.
     await other.update(access, finish(done(created.result.request), other.timing));
@@ -94,7 +94,7 @@ describe('TaskWriter with its cache (a shared store)', () => {
   });
 
   it('a task deleted and created again to the same version by another replica is not written from the old view', async () => {
-    const other = new TaskWriter(store, env, pino({ level: 'silent' }));
+    const other = new TaskWriterService(store, env, pino({ level: 'silent' }));
     await conversation(writer, 0); // version 2, cached by A
     await other.update(access, markDeleting());
     while (!(await store.deleteTaskBatch('ten', 't', 100)));
@@ -144,7 +144,7 @@ describe('TaskWriter with its cache (a shared store)', () => {
   it('keeps no cache for a store in this process', async () => {
     const local = new MemoryStateStore({ sweepIntervalMs: 0 });
     const spy = jest.spyOn(local, 'getTask');
-    const w = new TaskWriter(local, env, pino({ level: 'silent' }));
+    const w = new TaskWriterService(local, env, pino({ level: 'silent' }));
     const created = await w.create('ten', admitNew(taskRecord({ version: 0, status: 'Running' }), fresh(0), now(), w.timing));
     await w.update(access, finish(done(created.result.request), w.timing));
     expect(spy).toHaveBeenCalledTimes(1);

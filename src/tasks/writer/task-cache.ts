@@ -36,7 +36,7 @@ interface Entry extends CachedTask {
  * version and writeId (TaskWrite.expectedWriteId), so it applies only if nothing else wrote the
  * task since — then the view was exact. Anything else (a lost compare-and-set, an ambiguous
  * commit, a decision that would refuse or write nothing) drops the entry and the writer decides
- * again on a fresh read (src/tasks/writer/task-writer.ts).
+ * again on a fresh read (src/tasks/writer/task-writer.service.ts).
  *
  * Bounded: at most `maxEntries` tasks and `maxBytes` of request JSON, least recently used
  * dropped first, and no task larger than a sixteenth of `maxBytes`; an entry unused for `idleMs`

@@ -12,7 +12,7 @@ import { queryPrefix } from './dynamodb-items';
  *   pk = T#<tenant>#TASK#<taskId>   sk = EVT#<seq, 6 digits>#<first n, 10 digits>
  *   data (JSON array of events), lastN, inc (the header's incarnation), ttl (the header's childTtl)
  *
- * One item per append (a batch of FLUSH_EVENTS, src/tasks/events/stream-event-writer.ts), split to stay
+ * One item per append (a batch of FLUSH_EVENTS, src/tasks/events/stream-event-writer.service.ts), split to stay
  * under ITEM_BYTES (DynamoDB's item limit is 400 KB); a single event larger than that is not stored
  * (a reattach elsewhere then sees a gap and gets the outcome). Plain puts, never transactions: a
  * transaction that touched the header would make the task's commits (lease renewals) conflict. So

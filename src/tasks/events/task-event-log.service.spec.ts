@@ -1,20 +1,21 @@
 import type { EnvConfig } from '../../config/env.config';
-import { LoggedEvent, RequestEventLog, TaskEventLog } from './task-event-log';
+import { LoggedEvent, RequestEventLog, TaskEventLogService } from './task-event-log.service';
 
 const limits = { maxBytes: 10_000, streamMaxBytes: 2_000, ttlSeconds: 60, maxPerCaller: 8, maxPerReplica: 256 };
-const newLog = (overrides: Partial<typeof limits> = {}) => new TaskEventLog({ http: { streamReplay: { ...limits, ...overrides } } } as unknown as EnvConfig);
+const newLog = (overrides: Partial<typeof limits> = {}) =>
+  new TaskEventLogService({ http: { streamReplay: { ...limits, ...overrides } } } as unknown as EnvConfig);
 /** An event of about `size` bytes. */
-const fill = (events: TaskEventLog, log: RequestEventLog, count: number, size = 400) => {
+const fill = (events: TaskEventLogService, log: RequestEventLog, count: number, size = 400) => {
   for (let i = 0; i < count; i++) events.append(log, 'partial-response', { output_partial: 'x'.repeat(size) });
 };
-const replay = async (events: TaskEventLog, log: RequestEventLog, after: number) => {
+const replay = async (events: TaskEventLogService, log: RequestEventLog, after: number) => {
   const sent: LoggedEvent[] = [];
   await events.follow(log, after, (e) => sent.push(e), new AbortController().signal);
   return sent.map((e) => `${e.id} ${e.event}`);
 };
 
-describe('TaskEventLog bounds', () => {
-  let events: TaskEventLog;
+describe('TaskEventLogService bounds', () => {
+  let events: TaskEventLogService;
   afterEach(() => {
     events?.onModuleDestroy();
     jest.useRealTimers();

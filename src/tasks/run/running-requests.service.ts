@@ -14,7 +14,7 @@ interface Entry {
  * (`cancelRequested`), which the running process notices on its next lease renewal.
  */
 @Injectable()
-export class RunningRequests {
+export class RunningRequestsService {
   private readonly entries = new Map<string, Entry>();
 
   constructor(@Optional() @Inject(TELEMETRY) telemetry?: Telemetry) {

@@ -10,7 +10,7 @@ import { ErrorCode } from '../errors/error-code';
  * here) and the request watcher (it stops taking queued requests over).
  */
 @Injectable()
-export class ShutdownState {
+export class ShutdownStateService {
   private drainingSince?: number;
   private readonly overdue = new AbortController();
   private inFlight = 0;

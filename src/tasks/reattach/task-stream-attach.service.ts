@@ -6,14 +6,14 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { StateStore } from '../../state/state-store';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
-import { RequestWatcher } from '../run/request-watcher.service';
-import { ReplayAdmission } from './replay-admission';
+import { RequestWatcherService } from '../run/request-watcher.service';
+import { ReplayAdmissionService } from './replay-admission.service';
 import { owned } from '../writer/task-access';
-import { StoredStreamFollower } from './stored-stream-follower';
-import { isFinalEvent } from '../events/stream-event-writer';
+import { StoredStreamFollowerService } from './stored-stream-follower.service';
+import { isFinalEvent } from '../events/stream-event-writer.service';
 import { hasEnded, isOutcomeOf, settled, synthesizedFinalN } from '../events/stream-outcome';
-import { LoggedEvent, RequestEventLog, TaskEventLog } from '../events/task-event-log';
-import { TaskWriter } from '../writer/task-writer';
+import { LoggedEvent, RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
+import { TaskWriterService } from '../writer/task-writer.service';
 
 const EVENT_ID = /^(\d+)-(\d+)$/;
 /** How often the store is read again while a request's final event may still be on its way there. */
@@ -21,14 +21,14 @@ const GRACE_POLL_MS = 100;
 
 /**
  * What a reattach sends: a log followed after `after` (then `release` when the stream ends: see
- * ReplayAdmission), or nothing: the client has seen the request's outcome (the route answers 204,
+ * ReplayAdmissionService), or nothing: the client has seen the request's outcome (the route answers 204,
  * which stops an `EventSource` from reconnecting).
  */
 export type Attached = { kind: 'stream'; log: RequestEventLog; after: number; release: () => void } | { kind: 'ended' };
 
 /**
  * Reattaching to a request's stream, both ways a client does it: `GET /tasks/{task_id}/stream` and
- * `POST /sse` with `Last-Event-ID` (TaskStreamReplay). With an event id `{seq}-{n}` it is request
+ * `POST /sse` with `Last-Event-ID` (TaskStreamReplayService). With an event id `{seq}-{n}` it is request
  * `seq`'s events after `n`; without one (GET only), every event of the current request (the running
  * one, else the last). Then the rest live, until the event that ends the request's stream.
  *
@@ -41,20 +41,20 @@ export type Attached = { kind: 'stream'; log: RequestEventLog; after: number; re
  * seen. So a client is never sent an empty stream to reconnect to forever, nor the outcome twice.
  *
  * When this process ran the request, its event log holds the exact events. Otherwise the store's
- * stream log is mirrored here (StoredStreamFollower). Ownership is checked first, before a stream
+ * stream log is mirrored here (StoredStreamFollowerService). Ownership is checked first, before a stream
  * opens (as `GET /tasks/{id}`). A stream that follows the store (the request runs, or ran,
  * elsewhere) must be admitted first (429 TOO_MANY_STREAMS past the bounds), and concurrent ones
  * share one follower.
  */
 @Injectable()
-export class TaskStreamAttach {
+export class TaskStreamAttachService {
   constructor(
     private readonly store: StateStore,
-    private readonly writer: TaskWriter,
-    private readonly events: TaskEventLog,
-    private readonly watcher: RequestWatcher,
-    private readonly follower: StoredStreamFollower,
-    private readonly admission: ReplayAdmission,
+    private readonly writer: TaskWriterService,
+    private readonly events: TaskEventLogService,
+    private readonly watcher: RequestWatcherService,
+    private readonly follower: StoredStreamFollowerService,
+    private readonly admission: ReplayAdmissionService,
   ) {}
 
   async attach(agent: AgentDefinition, principal: Principal, taskId: string, position: { seq: number; n: number } | undefined): Promise<Attached> {

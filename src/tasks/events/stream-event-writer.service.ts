@@ -6,13 +6,13 @@ import type { EnvConfig } from '../../config/env.config';
 import { StateStore, StreamEvent } from '../../state/state-store';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { PollBackoff } from '../run/poll-backoff';
-import type { LoggedEvent } from './task-event-log';
+import type { LoggedEvent } from './task-event-log.service';
 
 /** A batch is written this long after its first event, unless it fills or ends first. */
 export const FLUSH_MS = 100;
 /** Events per write (a full batch is written at once). */
 export const FLUSH_EVENTS = 50;
-/** Events kept per request in the store, as in the per-process log (task-event-log.ts). */
+/** Events kept per request in the store, as in the per-process log (task-event-log.service.ts). */
 export const MAX_STORED_EVENTS = 5000;
 
 /** A write the store did not answer is retried (backing off from RETRY_MIN_MS to RETRY_MAX_MS) for this long, then the log stops. */
@@ -38,7 +38,7 @@ export const isFinalEvent = (event: string) => event === 'final-response' || eve
  * elsewhere then gets the outcome from the request record, src/tasks/events/stream-outcome.ts).
  */
 @Injectable()
-export class StreamEventWriter {
+export class StreamEventWriterService {
   constructor(
     private readonly store: StateStore,
     @Inject(ENV_CONFIG) private readonly env: EnvConfig,

@@ -5,7 +5,7 @@ import { TaskWrite } from '../../state/state-store';
 import { TaskRecord } from '../../state/state.entities';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { renew } from '../lifecycle/finish';
-import { TaskWriter } from './task-writer';
+import { TaskWriterService } from './task-writer.service';
 
 /** A memory store whose next commits apply but whose answers are lost (a timeout after the write). */
 class LosingAnswers extends MemoryStateStore {
@@ -43,13 +43,13 @@ const base: TaskRecord = {
   lease: { requestId: 'r0', expiresAt: Date.now() + 60_000 },
 };
 
-describe('TaskWriter', () => {
+describe('TaskWriterService', () => {
   const env = loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_TASK_LEASE_MS: '1000' });
   let store: LosingAnswers;
-  let writer: TaskWriter;
+  let writer: TaskWriterService;
   beforeEach(async () => {
     store = new LosingAnswers();
-    writer = new TaskWriter(store, env, pino({ level: 'silent' }));
+    writer = new TaskWriterService(store, env, pino({ level: 'silent' }));
     await store.commit('ten', { task: base, expectedVersion: 0 });
   });
 

@@ -1,10 +1,10 @@
 import type { EnvConfig } from '../../config/env.config';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import { ReplayAdmission } from './replay-admission';
+import { ReplayAdmissionService } from './replay-admission.service';
 
 const admission = (maxPerCaller: number, maxPerReplica: number) =>
-  new ReplayAdmission({ http: { streamReplay: { maxPerCaller, maxPerReplica } } } as unknown as EnvConfig);
+  new ReplayAdmissionService({ http: { streamReplay: { maxPerCaller, maxPerReplica } } } as unknown as EnvConfig);
 const alice = { tenantId: 't', ownerId: 'alice' };
 const bob = { tenantId: 't', ownerId: 'bob' };
 const refusal = (f: () => unknown) => {
@@ -16,7 +16,7 @@ const refusal = (f: () => unknown) => {
   throw new Error('admitted');
 };
 
-describe('ReplayAdmission', () => {
+describe('ReplayAdmissionService', () => {
   it('refuses past the per-caller cap with TOO_MANY_STREAMS and Retry-After; a release makes room again (once)', () => {
     const a = admission(2, 10);
     const first = a.admit(alice);

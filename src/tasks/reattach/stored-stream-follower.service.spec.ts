@@ -5,11 +5,11 @@ import { MemoryStateStore } from '../../state/backends/memory/memory.state-store
 import type { StreamEvent } from '../../state/state-store';
 import type { RequestRecord } from '../../state/state.entities';
 import { StateStoreUnavailableError } from '../../state/state.errors';
-import type { RequestWatcher } from '../run/request-watcher.service';
-import { StoredStreamFollower } from './stored-stream-follower';
+import type { RequestWatcherService } from '../run/request-watcher.service';
+import { StoredStreamFollowerService } from './stored-stream-follower.service';
 import { OUTCOME_N } from '../events/stream-outcome';
-import { LoggedEvent, TaskEventLog } from '../events/task-event-log';
-import type { TaskWriter } from '../writer/task-writer';
+import { LoggedEvent, TaskEventLogService } from '../events/task-event-log.service';
+import type { TaskWriterService } from '../writer/task-writer.service';
 
 /** A store whose reads fail (as while it stalls) as long as `down` holds; the request as `record` says. */
 class StallingStore extends MemoryStateStore {
@@ -32,17 +32,17 @@ const logger = { warn: jest.fn(), debug: jest.fn(), error: jest.fn() } as unknow
 const record = (status: RequestRecord['status'], updatedAt = new Date(0).toISOString()) =>
   ({ requestId: 'r', taskId: 'k', sessionId: 's', seq: 0, status, output: 'done', updatedAt, messages: [], toolCalls: [] }) as unknown as RequestRecord;
 
-describe('StoredStreamFollower', () => {
-  let events: TaskEventLog;
+describe('StoredStreamFollowerService', () => {
+  let events: TaskEventLogService;
   let store: StallingStore;
-  let follower: StoredStreamFollower;
+  let follower: StoredStreamFollowerService;
 
   beforeEach(() => {
-    events = new TaskEventLog({ http: { streamReplay: { maxBytes: 1e6, streamMaxBytes: 1e6, ttlSeconds: 60 } } } as unknown as EnvConfig);
+    events = new TaskEventLogService({ http: { streamReplay: { maxBytes: 1e6, streamMaxBytes: 1e6, ttlSeconds: 60 } } } as unknown as EnvConfig);
     store = new StallingStore();
-    const watcher = { watch: () => Promise.resolve() } as unknown as RequestWatcher;
-    const writer = { timing: { leaseMs: 60_000 }, now: () => Date.now() } as unknown as TaskWriter;
-    follower = new StoredStreamFollower(store, events, watcher, writer, logger);
+    const watcher = { watch: () => Promise.resolve() } as unknown as RequestWatcherService;
+    const writer = { timing: { leaseMs: 60_000 }, now: () => Date.now() } as unknown as TaskWriterService;
+    follower = new StoredStreamFollowerService(store, events, watcher, writer, logger);
   });
   afterEach(() => events.onModuleDestroy());
 

@@ -6,10 +6,10 @@ import { LogContext } from '../common/logging/log-context';
 import { cancel } from './lifecycle/cancel';
 import { leaseActive } from './lifecycle/lease';
 import { stateResponse } from './views/request-response';
-import { RunningRequests } from './run/running-requests';
+import { RunningRequestsService } from './run/running-requests.service';
 import { StateResponse } from './views/state-response';
 import { owned } from './writer/task-access';
-import { TaskWriter } from './writer/task-writer';
+import { TaskWriterService } from './writer/task-writer.service';
 
 /**
  * What a cancel did: `canceled` when the outcome is stored (the request ran here and was aborted, or
@@ -19,10 +19,10 @@ export type CancelOutcome = { kind: 'canceled' | 'asked'; body: StateResponse };
 
 /** Cancel: an operation on a task by its owner (another owner's is 401, another tenant's 404). */
 @Injectable()
-export class TaskControlService {
+export class TaskCancelService {
   constructor(
-    private readonly writer: TaskWriter,
-    private readonly running: RunningRequests,
+    private readonly writer: TaskWriterService,
+    private readonly running: RunningRequestsService,
     private readonly audit: AuditLog,
   ) {}
 

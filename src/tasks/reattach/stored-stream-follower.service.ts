@@ -5,16 +5,16 @@ import { AgentDefinition } from '../../agents/config/agent-definition';
 import { LOGGER } from '../../app.tokens';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import { ShutdownState } from '../../common/shutdown/shutdown-state';
+import { ShutdownStateService } from '../../common/shutdown/shutdown-state.service';
 import { StateStore, StreamEvent } from '../../state/state-store';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { leaseActive } from '../lifecycle/lease';
 import { PollBackoff } from '../run/poll-backoff';
-import { RequestWatcher, WatchedRequest } from '../run/request-watcher.service';
-import { isFinalEvent } from '../events/stream-event-writer';
+import { RequestWatcherService, WatchedRequest } from '../run/request-watcher.service';
+import { isFinalEvent } from '../events/stream-event-writer.service';
 import { errorEventData, hasEnded, isOutcomeOf, OUTCOME_N, settled, synthesizedOutcome } from '../events/stream-outcome';
-import { RequestEventLog, TaskEventLog } from '../events/task-event-log';
-import { TaskWriter } from '../writer/task-writer';
+import { RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
+import { TaskWriterService } from '../writer/task-writer.service';
 
 /** How often the store's stream log is read while events arrive (a read that brings none doubles it). */
 const POLL_MS = 100;
@@ -25,7 +25,7 @@ export const STORE_RETRY_MS = 10_000;
 
 /**
  * Mirrors, into this replica's event log, the stream log another replica writes through the store
- * (src/tasks/events/stream-event-writer.ts): every stored event of request `seq` with its own id, read
+ * (src/tasks/events/stream-event-writer.service.ts): every stored event of request `seq` with its own id, read
  * every POLL_MS (backing off to MAX_POLL_MS while nothing arrives) until the event that ends the
  * request's stream (its final event, unless it is a pause since decided: the resume's events follow
  * it), so a stream reattached here sends exactly the events the client missed and then the rest as
@@ -41,22 +41,22 @@ export const STORE_RETRY_MS = 10_000;
  * `error` event naming the request for a fault of this replica's own reads.
  *
  * Bounded: one mirror per request on this replica (concurrent reconnects share it), admitted per
- * caller and replica (ReplayAdmission), stopped once no stream follows it, and ended with the
+ * caller and replica (ReplayAdmissionService), stopped once no stream follows it, and ended with the
  * outcome (or ABANDONED) when the request's lease lapsed and stayed lapsed for another lease length
  * with no new event: a replay never polls for a request nobody runs.
  */
 @Injectable()
-export class StoredStreamFollower {
+export class StoredStreamFollowerService {
   /** STORE_RETRY_MS (a field, so a spec can shorten it). */
   storeRetryMs = STORE_RETRY_MS;
 
   constructor(
     private readonly store: StateStore,
-    private readonly events: TaskEventLog,
-    private readonly watcher: RequestWatcher,
-    private readonly writer: TaskWriter,
+    private readonly events: TaskEventLogService,
+    private readonly watcher: RequestWatcherService,
+    private readonly writer: TaskWriterService,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Optional() private readonly shutdown?: ShutdownState,
+    @Optional() private readonly shutdown?: ShutdownStateService,
   ) {}
 
   /**

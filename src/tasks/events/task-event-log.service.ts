@@ -24,7 +24,7 @@ export interface RequestEventLog {
   dropped: number;
   /** What `events` count against the byte bounds. */
   bytes: number;
-  /** Filled from the store (a request running on another replica), not by a run here: see ReplayAdmission. */
+  /** Filled from the store (a request running on another replica), not by a run here: see ReplayAdmissionService. */
   remote: boolean;
   readonly listeners: Set<(e: LoggedEvent | undefined) => void>;
 }
@@ -51,7 +51,7 @@ interface Entry {
  * assigned in one place and a client that reconnects with `Last-Event-ID` gets exactly the events
  * it missed, then the rest live. Kept in memory on purpose: persisting every text delta would cost
  * a store write per token. A reconnect that reaches another replica is served from the store's
- * stream log instead (see TaskStreamAttach).
+ * stream log instead (see TaskStreamAttachService).
  *
  * Bounded in bytes and in time (docs/configuration.md), since a finished 2 MiB answer would
  * otherwise stay on the heap until a thousand newer requests push it out:
@@ -64,7 +64,7 @@ interface Entry {
  * sends the caller to the store's outcome: never a replay with holes that looks complete.
  */
 @Injectable()
-export class TaskEventLog implements OnModuleDestroy {
+export class TaskEventLogService implements OnModuleDestroy {
   private readonly logs = new Map<string, Entry>();
   private readonly keys = new WeakMap<RequestEventLog, string>();
   /** Keys of finished logs → when they finished, oldest first (evicted and expired from the head). */

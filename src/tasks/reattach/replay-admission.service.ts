@@ -10,14 +10,14 @@ const RETRY_AFTER_SECONDS = 2;
 
 /**
  * Admission of the reconnected v3 streams that follow the store (a request running on another
- * replica: src/tasks/reattach/stored-stream-follower.ts, or the RequestWatcher): each one keeps a poller of
+ * replica: src/tasks/reattach/stored-stream-follower.service.ts, or the RequestWatcherService): each one keeps a poller of
  * the store alive, so they are counted while they are open, per caller (tenant and owner) and per
  * replica (TA_STREAM_REPLAY_MAX_PER_CALLER, TA_STREAM_REPLAY_MAX_PER_REPLICA). Past either, 429
  * TOO_MANY_STREAMS with Retry-After, answered before the stream opens. A replay served from a run
  * on this replica costs no store call and is not counted.
  */
 @Injectable()
-export class ReplayAdmission {
+export class ReplayAdmissionService {
   private readonly perCaller = new Map<string, number>();
   private total = 0;
   private readonly maxPerCaller: number;

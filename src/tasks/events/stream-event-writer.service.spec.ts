@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { MemoryStateStore } from '../../state/backends/memory/memory.state-store';
 import { StateStore, StreamEvent } from '../../state/state-store';
 import { StateStoreUnavailableError } from '../../state/state.errors';
-import { FLUSH_EVENTS, FLUSH_MS, StreamRecorder } from './stream-event-writer';
+import { FLUSH_EVENTS, FLUSH_MS, StreamRecorder } from './stream-event-writer.service';
 
 class RecordingStore extends MemoryStateStore {
   readonly writes: StreamEvent[][] = [];

@@ -54,7 +54,7 @@ const MAX_BACKOFF_MS = 1000;
  * copy of it. A pause past its approval TTL is expired before anything else reads or writes the task.
  */
 @Injectable()
-export class TaskWriter {
+export class TaskWriterService {
   readonly timing: TaskTiming;
   /** How long the running request's own writes wait out an unavailable store. */
   readonly persistentMs: number;
