@@ -1,21 +1,21 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { LOGGER } from '../../app.tokens';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import { ShutdownState } from '../../common/shutdown/shutdown-state';
+import { ShutdownStateService } from '../../common/shutdown/shutdown-state.service';
 import { StateStore } from '../../state/state-store';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { recoverLapsed } from '../lifecycle/admit';
 import { leaseActive } from '../lifecycle/lease';
 import { PollBackoff } from './poll-backoff';
-import { RequestRunner } from './request-runner.service';
-import { RunningRequests } from './running-requests';
+import { RequestRunnerService } from './request-runner.service';
+import { RunningRequestsService } from './running-requests.service';
 import { errorEventData, hasEnded, OUTCOME_N, synthesizedOutcome } from '../events/stream-outcome';
-import { RequestEventLog, TaskEventLog } from '../events/task-event-log';
-import { TaskWriter } from '../writer/task-writer';
+import { RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
+import { TaskWriterService } from '../writer/task-writer.service';
 
 /** How often a watched request is looked up in the store at first (cheap next to a model call). */
 const POLL_MS = 250;
@@ -42,18 +42,28 @@ export interface WatchedRequest {
  * (nobody took the task over): a replay never outlives the request it follows.
  */
 @Injectable()
-export class RequestWatcher {
+export class RequestWatcherService implements OnApplicationShutdown {
   private background = 0;
+  /**
+   * Aborted when the application closes: every watch ends then. Its poll loop waits out a store
+   * that answers "unavailable", which a closed store does, so without this it would poll forever
+   * (and keep the process alive) after `app.close()`, as after a config reload retires an app.
+   */
+  private readonly closed = new AbortController();
 
   constructor(
     private readonly store: StateStore,
-    private readonly writer: TaskWriter,
-    private readonly runner: RequestRunner,
-    private readonly running: RunningRequests,
-    private readonly events: TaskEventLog,
+    private readonly writer: TaskWriterService,
+    private readonly runner: RequestRunnerService,
+    private readonly running: RunningRequestsService,
+    private readonly events: TaskEventLogService,
     @Inject(LOGGER) private readonly logger: Logger,
-    @Optional() private readonly shutdown?: ShutdownState,
+    @Optional() private readonly shutdown?: ShutdownStateService,
   ) {}
+
+  onApplicationShutdown(): void {
+    this.closed.abort();
+  }
 
   /** Watches a queued request accepted here with no stream (bounded: see MAX_BACKGROUND_WATCHES). */
   watchInBackground(agent: AgentDefinition, w: WatchedRequest): void {
@@ -88,9 +98,14 @@ export class RequestWatcher {
     const backoff = new PollBackoff(POLL_MS, MAX_POLL_MS);
     let seen = '';
     const graceOver = this.shutdown?.graceOver;
-    const wake = graceOver ? (signal ? AbortSignal.any([signal, graceOver]) : graceOver) : signal;
+    const wake = AbortSignal.any([this.closed.signal, ...(signal ? [signal] : []), ...(graceOver ? [graceOver] : [])]);
     for (;;) {
       if (signal?.aborted || this.running.has(w.requestId)) return; // a run here records its own events
+      if (this.closed.signal.aborted) {
+        // The application closed: nothing here may touch the store any more; a stream still open ends.
+        this.end(log, new DomainError(ErrorCode.SHUTTING_DOWN, 'This replica is stopping; reconnect to another one'), w, agent.prefix);
+        return;
+      }
       if (graceOver?.aborted) {
         // The replica stops: its stream ends with SHUTTING_DOWN (reconnect to another replica).
         this.end(log, graceOver.reason, w, agent.prefix);
