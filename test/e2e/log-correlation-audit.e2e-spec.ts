@@ -237,6 +237,17 @@ describe('v3 log correlation and audit (dev mode)', () => {
   });
 });
 
+/** The echo and chat agents in Entra mode, tenant `allowed` only, debug logs, the audit log in a file of its own. */
+async function startAuditedEntraApp(allowed: string): Promise<{ issuer: OidcIssuer; t: TestApp; auditPath: string }> {
+  const issuer = await startOidcIssuer();
+  const auditPath = join(mkdtempSync(join(tmpdir(), 'ta-audit-')), 'audit.jsonl');
+  const t = await startTestApp({
+    agents: { 'echo.yaml': ECHO, 'chat.yaml': CHAT },
+    env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: allowed, TA_ENTRA_JWKS_COOLDOWN_MS: '0', TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath }),
+  });
+  return { issuer, t, auditPath };
+}
+
 describe('audit of refused callers (entra mode)', () => {
   const T1 = 'c0ffee00-0000-4000-8000-0000000000b1';
   const T9 = 'c0ffee00-0000-4000-8000-0000000000b9';
@@ -246,12 +257,7 @@ describe('audit of refused callers (entra mode)', () => {
   let auditPath: string;
 
   beforeAll(async () => {
-    issuer = await startOidcIssuer();
-    auditPath = join(mkdtempSync(join(tmpdir(), 'ta-audit-')), 'audit.jsonl');
-    t = await startTestApp({
-      agents: { 'echo.yaml': ECHO, 'chat.yaml': CHAT },
-      env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: T1, TA_ENTRA_JWKS_COOLDOWN_MS: '0', TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath }),
-    });
+    ({ issuer, t, auditPath } = await startAuditedEntraApp(T1));
   });
   afterAll(async () => {
     if (!closed) await t?.close();
@@ -332,12 +338,7 @@ describe('auth.failed names the identity a refused token claims, marked unverifi
   let auditPath: string;
 
   beforeAll(async () => {
-    issuer = await startOidcIssuer();
-    auditPath = join(mkdtempSync(join(tmpdir(), 'ta-audit-')), 'audit.jsonl');
-    t = await startTestApp({
-      agents: { 'echo.yaml': ECHO, 'chat.yaml': CHAT },
-      env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: T1, TA_ENTRA_JWKS_COOLDOWN_MS: '0', TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath }),
-    });
+    ({ issuer, t, auditPath } = await startAuditedEntraApp(T1));
   });
   afterAll(async () => {
     if (!closed) await t?.close();

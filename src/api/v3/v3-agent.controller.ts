@@ -156,6 +156,11 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     }
 
     /** A reattach's answer, on both routes: 204 once the client has seen the outcome, else the stream. */
+    /** The edit both routes start (its ids and message read as every route reads them), run or streamed by the caller. */
+    private startEdit(principal: Principal, taskId: string, requestId: string, body: unknown) {
+      return this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), readUserMessage(body));
+    }
+
     private reattached(res: Response, attached: Attached): Promise<void> | void {
       if (attached.kind === 'ended') {
         res.status(204).end();
@@ -175,13 +180,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @CurrentPrincipal() principal: Principal,
       @Req() req: Request,
     ) {
-      const started = await this.edits.edit(
-        agent,
-        principal,
-        parseClientIdParam('task_id', taskId),
-        parseUuidParam('request_id', requestId),
-        readUserMessage(body),
-      );
+      const started = await this.startEdit(principal, taskId, requestId, body);
       return started.run({ bearerToken: req.bearerToken });
     }
 
@@ -195,13 +194,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @CurrentPrincipal() principal: Principal,
       @Res() res: Response,
     ) {
-      const started = await this.edits.edit(
-        agent,
-        principal,
-        parseClientIdParam('task_id', taskId),
-        parseUuidParam('request_id', requestId),
-        readUserMessage(body),
-      );
+      const started = await this.startEdit(principal, taskId, requestId, body);
       const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
