@@ -9,10 +9,11 @@ export LOG_LEVEL=silent TA_LOG_LEVEL=silent
 work="$(mktemp -d -t jest-run.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 results="$work/results.json"
-# Most e2e files wait on servers and child processes more than they compute: two workers on two
-# cores overlap that waiting (TEST_WORKERS to change it); three left timing-sensitive files (reply
-# timeouts per MiB, browser waits) short of CPU in some runs.
-workers="${TEST_WORKERS:-2}"
+# One worker by default (Jest then runs the files in its own process, one after another): with two
+# or three on two cores, timing-sensitive e2e files (reply timeouts per MiB, concurrent follow-ons'
+# order, browser waits) failed in some fresh-clone runs. TEST_WORKERS=2 or 3 overlaps their waiting
+# where a machine has the cores (docs/testing.md).
+workers="${TEST_WORKERS:-1}"
 # No --forceExit: a handle a test leaves open must fail the run, not be hidden. Jest writes its
 # results, then exits once nothing is left open; a run that has written them and still has not
 # exited EXIT_GRACE_S later is stopped and failed.
