@@ -210,3 +210,57 @@ describe('layers of src/', () => {
     });
   });
 });
+
+/**
+ * The files that may hold the state store itself (README.md, "Layers"): the store's own layer and
+ * the composition that creates it; in src/tasks the one writer and the one reader beside it, and
+ * the writer of the stream log (appends only: it reads through the reader); the rate limiter,
+ * which keeps its windows on the store's Redis connection. Every other service and controller
+ * reads through TaskReaderService and writes through TaskWriterService, so who may read what is
+ * decided in one place. A spec may hold a store (it builds the services it tests).
+ */
+const STORE_HOLDERS: readonly string[] = [
+  'app.factory.ts',
+  'core.module.ts',
+  'tasks/writer/task-writer.service.ts',
+  'tasks/writer/task-reader.service.ts',
+  'tasks/events/stream-event-writer.service.ts',
+  'rate-limit/rate-limiter.factory.ts',
+];
+
+/** The files outside state/ (specs aside) that import the name `StateStore` from state/state-store.ts. */
+function storeHoldersOf(sources: Sources): string[] {
+  const holders: string[] = [];
+  for (const [file, text] of sources) {
+    if (file.startsWith('state/') || file.endsWith('.spec.ts')) continue;
+    const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+    const holds = source.statements.some(
+      (s) =>
+        ts.isImportDeclaration(s) &&
+        ts.isStringLiteral(s.moduleSpecifier) &&
+        resolve(file, s.moduleSpecifier.text, sources) === 'state/state-store.ts' &&
+        !!s.importClause?.namedBindings &&
+        ts.isNamedImports(s.importClause.namedBindings) &&
+        s.importClause.namedBindings.elements.some((e) => (e.propertyName ?? e.name).text === 'StateStore'),
+    );
+    if (holds) holders.push(file);
+  }
+  return holders.sort();
+}
+
+describe('the state store, held by few', () => {
+  it('only the writer, the reader, the stream log writer, the rate limiter and the composition hold the store', () => {
+    expect(storeHoldersOf(sourcesUnder(__dirname))).toEqual([...STORE_HOLDERS].sort());
+  });
+
+  it('finds a service that imports the store, as a type too, and not one that imports only its entities', () => {
+    const sources = new Map([
+      ['state/state-store.ts', 'export abstract class StateStore {}\nexport interface StreamEvent { n: number }'],
+      ['tasks/reads.service.ts', "import { StateStore } from '../state/state-store';"],
+      ['tasks/typed.ts', "import type { StateStore as Store } from '../state/state-store';"],
+      ['tasks/events.ts', "import type { StreamEvent } from '../state/state-store';"],
+      ['tasks/reads.service.spec.ts', "import { StateStore } from '../state/state-store';"],
+    ]);
+    expect(storeHoldersOf(sources)).toEqual(['tasks/reads.service.ts', 'tasks/typed.ts']);
+  });
+});

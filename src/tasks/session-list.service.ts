@@ -3,10 +3,10 @@ import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { StateStore } from '../state/state-store';
 import { RequestRecord, TaskRecord } from '../state/state.entities';
 import { checkCursor, invalidCursor } from './views/cursor-check';
 import { taskSummaryView } from './views/task-view';
+import { TaskReaderService } from './writer/task-reader.service';
 
 /** Sessions of the owner read per `GET /sessions` (the newest activity among them is listed first). */
 export const MAX_SESSIONS_SCANNED = 1000;
@@ -37,7 +37,7 @@ export interface SessionSummary {
  */
 @Injectable()
 export class SessionListService {
-  constructor(private readonly store: StateStore) {}
+  constructor(private readonly reader: TaskReaderService) {}
 
   /** Newest activity first; the cursor is the (activity, session id) the last page ended at. */
   async listSessions(agent: AgentDefinition, principal: Principal, limit: number, cursor?: string) {
@@ -51,7 +51,7 @@ export class SessionListService {
     summaries.sort(newestFirst);
     const rest = after ? summaries.filter((s) => newestFirst(s, { last_activity_at: after[0], session_id: after[1] }) > 0) : summaries;
     const page = rest.slice(0, limit);
-    const sessions = await Promise.all(page.map(async ({ first, ...s }) => ({ ...s, title: await this.title(principal, first) })));
+    const sessions = await Promise.all(page.map(async ({ first, ...s }) => ({ ...s, title: await this.title(first) })));
     const last = page[page.length - 1];
     const next = rest.length > limit ? encodeCursor([last.last_activity_at, last.session_id]) : null;
     return { sessions, next_cursor: next };
@@ -64,7 +64,7 @@ export class SessionListService {
     let next = cursor;
     for (let reads = 0; tasks.length < limit && reads < MAX_SESSION_READS; reads++) {
       // Never more than the page still needs: the store's cursor then points just after the last task taken.
-      const page = await this.store.listSessionTasks(principal.tenantId, principal.ownerId, sessionId, { limit: limit - tasks.length, cursor: next });
+      const page = await this.reader.sessionTasks(principal, sessionId, { limit: limit - tasks.length, cursor: next });
       tasks.push(...page.items.filter((t) => t.agent === agent.source));
       next = page.nextCursor;
       if (!next) break;
@@ -77,7 +77,7 @@ export class SessionListService {
     const ids: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.store.listOwnerSessions(principal.tenantId, principal.ownerId, { limit: STORE_PAGE, cursor });
+      const page = await this.reader.ownerSessions(principal, { limit: STORE_PAGE, cursor });
       ids.push(...page.items);
       cursor = page.nextCursor;
     } while (cursor && ids.length < MAX_SESSIONS_SCANNED);
@@ -89,7 +89,7 @@ export class SessionListService {
     let cursor: string | undefined;
     let read = 0;
     do {
-      const page = await this.store.listSessionTasks(principal.tenantId, principal.ownerId, sessionId, { limit: STORE_PAGE, cursor });
+      const page = await this.reader.sessionTasks(principal, sessionId, { limit: STORE_PAGE, cursor });
       read += page.items.length;
       tasks.push(...page.items.filter((t) => t.agent === agent.source));
       cursor = page.nextCursor;
@@ -107,8 +107,8 @@ export class SessionListService {
   }
 
   /** The opening words of the session's first user message (its oldest task's first request). */
-  private async title(principal: Principal, task: TaskRecord): Promise<string | null> {
-    const requests = await this.store.listRequests(principal.tenantId, task.taskId);
+  private async title(task: TaskRecord): Promise<string | null> {
+    const requests = await this.reader.requests(task);
     return titleOf(requests[0]);
   }
 }

@@ -5,7 +5,6 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { AuditLog } from '../common/logging/audit-log';
 import { LogContext } from '../common/logging/log-context';
-import { StateStore } from '../state/state-store';
 import { ApprovalDecision, RequestRecord, TaskRecord } from '../state/state.entities';
 import { VersionConflictError } from '../state/state.errors';
 import { admitFollowOn, admitNew, RunNow } from './lifecycle/admit';
@@ -21,6 +20,7 @@ import { assertStorable } from './run/storable-request';
 import { IDS_PER_DECISION } from './events/stream-outcome';
 import { newRequestRecord, newTaskRecord } from './run/task-records';
 import { owned } from './writer/task-access';
+import { TaskReaderService } from './writer/task-reader.service';
 import { TaskWriterService } from './writer/task-writer.service';
 import type { UserMessage } from './run/user-message';
 
@@ -53,7 +53,7 @@ export interface StartOptions {
 @Injectable()
 export class StatefulInvokerService {
   constructor(
-    private readonly store: StateStore,
+    private readonly reader: TaskReaderService,
     private readonly writer: TaskWriterService,
     private readonly runner: RequestRunnerService,
     private readonly watcher: RequestWatcherService,
@@ -106,7 +106,12 @@ export class StatefulInvokerService {
     const task = newTaskRecord(agent.source, principal, msg);
     const { result } = await this.writer.create(
       principal.tenantId,
-      admitNew(task, assertStorable(this.store, newRequestRecord(task, principal, msg, 0, options.requestId)), this.writer.now(), this.writer.timing),
+      admitNew(
+        task,
+        assertStorable(this.writer.maxRequestBytes, newRequestRecord(task, principal, msg, 0, options.requestId)),
+        this.writer.now(),
+        this.writer.timing,
+      ),
     );
     return this.runnable(agent, result, { clientTools: options.clientTools });
   }
@@ -114,7 +119,7 @@ export class StatefulInvokerService {
   private async followOn(agent: AgentDefinition, principal: Principal, msg: UserMessage, taskId: string, options: StartOptions): Promise<StartedRequest> {
     const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
     const admission = admitFollowOn({
-      request: assertStorable(this.store, newRequestRecord(placeholder, principal, msg, 0, options.requestId)),
+      request: assertStorable(this.writer.maxRequestBytes, newRequestRecord(placeholder, principal, msg, 0, options.requestId)),
       sessionId: msg.session_id,
       onBusy: agent.concurrency.on_busy,
       timing: this.writer.timing,
@@ -137,7 +142,7 @@ export class StatefulInvokerService {
     body: ResumeDecision,
     options: Pick<StartOptions, 'clientTools'> = {},
   ): Promise<StartedRequest> {
-    const taskId = await this.writer.taskOfRequest(principal.tenantId, requestId, { cached: true });
+    const taskId = await this.reader.taskOfRequest(principal.tenantId, requestId, { cached: true });
     if (taskId === undefined) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
     const access = owned(agent, principal, taskId);
     let decided: Decided;
@@ -175,7 +180,7 @@ export class StatefulInvokerService {
       };
     }
     // Right after this caller's own commit, the writer's view of the task is what was stored.
-    const earlier = (await this.writer.read(access, 'all', { cached: true })).requests.filter((r) => r.seq < request.seq);
+    const earlier = (await this.reader.task(access, 'all', { cached: true })).requests.filter((r) => r.seq < request.seq);
     const startAt = () => this.resumeStartAt(request);
     return this.runnable(agent, { request, earlier }, { resume: decided.resume, announce, startAt, clientTools: options.clientTools });
   }

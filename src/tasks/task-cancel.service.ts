@@ -9,6 +9,7 @@ import { stateResponse } from './views/request-response';
 import { RunningRequestsService } from './run/running-requests.service';
 import { StateResponse } from './views/state-response';
 import { owned } from './writer/task-access';
+import { TaskReaderService } from './writer/task-reader.service';
 import { TaskWriterService } from './writer/task-writer.service';
 
 /**
@@ -21,6 +22,7 @@ export type CancelOutcome = { kind: 'canceled' | 'asked'; body: StateResponse };
 @Injectable()
 export class TaskCancelService {
   constructor(
+    private readonly reader: TaskReaderService,
     private readonly writer: TaskWriterService,
     private readonly running: RunningRequestsService,
     private readonly audit: AuditLog,
@@ -42,7 +44,7 @@ export class TaskCancelService {
 
   private async cancelRequest(agent: AgentDefinition, principal: Principal, taskId: string): Promise<CancelOutcome> {
     const access = owned(agent, principal, taskId);
-    const { task } = await this.writer.read(access);
+    const { task } = await this.reader.task(access);
     const holder = task.lease?.requestId;
     if (holder && leaseActive(task, this.writer.now()) && (await this.running.cancel(holder))) {
       return { kind: 'canceled', body: canceled(task.taskId, task.sessionId, holder) };

@@ -6,7 +6,6 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { AuditLog } from '../common/logging/audit-log';
 import { LogContext } from '../common/logging/log-context';
-import { StateStore } from '../state/state-store';
 import { TaskRecord } from '../state/state.entities';
 import { cancel } from './lifecycle/cancel';
 import { markDeleting } from './lifecycle/delete';
@@ -14,6 +13,7 @@ import { leaseActive } from './lifecycle/lease';
 import { RunningRequestsService } from './run/running-requests.service';
 import { TaskEventLogService } from './events/task-event-log.service';
 import type { TaskAccess } from './writer/task-access';
+import { TaskReaderService } from './writer/task-reader.service';
 import { TaskWriterService } from './writer/task-writer.service';
 
 /** Requests removed per store step (each step is atomic; DynamoDB takes at most 49). */
@@ -48,7 +48,7 @@ const SESSION_PAGE = 100;
 @Injectable()
 export class TaskDeletionService {
   constructor(
-    private readonly store: StateStore,
+    private readonly reader: TaskReaderService,
     private readonly writer: TaskWriterService,
     private readonly running: RunningRequestsService,
     private readonly events: TaskEventLogService,
@@ -56,7 +56,7 @@ export class TaskDeletionService {
   ) {}
 
   async deleteTask(agent: AgentDefinition, principal: Principal, taskId: string): Promise<void> {
-    const task = await this.store.getTaskForDeletion(principal.tenantId, taskId);
+    const task = await this.reader.forDeletion(principal.tenantId, taskId);
     if (!task || task.agent !== agent.source || task.ownerId !== principal.ownerId) {
       throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${taskId}`);
     }
@@ -96,7 +96,7 @@ export class TaskDeletionService {
     const tasks: TaskRecord[] = [];
     let cursor: string | undefined;
     do {
-      const page = await this.store.listSessionTasks(principal.tenantId, principal.ownerId, sessionId, {
+      const page = await this.reader.sessionTasks(principal, sessionId, {
         limit: SESSION_PAGE,
         cursor,
         includeDeleting: true,
@@ -112,7 +112,7 @@ export class TaskDeletionService {
    * deletion, so the id is free again. False when the id holds no task being deleted.
    */
   async finishInterrupted(tenantId: string, taskId: string): Promise<boolean> {
-    const task = await this.store.getTaskForDeletion(tenantId, taskId);
+    const task = await this.reader.forDeletion(tenantId, taskId);
     if (task?.deletingAt === undefined) return false;
     this.events.forget(tenantId, taskId);
     await this.finish(tenantId, taskId, task.requestCount);
@@ -143,7 +143,7 @@ export class TaskDeletionService {
     });
     const deadline = Date.now() + REMOTE_CANCEL_WAIT_LEASES * this.writer.timing.leaseMs;
     while (Date.now() < deadline) {
-      const task = await this.store.getTask(access.tenantId, access.taskId);
+      const task = await this.reader.current(access);
       if (!task || task.lease?.requestId !== holder || !leaseActive(task, this.writer.now())) return;
       await sleep(REMOTE_CANCEL_POLL_MS);
     }
@@ -157,7 +157,7 @@ export class TaskDeletionService {
   private async finish(tenantId: string, taskId: string, requestCount: number): Promise<void> {
     // Twice the batches it needs, plus slack: a step can lose a race with another process finishing the same deletion.
     const steps = 2 * Math.ceil((requestCount + 2) / DELETE_BATCH_SIZE) + 10;
-    for (let i = 0; i < steps; i++) if (await this.store.deleteTaskBatch(tenantId, taskId, DELETE_BATCH_SIZE)) return;
+    for (let i = 0; i < steps; i++) if (await this.writer.deleteBatch(tenantId, taskId, DELETE_BATCH_SIZE)) return;
     throw new Error(`Task ${taskId} was not deleted within ${steps} batches`);
   }
 }

@@ -5,7 +5,6 @@ import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { AuditLog } from '../common/logging/audit-log';
-import { StateStore } from '../state/state-store';
 import { TaskRecord } from '../state/state.entities';
 import { edit } from './lifecycle/edit';
 import { appendForked, fork } from './lifecycle/fork';
@@ -15,6 +14,7 @@ import { assertStorable } from './run/storable-request';
 import { newRequestRecord } from './run/task-records';
 import { withEdits } from './views/task-edits-view';
 import { taskView } from './views/task-view';
+import { TaskReaderService } from './writer/task-reader.service';
 import { TaskWriterService } from './writer/task-writer.service';
 import type { UserMessage } from './run/user-message';
 
@@ -30,7 +30,7 @@ const FORK_BATCH = 40;
 @Injectable()
 export class TaskEditsService {
   constructor(
-    private readonly store: StateStore,
+    private readonly reader: TaskReaderService,
     private readonly writer: TaskWriterService,
     private readonly invoker: StatefulInvokerService,
     private readonly audit: AuditLog,
@@ -45,7 +45,7 @@ export class TaskEditsService {
     const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
     const transition = edit({
       requestId,
-      request: assertStorable(this.store, newRequestRecord(placeholder, principal, msg, 0)),
+      request: assertStorable(this.writer.maxRequestBytes, newRequestRecord(placeholder, principal, msg, 0)),
       sessionId: msg.session_id,
       timing: this.writer.timing,
     });
@@ -63,7 +63,7 @@ export class TaskEditsService {
   async fork(agent: AgentDefinition, principal: Principal, taskId: string, body: { request_id?: string; session_id?: string }) {
     const access = { ...owned(agent, principal, taskId), foreign: 'not-found' as const };
     const forked = fork(
-      await this.writer.read(access, 'all'),
+      await this.reader.task(access, 'all'),
       { taskId: randomUUID(), requestId: body.request_id, sessionId: body.session_id, mint: randomUUID, timing: this.writer.timing },
       this.writer.now(),
     );

@@ -6,7 +6,7 @@ import { asRead } from './lifecycle/lapsed';
 import { taskView } from './views/task-view';
 import { withEdits } from './views/task-edits-view';
 import { owned } from './writer/task-access';
-import { TaskWriterService } from './writer/task-writer.service';
+import { TaskReaderService } from './writer/task-reader.service';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -18,7 +18,7 @@ export const MAX_PAGE_SIZE = 100;
  */
 @Injectable()
 export class TaskQueryService {
-  constructor(private readonly writer: TaskWriterService) {}
+  constructor(private readonly reader: TaskReaderService) {}
 
   /**
    * The task (a pause past its approval TTL is expired first, by the writer's read); a request
@@ -26,8 +26,8 @@ export class TaskQueryService {
    */
   async getTask(agent: AgentDefinition, principal: Principal, taskId: string, includeSuperseded = false) {
     const access = { tenantId: principal.tenantId, taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
-    const read = await this.writer.read(access, 'all');
-    const now = this.writer.now();
+    const read = await this.reader.task(access, 'all');
+    const now = this.reader.now();
     const { task, requests } = asRead(read, now);
     return withEdits(taskView(task, requests, agent, now), requests, includeSuperseded);
   }
@@ -53,11 +53,11 @@ export class TaskQueryService {
    * conversation): another owner's task is 401, as for the operation itself.
    */
   async requests(agent: AgentDefinition, principal: Principal, taskId: string): Promise<RequestRecord[]> {
-    return (await this.writer.read(owned(agent, principal, taskId), 'all')).requests;
+    return (await this.reader.task(owned(agent, principal, taskId), 'all')).requests;
   }
 
   /** Whether the tenant has a request `requestId` (in any task): a new request may not take its id. */
   async requestIdTaken(principal: Principal, requestId: string): Promise<boolean> {
-    return (await this.writer.taskOfRequest(principal.tenantId, requestId)) !== undefined;
+    return (await this.reader.taskOfRequest(principal.tenantId, requestId)) !== undefined;
   }
 }

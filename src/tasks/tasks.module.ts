@@ -15,12 +15,13 @@ import { TaskCancelService } from './task-cancel.service';
 import { TaskDeletionService } from './task-deletion.service';
 import { TaskEditsService } from './task-edits.service';
 import { TaskQueryService } from './task-query.service';
+import { TaskReaderService } from './writer/task-reader.service';
 import { TaskWriterService } from './writer/task-writer.service';
 
 /**
  * Stateful tasks: the front doors at the root of src/tasks (start and resume, cancel, edit and
  * fork, delete, reads, session listings) over the rooms below them — lifecycle/ (pure
- * transitions), writer/ (the one writer, its cache, lanes and the access check), run/ (running a
+ * transitions), writer/ (the one writer, its cache, lanes and the access check, and the one reader beside it), run/ (running a
  * request, its lease, the sweep of lapsed leases), events/ (the per-process and the stored event
  * logs), reattach/ (replay and follow), views/ (response mappers). One instance of each per
  * application, shared by the v3 routes and AG-UI, which import this module.
@@ -29,6 +30,7 @@ import { TaskWriterService } from './writer/task-writer.service';
   providers: [
     StatefulInvokerService,
     TaskWriterService,
+    TaskReaderService,
     RequestRunnerService,
     RequestWatcherService,
     LeaseSweeperService,
@@ -55,8 +57,6 @@ import { TaskWriterService } from './writer/task-writer.service';
     TaskStreamReplayService,
     TaskStreamAttachService,
     TaskEventLogService,
-    // AG-UI still reads the task it resumes through the writer (issue 21: one owner-checked reader).
-    TaskWriterService,
     // Read by the config reload through app.get: how many requests run, and the sweep to stop.
     RunningRequestsService,
     LeaseSweeperService,

@@ -7,6 +7,7 @@ import { StateStore, StreamEvent } from '../../state/state-store';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { PollBackoff } from '../run/poll-backoff';
 import type { LoggedEvent } from './task-event-log.service';
+import { TaskReaderService } from '../writer/task-reader.service';
 
 /** A batch is written this long after its first event, unless it fills or ends first. */
 export const FLUSH_MS = 100;
@@ -41,6 +42,7 @@ export const isFinalEvent = (event: string) => event === 'final-response' || eve
 export class StreamEventWriterService {
   constructor(
     private readonly store: StateStore,
+    private readonly reader: TaskReaderService,
     @Inject(ENV_CONFIG) private readonly env: EnvConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -52,7 +54,7 @@ export class StreamEventWriterService {
 
   /** The last id stored for request `seq` of a task past `after`; undefined when none is, or the log cannot be read. */
   async lastStoredId(tenantId: string, taskId: string, seq: number, after: number): Promise<number | undefined> {
-    const stored = await this.store.readStreamEvents(tenantId, taskId, seq, after).catch(() => undefined);
+    const stored = await this.reader.streamEvents({ tenantId, taskId }, seq, after).catch(() => undefined);
     return stored?.at(-1)?.n;
   }
 }

@@ -9,6 +9,7 @@ import type { RequestWatcherService } from '../run/request-watcher.service';
 import { StoredStreamFollowerService } from './stored-stream-follower.service';
 import { OUTCOME_N } from '../events/stream-outcome';
 import { LoggedEvent, TaskEventLogService } from '../events/task-event-log.service';
+import { TaskReaderService } from '../writer/task-reader.service';
 import type { TaskWriterService } from '../writer/task-writer.service';
 
 /** A store whose reads fail (as while it stalls) as long as `down` holds; the request as `record` says. */
@@ -42,7 +43,7 @@ describe('StoredStreamFollowerService', () => {
     store = new StallingStore();
     const watcher = { watch: () => Promise.resolve() } as unknown as RequestWatcherService;
     const writer = { timing: { leaseMs: 60_000 }, now: () => Date.now() } as unknown as TaskWriterService;
-    follower = new StoredStreamFollowerService(store, events, watcher, writer, logger);
+    follower = new StoredStreamFollowerService(new TaskReaderService(store, writer), events, watcher, writer, logger);
   });
   afterEach(() => events.onModuleDestroy());
 

@@ -6,7 +6,7 @@ import { LOGGER } from '../../app.tokens';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { ShutdownStateService } from '../../common/shutdown/shutdown-state.service';
-import { StateStore, StreamEvent } from '../../state/state-store';
+import { StreamEvent } from '../../state/state-store';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { leaseActive } from '../lifecycle/lease';
 import { PollBackoff } from '../run/poll-backoff';
@@ -14,6 +14,7 @@ import { RequestWatcherService, WatchedRequest } from '../run/request-watcher.se
 import { isFinalEvent } from '../events/stream-event-writer.service';
 import { errorEventData, hasEnded, isOutcomeOf, OUTCOME_N, settled, synthesizedOutcome } from '../events/stream-outcome';
 import { RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
+import { TaskReaderService } from '../writer/task-reader.service';
 import { TaskWriterService } from '../writer/task-writer.service';
 
 /** How often the store's stream log is read while events arrive (a read that brings none doubles it). */
@@ -51,7 +52,7 @@ export class StoredStreamFollowerService {
   storeRetryMs = STORE_RETRY_MS;
 
   constructor(
-    private readonly store: StateStore,
+    private readonly reader: TaskReaderService,
     private readonly events: TaskEventLogService,
     private readonly watcher: RequestWatcherService,
     private readonly writer: TaskWriterService,
@@ -85,7 +86,7 @@ export class StoredStreamFollowerService {
     for (;;) {
       let wait: number;
       try {
-        batch ??= (await this.store.readStreamEvents(w.tenantId, w.taskId, seq, last)) ?? [];
+        batch ??= (await this.reader.streamEvents(w, seq, last)) ?? [];
         let arrived = false;
         for (const e of batch) {
           if (e.n <= last) continue;
@@ -102,7 +103,7 @@ export class StoredStreamFollowerService {
           progressAt = Date.now();
           backoff.reset();
         } else {
-          const record = await this.store.getRequest(w.tenantId, w.requestId);
+          const record = await this.reader.request(w, w.requestId);
           if (!record) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Request ${w.requestId} no longer exists`);
           if (hasEnded(record)) {
             // Its final event may still be on its way to the store: wait for it a moment.
@@ -144,7 +145,7 @@ export class StoredStreamFollowerService {
    */
   private async endsStream(e: StreamEvent, w: WatchedRequest): Promise<boolean> {
     if (e.event !== 'final-response' || e.data.status !== 'Paused') return true;
-    const record = await this.store.getRequest(w.tenantId, w.requestId);
+    const record = await this.reader.request(w, w.requestId);
     return !record || isOutcomeOf(e, record);
   }
 
@@ -160,7 +161,7 @@ export class StoredStreamFollowerService {
   private async lost(w: WatchedRequest, progressAt: number): Promise<boolean> {
     const { leaseMs } = this.writer.timing;
     if (Date.now() - progressAt < 2 * leaseMs) return false;
-    const task = await this.store.getTask(w.tenantId, w.taskId);
+    const task = await this.reader.current(w);
     const now = this.writer.now(); // the store's clock, as the lease's expiry
     if (!task) return true;
     if (task.status === 'Paused' || leaseActive(task, now)) return false;

@@ -4,7 +4,6 @@ import { AgentDefinition } from '../../agents/config/agent-definition';
 import type { Principal } from '../../auth/principal';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import { StateStore } from '../../state/state-store';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
 import { RequestWatcherService } from '../run/request-watcher.service';
 import { ReplayAdmissionService } from './replay-admission.service';
@@ -13,6 +12,7 @@ import { StoredStreamFollowerService } from './stored-stream-follower.service';
 import { isFinalEvent } from '../events/stream-event-writer.service';
 import { hasEnded, isOutcomeOf, settled, synthesizedFinalN } from '../events/stream-outcome';
 import { LoggedEvent, RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
+import { TaskReaderService } from '../writer/task-reader.service';
 import { TaskWriterService } from '../writer/task-writer.service';
 
 const EVENT_ID = /^(\d+)-(\d+)$/;
@@ -49,7 +49,7 @@ export type Attached = { kind: 'stream'; log: RequestEventLog; after: number; re
 @Injectable()
 export class TaskStreamAttachService {
   constructor(
-    private readonly store: StateStore,
+    private readonly reader: TaskReaderService,
     private readonly writer: TaskWriterService,
     private readonly events: TaskEventLogService,
     private readonly watcher: RequestWatcherService,
@@ -59,13 +59,13 @@ export class TaskStreamAttachService {
 
   async attach(agent: AgentDefinition, principal: Principal, taskId: string, position: { seq: number; n: number } | undefined): Promise<Attached> {
     // With no position, the running request (the lease holder) is read with the task.
-    const { task, requests } = await this.writer.read(owned(agent, principal, taskId), position ? undefined : (t) => [t.lease?.requestId]);
+    const { task, requests } = await this.reader.task(owned(agent, principal, taskId), position ? undefined : (t) => [t.lease?.requestId]);
     const seq = position?.seq ?? currentSeq(task, requests[0]);
     const after = position?.n ?? -1;
     const local = this.events.get(principal.tenantId, task.taskId, seq);
     if (local && !local.done && !local.remote) return { kind: 'stream', log: local, after, release: () => undefined }; // it runs here
     const last = local?.done ? local.events.at(-1) : undefined;
-    if (last && (await this.endsHere(last, principal.tenantId))) {
+    if (last && (await this.endsHere(last, task))) {
       // It ended here (ran, or followed): this log holds its exact events, and its outcome last.
       return after >= last.n ? { kind: 'ended' } : { kind: 'stream', log: local!, after, release: () => undefined };
     }
@@ -82,10 +82,10 @@ export class TaskStreamAttachService {
   }
 
   /** Whether the final event a log here ended with is still the request's outcome (a pause may have been decided since, elsewhere). */
-  private async endsHere(last: LoggedEvent, tenantId: string): Promise<boolean> {
+  private async endsHere(last: LoggedEvent, task: TaskRecord): Promise<boolean> {
     if (!isFinalEvent(last.event)) return false;
     if (last.event !== 'final-response' || last.data.status !== 'Paused') return true;
-    const record = await this.store.getRequest(tenantId, String(last.data.request_id));
+    const record = await this.reader.request(task, String(last.data.request_id));
     return record !== undefined && isOutcomeOf(last, record);
   }
 
@@ -96,9 +96,9 @@ export class TaskStreamAttachService {
     seq: number,
     after: number,
   ): Promise<{ kind: 'ended' } | { kind: 'stream'; log: RequestEventLog; after: number }> {
-    const request = await this.requestAt(task, seq);
+    const request = await this.reader.requestAt(task, seq);
     const watched = { tenantId: task.tenantId, taskId: task.taskId, requestId: request.requestId };
-    const read = () => this.store.readStreamEvents(task.tenantId, task.taskId, seq, -1);
+    const read = () => this.reader.streamEvents(task, seq, -1);
     const first = await read();
     let stored = first ?? [];
     if (hasEnded(request)) {
@@ -120,12 +120,6 @@ export class TaskStreamAttachService {
     // A store that keeps no stream log: the outcome from the record, once there is one.
     if (first === undefined) return { kind: 'stream', log: this.watcher.mirror(agent, watched, seq, after + 1), after };
     return { kind: 'stream', log: this.follower.open(agent, watched, seq, stored), after };
-  }
-
-  private async requestAt(task: TaskRecord, seq: number): Promise<RequestRecord> {
-    const request = (await this.store.listRequests(task.tenantId, task.taskId)).find((r) => r.seq === seq);
-    if (!request) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Task ${task.taskId} has no request ${seq}`);
-    return request;
   }
 }
 

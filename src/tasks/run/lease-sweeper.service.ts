@@ -4,9 +4,10 @@ import { AgentDefinition } from '../../agents/config/agent-definition';
 import { AGENTS, ENV_CONFIG, LOGGER } from '../../app.tokens';
 import { ShutdownStateService } from '../../common/shutdown/shutdown-state.service';
 import type { EnvConfig } from '../../config/env.config';
-import { LeaseEntry, StateStore } from '../../state/state-store';
+import { LeaseEntry } from '../../state/state-store';
 import { recoverLapsed } from '../lifecycle/admit';
 import { RequestRunnerService } from './request-runner.service';
+import { TaskReaderService } from '../writer/task-reader.service';
 import { TaskWriterService } from '../writer/task-writer.service';
 
 /** Tasks one pass takes at most from the lease index (each: a read, and at most one write). */
@@ -40,7 +41,7 @@ export class LeaseSweeperService implements OnApplicationBootstrap, OnModuleDest
   private stopped = false;
 
   constructor(
-    private readonly store: StateStore,
+    private readonly reader: TaskReaderService,
     private readonly writer: TaskWriterService,
     private readonly runner: RequestRunnerService,
     @Inject(ENV_CONFIG) env: EnvConfig,
@@ -68,7 +69,7 @@ export class LeaseSweeperService implements OnApplicationBootstrap, OnModuleDest
 
   /** One pass (exposed for tests): the next page of lapsed leases, each recovered. */
   async sweep(): Promise<{ listed: number; more: boolean }> {
-    const page = await this.store.listLapsedLeases(this.store.now(), { limit: LEASE_SWEEP_BATCH, cursor: this.cursor });
+    const page = await this.reader.lapsedLeases({ limit: LEASE_SWEEP_BATCH, cursor: this.cursor });
     this.cursor = page.nextCursor;
     await Promise.all(page.items.map((entry) => this.recover(entry)));
     return { listed: page.items.length, more: page.nextCursor !== undefined };
@@ -100,7 +101,7 @@ export class LeaseSweeperService implements OnApplicationBootstrap, OnModuleDest
   private async recover(entry: LeaseEntry): Promise<void> {
     const ids = { task_id: entry.taskId };
     try {
-      const task = await this.store.getTask(entry.tenantId, entry.taskId);
+      const task = await this.reader.current(entry);
       const agent = task && this.agents.get(task.agent);
       if (!task?.lease || !agent || this.stopped || this.shutdown?.draining) return;
       const access = { tenantId: entry.tenantId, taskId: entry.taskId, agentSource: agent.source };

@@ -6,7 +6,6 @@ import { LOGGER } from '../../app.tokens';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { ShutdownStateService } from '../../common/shutdown/shutdown-state.service';
-import { StateStore } from '../../state/state-store';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { recoverLapsed } from '../lifecycle/admit';
 import { leaseActive } from '../lifecycle/lease';
@@ -15,6 +14,7 @@ import { RequestRunnerService } from './request-runner.service';
 import { RunningRequestsService } from './running-requests.service';
 import { errorEventData, hasEnded, OUTCOME_N, synthesizedOutcome } from '../events/stream-outcome';
 import { RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
+import { TaskReaderService } from '../writer/task-reader.service';
 import { TaskWriterService } from '../writer/task-writer.service';
 
 /** How often a watched request is looked up in the store at first (cheap next to a model call). */
@@ -52,7 +52,7 @@ export class RequestWatcherService implements OnApplicationShutdown {
   private readonly closed = new AbortController();
 
   constructor(
-    private readonly store: StateStore,
+    private readonly reader: TaskReaderService,
     private readonly writer: TaskWriterService,
     private readonly runner: RequestRunnerService,
     private readonly running: RunningRequestsService,
@@ -112,8 +112,8 @@ export class RequestWatcherService implements OnApplicationShutdown {
         return;
       }
       try {
-        const task = await this.store.getTask(w.tenantId, w.taskId);
-        const record = task && (await this.store.getRequest(w.tenantId, w.requestId));
+        const task = await this.reader.current(w);
+        const record = task && (await this.reader.request(w, w.requestId));
         if (!task || !record) {
           this.end(log, new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Request ${w.requestId} no longer exists`), w, agent.prefix);
           return;

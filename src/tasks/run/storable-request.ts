@@ -1,6 +1,5 @@
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import type { StateStore } from '../../state/state-store';
 import type { RequestRecord } from '../../state/state.entities';
 
 /**
@@ -8,8 +7,7 @@ import type { RequestRecord } from '../../state/state.entities';
  * (StateStore.maxRequestBytes), before anything is written or the model is called: past this
  * point the store takes the record, and the answer added to it, whatever their size.
  */
-export function assertStorable(store: Pick<StateStore, 'maxRequestBytes'>, request: RequestRecord): RequestRecord {
-  const max = store.maxRequestBytes;
+export function assertStorable(max: number | undefined, request: RequestRecord): RequestRecord {
   if (max === undefined) return request;
   const bytes = Buffer.byteLength(JSON.stringify(request));
   if (bytes > max) throw new DomainError(ErrorCode.PAYLOAD_TOO_LARGE, `The message takes ${bytes} bytes to store; the state store takes at most ${max}`);

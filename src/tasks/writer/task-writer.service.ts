@@ -83,6 +83,11 @@ export class TaskWriterService {
     return this.store.now();
   }
 
+  /** The largest request record the store takes (StateStore.maxRequestBytes); undefined: no limit. */
+  get maxRequestBytes(): number | undefined {
+    return this.store.maxRequestBytes;
+  }
+
   /**
    * The one owner-checked read, beside the writes and checked as they are (task-access.ts): the
    * task, with a due pause expired first, and the requests `reads` names (`'all'`: every one; by
@@ -113,6 +118,14 @@ export class TaskWriterService {
     const held = key === undefined ? undefined : this.cache.get(key)?.task.taskId;
     if (held !== undefined) return held;
     return (await this.store.getRequest(tenantId, requestId))?.taskId;
+  }
+
+  /**
+   * One bounded step of deleting a task marked for deletion (StateStore.deleteTaskBatch): true once
+   * no marked task is left under the id. The mark itself is a transition (lifecycle/delete.ts).
+   */
+  deleteBatch(tenantId: string, taskId: string, batchSize: number): Promise<boolean> {
+    return this.store.deleteTaskBatch(tenantId, taskId, batchSize);
   }
 
   /** Creates a task (`expectedVersion: 0`) with its first request(s). */
