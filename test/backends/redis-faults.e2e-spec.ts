@@ -72,6 +72,11 @@ describe('RedisStateStore when Redis goes away', () => {
 
 // Its own redis-server: CLIENT PAUSE stalls every client of the server.
 describe('RedisStateStore reply timeouts for request records (unbounded in size)', () => {
+  // The pause lies halfway between one timeout and the longer ones (three for 2 MiB sent, two for
+  // a read of records), with half a timeout of margin on each side: enough for a machine whose
+  // cores are busy with other test files to serialize and send 2 MiB, or to get round to a call.
+  const TIMEOUT_MS = 1500;
+  const PAUSE_MS = 1.5 * TIMEOUT_MS;
   let server: RedisServerHandle;
   let store: RedisStateStore;
   let admin: Redis;
@@ -80,7 +85,7 @@ describe('RedisStateStore reply timeouts for request records (unbounded in size)
   beforeAll(async () => {
     server = await startRedisServer();
     admin = new Redis(server.url);
-    store = new RedisStateStore({ url: server.url, keyPrefix: 'bulk:', timeoutMs: 300 });
+    store = new RedisStateStore({ url: server.url, keyPrefix: 'bulk:', timeoutMs: TIMEOUT_MS });
     await waitFor(() => store.ping());
   });
   afterAll(async () => {
@@ -92,11 +97,11 @@ describe('RedisStateStore reply timeouts for request records (unbounded in size)
   it('a commit waits timeoutMs more per MiB it sends; a small one still fails after timeoutMs', async () => {
     const big = makeTask(tenant);
     const bigRequest = makeRequest(big, 0, { output: 'x'.repeat(2 * 1024 * 1024) });
-    await admin.call('CLIENT', 'PAUSE', '600', 'WRITE');
+    await admin.call('CLIENT', 'PAUSE', String(PAUSE_MS), 'WRITE');
     await expect(store.commit(tenant, { task: big, expectedVersion: 0, requests: [bigRequest] })).resolves.toMatchObject({ version: 1 });
 
     const small = makeTask(tenant);
-    await admin.call('CLIENT', 'PAUSE', '600', 'WRITE');
+    await admin.call('CLIENT', 'PAUSE', String(PAUSE_MS), 'WRITE');
     await expect(store.commit(tenant, { task: small, expectedVersion: 0, requests: [makeRequest(small, 0)] })).rejects.toBeInstanceOf(
       StateStoreUnavailableError,
     );
@@ -107,7 +112,7 @@ describe('RedisStateStore reply timeouts for request records (unbounded in size)
     const request = makeRequest(task, 0);
     await admin.call('CLIENT', 'UNPAUSE');
     await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
-    await admin.call('CLIENT', 'PAUSE', '450', 'ALL');
+    await admin.call('CLIENT', 'PAUSE', String(PAUSE_MS), 'ALL');
     const [records, header] = await Promise.allSettled([store.listRequests(tenant, task.taskId), store.getTask(tenant, task.taskId)]);
     expect(records).toEqual({ status: 'fulfilled', value: [request] });
     expect(header).toMatchObject({ status: 'rejected', reason: expect.any(StateStoreUnavailableError) });

@@ -54,12 +54,18 @@ describe.each(backends)('two instances sharing $name', ({ setup }) => {
   beforeAll(async () => {
     llm = await startFakeOpenAi();
     const newStore = await setup();
-    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_LEASE_MS: '900' };
+    // A lease long enough that a replica whose cores are busy (other test files, DynamoDB Local's
+    // JVM) still renews it in time: a lapsed lease is recovered by the other replica, a correct
+    // outcome (docs/api.md) but not the one these tests look for. A cancel reaches the running
+    // request at its next renewal, a third of a lease later.
+    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_LEASE_MS: '3000' };
     a = await startTestApp({ agents: { 'shared.yaml': AGENT }, env, store: newStore() });
     b = await startTestApp({ agents: { 'shared.yaml': AGENT }, env, store: newStore() });
     apiA = v3Client(`${a.url}/Shared/1`);
     apiB = v3Client(`${b.url}/Shared/1`);
   }, 60_000);
+  // A test that fails leaves no scripted replies to the next one.
+  afterEach(() => llm.discard());
   afterAll(async () => {
     await a?.close();
     await b?.close();
@@ -102,14 +108,16 @@ describe.each(backends)('two instances sharing $name', ({ setup }) => {
     const winners = results.filter((r) => r.status === 200);
     expect(winners.length).toBeGreaterThanOrEqual(1);
     const stored = (await apiB.task(taskId)).body.requests.slice(1);
-    expect(stored.map((r: { request_id: string }) => r.request_id)).toEqual(winners.map((w) => w.body.request_id));
+    // The winners, each once, in the order the store admitted them (seq): which of them a client
+    // sent first says nothing of that order (one can finish before another is even read).
+    const ids = (list: { request_id: string }[]) => list.map((r) => r.request_id).sort();
+    expect(ids(stored)).toEqual(ids(winners.map((w) => w.body)));
     for (const [i, r] of stored.entries()) {
       expect(r.status).toBe('Completed');
       expect(r.seq).toBe(i + 1);
       expect(r.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
     }
-    while (llm.pending() > 0) await apiA.say('drain');
-  });
+  }, 60_000);
 
   it('a cancel sent to the other instance reaches the running request through the store', async () => {
     llm.script(reply.text('ready'));
@@ -124,5 +132,5 @@ describe.each(backends)('two instances sharing $name', ({ setup }) => {
     expect((await pending).body.status).toBe('Canceled');
     const task = await apiB.task(taskId);
     expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Canceled']);
-  });
+  }, 30_000);
 });
