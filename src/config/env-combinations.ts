@@ -9,6 +9,9 @@ export function checkEnvCombinations(v: EnvVars): string[] {
   if (v.TA_STATE_STORE === 'redis' && !v.TA_REDIS_URL) {
     out.push('TA_REDIS_URL is required when TA_STATE_STORE=redis (a redis:// or rediss:// URL)');
   }
+  if (v.TA_STATE_STORE === 'postgres' && !v.TA_POSTGRES_URL) {
+    out.push('TA_POSTGRES_URL is required when TA_STATE_STORE=postgres (a postgres:// connection string)');
+  }
   if (v.TA_STATE_STORE === 'dynamodb') {
     if (!v.TA_DYNAMODB_TABLE) out.push('TA_DYNAMODB_TABLE is required when TA_STATE_STORE=dynamodb (the table name)');
     if (!v.AWS_REGION) out.push('AWS_REGION is required when TA_STATE_STORE=dynamodb');

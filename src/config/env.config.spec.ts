@@ -71,6 +71,37 @@ describe('loadEnvConfig', () => {
     expect(env.telemetry.logLevel).toBe('warn');
   });
 
+  it('reads the PostgreSQL settings, with their defaults', () => {
+    const url = 'postgres://teal:secret@db.example.com:5432/agents?sslmode=require';
+    expect(loadEnvConfig({ ...DEV, TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: url }).state.postgres).toEqual({
+      url,
+      schema: 'teal_agent',
+      poolMax: 10,
+      acquireTimeoutMs: 2000,
+      statementTimeoutMs: 5000,
+      migrate: 'auto',
+    });
+    const env = {
+      ...DEV,
+      TA_STATE_STORE: 'postgres',
+      TA_POSTGRES_URL: 'postgresql:///agents',
+      TA_POSTGRES_SCHEMA: 'agents_v2',
+      TA_POSTGRES_POOL_MAX: '5',
+      TA_POSTGRES_ACQUIRE_TIMEOUT_MS: '250',
+      TA_POSTGRES_STATEMENT_TIMEOUT_MS: '800',
+      TA_POSTGRES_MIGRATE: 'off',
+    };
+    expect(loadEnvConfig(env).state.postgres).toEqual({
+      url: 'postgresql:///agents',
+      schema: 'agents_v2',
+      poolMax: 5,
+      acquireTimeoutMs: 250,
+      statementTimeoutMs: 800,
+      migrate: 'off',
+    });
+    expect(loadEnvConfig(DEV).state.postgres).toBeUndefined();
+  });
+
   it('keeps the Azure API version, preferring TA_AZURE_OPENAI_API_VERSION over upstream TA_API_VERSION', () => {
     const azure = { ...DEV, TA_AZURE_OPENAI_ENDPOINT: 'https://x.openai.azure.com', TA_API_KEY: 'k' };
     expect(loadEnvConfig(azure).llm.azure).toEqual({ endpoint: 'https://x.openai.azure.com', apiVersion: '2024-10-21' });
@@ -83,7 +114,15 @@ describe('loadEnvConfig', () => {
     [{ TA_PORT: 'abc' }, 'TA_PORT must be an integer from 0 to 65535 (got "abc")'],
     [{ TA_PORT: '70000' }, 'TA_PORT must be an integer from 0 to 65535 (got 70000)'],
     [{ TA_PORT: '80.5' }, 'TA_PORT must be an integer from 0 to 65535 (got "80.5")'],
-    [{ TA_STATE_STORE: 'mysql' }, 'TA_STATE_STORE must be one of memory, redis, dynamodb (got "mysql")'],
+    [{ TA_STATE_STORE: 'mysql' }, 'TA_STATE_STORE must be one of memory, redis, dynamodb, postgres (got "mysql")'],
+    [{ TA_STATE_STORE: 'postgres' }, 'TA_POSTGRES_URL is required when TA_STATE_STORE=postgres (a postgres:// connection string)'],
+    // The connection string may hold a password: never echoed.
+    [{ TA_POSTGRES_URL: 'host=db password=hunter2' }, 'TA_POSTGRES_URL must be a postgres:// or postgresql:// connection string'],
+    [{ TA_POSTGRES_SCHEMA: 'Teal-Agent' }, 'TA_POSTGRES_SCHEMA must be a schema name of a-z 0-9 _ (not starting with a digit, at most 63) (got "Teal-Agent")'],
+    [{ TA_POSTGRES_POOL_MAX: '0' }, 'TA_POSTGRES_POOL_MAX must be an integer from 1 to 1000 (got 0)'],
+    [{ TA_POSTGRES_ACQUIRE_TIMEOUT_MS: 'never' }, 'TA_POSTGRES_ACQUIRE_TIMEOUT_MS must be an integer >= 1 (got "never")'],
+    [{ TA_POSTGRES_STATEMENT_TIMEOUT_MS: '0' }, 'TA_POSTGRES_STATEMENT_TIMEOUT_MS must be an integer >= 1 (got 0)'],
+    [{ TA_POSTGRES_MIGRATE: 'always' }, 'TA_POSTGRES_MIGRATE must be one of auto, off (got "always")'],
     [{ TA_STATE_STORE: 'redis' }, 'TA_REDIS_URL is required when TA_STATE_STORE=redis (a redis:// or rediss:// URL)'],
     [{ TA_STATE_STORE: 'redis', TA_REDIS_URL: 'localhost:6379' }, 'TA_REDIS_URL must be a redis:// or rediss:// URL (got "localhost:6379")'],
     [{ TA_DYNAMODB_TABLE: 'ab' }, 'TA_DYNAMODB_TABLE must be 3 to 255 of A-Z a-z 0-9 _ . - (got "ab")'],

@@ -75,7 +75,7 @@ export interface EnvConfig {
   };
   telemetry: { otlpEndpoint?: string; prometheus: boolean; logLevel: LogLevel; auditLogPath?: string };
   state: {
-    store: 'memory' | 'redis' | 'dynamodb';
+    store: 'memory' | 'redis' | 'dynamodb' | 'postgres';
     leaseMs: number;
     /** TA_LEASE_SWEEP_MS (0: no sweep). */
     leaseSweepMs: number;
@@ -84,6 +84,8 @@ export interface EnvConfig {
     taskCacheMaxBytes?: number;
     redisUrl?: string;
     dynamodb?: { table: string; endpoint?: string; region: string; createTable: boolean };
+    /** TA_POSTGRES_* (docs/configuration.md, PostgreSQL); set when TA_STATE_STORE=postgres or TA_POSTGRES_URL is. */
+    postgres?: { url: string; schema: string; poolMax: number; acquireTimeoutMs: number; statementTimeoutMs: number; migrate: 'auto' | 'off' };
   };
   auth: {
     mode: 'entra' | 'dev';
@@ -171,6 +173,16 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
               createTable: vars.TA_DYNAMODB_CREATE_TABLE,
             }
           : undefined,
+      postgres: vars.TA_POSTGRES_URL
+        ? {
+            url: vars.TA_POSTGRES_URL,
+            schema: vars.TA_POSTGRES_SCHEMA,
+            poolMax: vars.TA_POSTGRES_POOL_MAX,
+            acquireTimeoutMs: vars.TA_POSTGRES_ACQUIRE_TIMEOUT_MS,
+            statementTimeoutMs: vars.TA_POSTGRES_STATEMENT_TIMEOUT_MS,
+            migrate: vars.TA_POSTGRES_MIGRATE,
+          }
+        : undefined,
     },
     auth: {
       mode: vars.TA_AUTH_MODE,

@@ -75,8 +75,23 @@ export class EnvVars {
   @IsOptional() @IsString() TA_AUDIT_LOG?: string;
 
   // state
-  @IsOptional() @EnvOneOf(['memory', 'redis', 'dynamodb']) TA_STATE_STORE: 'memory' | 'redis' | 'dynamodb' = 'memory';
+  @IsOptional() @EnvOneOf(['memory', 'redis', 'dynamodb', 'postgres']) TA_STATE_STORE: 'memory' | 'redis' | 'dynamodb' | 'postgres' = 'memory';
   @IsOptional() @EnvUrl(['redis', 'rediss']) TA_REDIS_URL?: string;
+  /** A libpq connection string; never echoed in a message (it may hold a password). PG* variables fill in what it leaves out. */
+  @IsOptional()
+  @EnvRule((v) => typeof v === 'string' && /^postgres(ql)?:\/\/\S*$/i.test(v), 'a postgres:// or postgresql:// connection string', { secret: true })
+  TA_POSTGRES_URL?: string;
+  /** The schema of the store's tables (an unquoted identifier: src/state/backends/postgres/postgres-keys.ts). */
+  @IsOptional()
+  @EnvRule((v) => typeof v === 'string' && /^[a-z_][a-z0-9_]{0,62}$/.test(v), 'a schema name of a-z 0-9 _ (not starting with a digit, at most 63)')
+  TA_POSTGRES_SCHEMA = 'teal_agent';
+  @IsOptional() @Transform(toInt) @EnvInt(1, 1000) TA_POSTGRES_POOL_MAX = 10;
+  /** How long a call waits for a pooled connection (or a new one to connect) before it is a 503 STATE_STORE_UNAVAILABLE. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_POSTGRES_ACQUIRE_TIMEOUT_MS = 2000;
+  /** The server's statement_timeout for the store's statements. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_POSTGRES_STATEMENT_TIMEOUT_MS = 5000;
+  /** `auto`: apply missing migrations at boot; `off`: only check the schema (run `teal-agent-server migrate` from a deploy job). */
+  @IsOptional() @EnvOneOf(['auto', 'off']) TA_POSTGRES_MIGRATE: 'auto' | 'off' = 'auto';
   /** DynamoDB's own rule for table names. */
   @IsOptional()
   @EnvRule((v) => typeof v === 'string' && /^[A-Za-z0-9_.-]{3,255}$/.test(v), '3 to 255 of A-Z a-z 0-9 _ . -')

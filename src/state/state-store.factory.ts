@@ -18,9 +18,11 @@ export interface StateStoreFactoryOptions {
 /**
  * The store `TA_STATE_STORE` selects. For DynamoDB with `TA_DYNAMODB_CREATE_TABLE=true` the table
  * (and its TTL) is created at boot when missing; otherwise it must exist (see create-table.cli.ts).
- * Backends are loaded only when selected: the AWS SDK and ioredis add hundreds of modules to the
- * start-up of a server that does not use them. For Redis, the eviction policy is checked at boot
- * (redis-eviction.ts): `allkeys-*` refuses a production boot and warns otherwise.
+ * Backends are loaded only when selected: the AWS SDK, ioredis and pg add hundreds of modules to
+ * the start-up of a server that does not use them. For Redis, the eviction policy is checked at boot
+ * (redis-eviction.ts): `allkeys-*` refuses a production boot and warns otherwise. For PostgreSQL,
+ * the schema is migrated at boot (`TA_POSTGRES_MIGRATE=auto`) or checked (`off`: postgres-migrate.ts);
+ * a database it cannot reach or a schema newer than this release refuses the boot in one line.
  */
 export async function createStateStore(config: EnvConfig['state'], options: StateStoreFactoryOptions = {}): Promise<StateStore> {
   switch (config.store) {
@@ -52,6 +54,20 @@ export async function createStateStore(config: EnvConfig['state'], options: Stat
           await store.close();
           throw dynamoDbBootError(err, { table, endpoint, region });
         }
+      }
+      return store;
+    }
+    case 'postgres': {
+      if (!config.postgres) throw new Error('TA_POSTGRES_URL is required when TA_STATE_STORE=postgres');
+      const { url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs, migrate } = config.postgres;
+      const { PostgresStateStore } = require('./backends/postgres/postgres.state-store') as typeof import('./backends/postgres/postgres.state-store');
+      const { postgresBootError } = require('./backends/postgres/postgres-errors') as typeof import('./backends/postgres/postgres-errors');
+      const store = new PostgresStateStore({ url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs });
+      try {
+        await store.prepare(migrate);
+      } catch (err) {
+        await store.close();
+        throw postgresBootError(err, { url, schema });
       }
       return store;
     }

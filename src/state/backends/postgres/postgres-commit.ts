@@ -1,0 +1,50 @@
+import { TaskWrite } from '../../state-store';
+import { TaskRecord } from '../../state.entities';
+import { VersionConflictError } from '../../state.errors';
+import { expiresAtMs } from '../ttl-horizon.util';
+import { PostgresContext } from './postgres-context';
+
+/**
+ * The commit (StateStore.commit): one call of `commit_task` (migrations/0001-init.sql.ts), which
+ * locks the header row, checks the version and writeId and writes the header and the requests in
+ * one statement, so one round trip and one transaction. Each request is its own parameter (the
+ * arrays are built in the statement), so a record of any size is sent as it is, never escaped into
+ * an array literal. The answer carries the database's clock, which keeps the store's estimate of it
+ * fresh.
+ */
+export async function commitTask(ctx: PostgresContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
+  const { names } = ctx;
+  const { taskId } = write.task;
+  const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
+  const json = JSON.stringify(stored);
+  const requests = (write.requests ?? []).map((r) => ({ ...r, tenantId }));
+  const values: unknown[] = [
+    tenantId,
+    taskId,
+    write.expectedVersion,
+    write.expectedVersion > 0 && write.expectedWriteId !== undefined ? write.expectedWriteId : null,
+    stored.writeId ?? null,
+    stored.ownerId,
+    stored.sessionId,
+    expiresAtMs(stored.expiresAt) ?? null,
+    stored.lease ? stored.lease.expiresAt : null,
+    stored.deletingAt !== undefined,
+    stored.requestCount,
+    json,
+  ];
+  const column = (items: string[], type: string) => `ARRAY[${items.join(', ')}]::${type}[]`;
+  const param = (value: unknown) => `$${values.push(value)}`;
+  const seqs = requests.map((r) => param(r.seq));
+  const ids = requests.map((r) => param(r.requestId));
+  const records = requests.map((r) => param(JSON.stringify(r)));
+  const sentAt = Date.now();
+  const [reply] = await ctx.query<{ outcome: 'ok' | 'conflict'; version: string; now_ms: number }>(
+    names.row('tasks', tenantId, taskId),
+    `SELECT outcome, version, now_ms FROM ${names.fn('commit_task')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+      ${column(seqs, 'integer')}, ${column(ids, 'text')}, ${column(records, 'text')})`,
+    values,
+  );
+  ctx.clock.observe(reply.now_ms, sentAt, Date.now());
+  if (reply.outcome === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply.version));
+  return JSON.parse(json) as TaskRecord;
+}

@@ -1,0 +1,185 @@
+import { Client } from 'pg';
+import { BackendBootError } from '../../src/state/backend-boot-error';
+import { SCHEMA_VERSION } from '../../src/state/backends/postgres/migrations/migration-list';
+import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
+import { StateCorruptError } from '../../src/state/state.errors';
+import { describeStateStoreConformance } from '../conformance/state-store.conformance';
+import { makeRequest, makeTask } from '../conformance/fixtures';
+import { testPostgresUrl, uniqueName, uniqueSchema } from '../support/services';
+
+// Every table of this file is in its own schema, so it shares the run's PostgreSQL with other files.
+const schema = uniqueSchema('ta_test');
+let raw: Client;
+const newStore = (options: Partial<ConstructorParameters<typeof PostgresStateStore>[0]> = {}) =>
+  new PostgresStateStore({ url: testPostgresUrl(), schema, ...options });
+
+beforeAll(async () => {
+  raw = new Client({ connectionString: testPostgresUrl() });
+  await raw.connect();
+  const store = newStore();
+  await store.prepare();
+  await store.close();
+}, 60_000);
+afterAll(async () => {
+  await raw.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await raw.end();
+});
+
+/** Rows of one tenant in the store's tables (deletion leaves none). */
+async function countRows(tenantId: string, inSchema = schema): Promise<number> {
+  const { rows } = await raw.query<{ n: string }>(
+    `SELECT (SELECT count(*) FROM ${inSchema}.tasks WHERE tenant_id = $1) + (SELECT count(*) FROM ${inSchema}.requests WHERE tenant_id = $1)
+      + (SELECT count(*) FROM ${inSchema}.stream_events WHERE tenant_id = $1) AS n`,
+    [tenantId],
+  );
+  return Number(rows[0].n);
+}
+
+describeStateStoreConformance('postgres', {
+  createStore: async () => newStore(),
+  rawRequest: async (tenantId, taskId, seq) => {
+    const { rows } = await raw.query<{ data: string }>(`SELECT data FROM ${schema}.requests WHERE tenant_id = $1 AND task_id = $2 AND seq = $3`, [
+      tenantId,
+      taskId,
+      seq,
+    ]);
+    return rows[0]?.data;
+  },
+  countStored: (tenantId) => countRows(tenantId),
+});
+
+describe('PostgresStateStore', () => {
+  let store: PostgresStateStore;
+  beforeAll(() => {
+    store = newStore();
+  });
+  afterAll(() => store.close());
+
+  async function seeded() {
+    const tenant = uniqueName('tenant');
+    const task = makeTask(tenant);
+    const request = makeRequest(task, 0);
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
+    return { tenant, task, request };
+  }
+
+  it('reports an unparseable header or request as StateCorruptError and leaves it untouched', async () => {
+    const { tenant, task, request } = await seeded();
+    await raw.query(`UPDATE ${schema}.tasks SET data = '{"taskId": garbage' WHERE tenant_id = $1`, [tenant]);
+    await raw.query(`UPDATE ${schema}.requests SET data = '[1,2]' WHERE tenant_id = $1`, [tenant]);
+
+    const err = await store.getTask(tenant, task.taskId).catch((e: unknown) => e);
+
+    expect(err).toBeInstanceOf(StateCorruptError);
+    expect(err).toMatchObject({ code: 'STATE_CORRUPT', key: `${schema}.tasks (${JSON.stringify(tenant)}, ${JSON.stringify(task.taskId)})` });
+    await expect(store.listSessionTasks(tenant, task.ownerId, task.sessionId, { limit: 5 })).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(store.listRequests(tenant, task.taskId)).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(store.getRequest(tenant, request.requestId)).rejects.toBeInstanceOf(StateCorruptError);
+    const { rows } = await raw.query(
+      `SELECT h.data AS header, r.data AS request FROM ${schema}.tasks h JOIN ${schema}.requests r USING (tenant_id, task_id) WHERE tenant_id = $1`,
+      [tenant],
+    );
+    expect(rows).toEqual([{ header: '{"taskId": garbage', request: '[1,2]' }]);
+  });
+
+  it('connects as application_name teal-agent-server, so a DBA finds its connections in pg_stat_activity', async () => {
+    await store.ping();
+    const { rows } = await raw.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [APPLICATION_NAME]);
+    expect(rows[0].n).toBeGreaterThan(0);
+  });
+
+  describe('migrations', () => {
+    const other = () => uniqueSchema('ta_migrate');
+    const dropped: string[] = [];
+    afterAll(async () => {
+      for (const s of dropped) await raw.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+    });
+
+    it('N replicas booting together on an empty database migrate it once; booting again changes nothing', async () => {
+      const fresh = other();
+      dropped.push(fresh);
+      const replicas = Array.from({ length: 4 }, () => newStore({ schema: fresh }));
+      try {
+        const outcomes = await Promise.all(replicas.map((r) => r.prepare()));
+        expect(outcomes.filter((o) => o.from === 0)).toHaveLength(1);
+        expect(outcomes.every((o) => o.to === SCHEMA_VERSION)).toBe(true);
+        const { rows } = await raw.query(`SELECT version, name FROM ${fresh}.schema_version ORDER BY version`);
+        expect(rows).toEqual([{ version: 1, name: 'init' }]);
+        expect(await replicas[0].prepare()).toEqual({ schema: fresh, from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+        expect(await replicas[1].prepare('off')).toEqual({ schema: fresh, from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+      } finally {
+        await Promise.all(replicas.map((r) => r.close()));
+      }
+    }, 30_000);
+
+    it('with TA_POSTGRES_MIGRATE=off, a schema that is not there refuses the boot, in one line naming the command', async () => {
+      const absent = newStore({ schema: other() });
+      try {
+        const err = await absent.prepare('off').catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(BackendBootError);
+        expect((err as Error).message).toMatch(/is at version 0, this teal-agent-server needs 1: run "teal-agent-server migrate"/);
+      } finally {
+        await absent.close();
+      }
+    });
+
+    it('a schema newer than this release knows refuses the boot, in one line', async () => {
+      const newer = other();
+      dropped.push(newer);
+      const ahead = newStore({ schema: newer });
+      try {
+        await ahead.prepare();
+        await raw.query(`INSERT INTO ${newer}.schema_version (version, name) VALUES ($1, 'from the future')`, [SCHEMA_VERSION + 1]);
+        for (const mode of ['auto', 'off'] as const) {
+          const err = await ahead.prepare(mode).catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(BackendBootError);
+          expect((err as Error).message).toBe(
+            `PostgreSQL schema ${newer} is at version ${SCHEMA_VERSION + 1}, newer than this teal-agent-server knows (${SCHEMA_VERSION}): run a release that knows it`,
+          );
+        }
+      } finally {
+        await ahead.close();
+      }
+    });
+  });
+
+  describe('expiry sweep', () => {
+    it('removes expired tasks in bounded steps, requests first and the header last; live tasks stay', async () => {
+      const sweeper = newStore({ sweepBatch: 10, sweepMs: 0 });
+      try {
+        const tenant = uniqueName('tenant');
+        const past = new Date(Date.now() - 60_000).toISOString();
+        const doomed = makeTask(tenant, { requestCount: 25 });
+        const kept = makeTask(tenant, { expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+        await store.commit(tenant, { task: doomed, expectedVersion: 0, requests: Array.from({ length: 25 }, (_, seq) => makeRequest(doomed, seq)) });
+        await store.appendStreamEvents(tenant, doomed.taskId, 0, [{ n: 0, event: 'e', data: {} }]);
+        await store.commit(tenant, { task: { ...doomed, expiresAt: past }, expectedVersion: 1 });
+        await store.commit(tenant, { task: kept, expectedVersion: 0, requests: [makeRequest(kept, 0)] });
+        expect(await countRows(tenant)).toBe(1 + 25 + 1 + 1 + 1);
+
+        // Other cases' expired tasks share the schema: step until this tenant's are gone.
+        const steps: number[] = [];
+        for (let i = 0; i < 50 && (await countRows(tenant)) > 2; i++) steps.push(await sweeper.sweepExpired());
+        expect(Math.max(...steps)).toBeLessThanOrEqual(10);
+        expect(await countRows(tenant)).toBe(2);
+        expect(await store.getTask(tenant, kept.taskId)).toMatchObject({ taskId: kept.taskId });
+      } finally {
+        await sweeper.close();
+      }
+    });
+
+    it('one replica sweeps at a time: while another holds the lock, a step does nothing', async () => {
+      const admin = new Client({ connectionString: testPostgresUrl() });
+      await admin.connect();
+      try {
+        await admin.query('BEGIN');
+        await admin.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`teal-agent-server sweep ${schema}`]);
+        expect(await store.sweepExpired()).toBe(-1);
+        await admin.query('COMMIT');
+        expect(await store.sweepExpired()).toBeGreaterThanOrEqual(0);
+      } finally {
+        await admin.end();
+      }
+    });
+  });
+});
