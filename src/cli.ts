@@ -14,6 +14,9 @@ export const USAGE = `Usage:
   teal-agent-server create-dynamodb-table
       Create the DynamoDB state table (and its TTL attribute) once, from TA_DYNAMODB_TABLE,
       TA_DYNAMODB_ENDPOINT and AWS_REGION; does nothing when it exists.
+  teal-agent-server migrate
+      Bring the PostgreSQL state schema (TA_POSTGRES_SCHEMA at TA_POSTGRES_URL) to this release's
+      version, for servers run with TA_POSTGRES_MIGRATE=off; does nothing when it is there.
   teal-agent-server --help | -h       Show this help.
   teal-agent-server --version | -v    Show the version.
 
@@ -73,6 +76,11 @@ export async function runCli(argv: string[]): Promise<void> {
   if (command === 'create-dynamodb-table') {
     const cmd = require('./state/backends/dynamodb/create-table.cli') as typeof import('./state/backends/dynamodb/create-table.cli');
     await cmd.createTableFromEnv().catch(cmd.reportCreateTableFailure);
+    return;
+  }
+  if (command === 'migrate') {
+    const cmd = require('./state/backends/postgres/migrate.cli') as typeof import('./state/backends/postgres/migrate.cli');
+    await cmd.migrateFromEnv().catch(cmd.reportMigrateFailure);
     return;
   }
   if (command !== 'serve') usageError(`unknown command "${command}"`);
