@@ -1,7 +1,9 @@
 import { Client } from 'pg';
+import { loadEnvConfig } from '../../src/config/env.config';
 import { BackendBootError } from '../../src/state/backend-boot-error';
 import { SCHEMA_VERSION } from '../../src/state/backends/postgres/migrations/migration-list';
 import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
+import { createStateStore } from '../../src/state/state-store.factory';
 import { StateCorruptError } from '../../src/state/state.errors';
 import { describeStateStoreConformance } from '../conformance/state-store.conformance';
 import { makeRequest, makeTask } from '../conformance/fixtures';
@@ -181,5 +183,30 @@ describe('PostgresStateStore', () => {
         await admin.end();
       }
     });
+  });
+});
+
+describe('createStateStore (TA_STATE_STORE=postgres)', () => {
+  /** The state part of the config, from environment variables as the server reads them. */
+  const stateConfig = (env: Record<string, string>) => loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_STATE_STORE: 'postgres', ...env }).state;
+
+  it('migrates the schema at boot (TA_POSTGRES_MIGRATE=auto) and returns a connected store', async () => {
+    const fresh = uniqueSchema('ta_factory');
+    const store = await createStateStore(stateConfig({ TA_POSTGRES_URL: testPostgresUrl(), TA_POSTGRES_SCHEMA: fresh }));
+    try {
+      expect(store).toBeInstanceOf(PostgresStateStore);
+      await expect(store.ping()).resolves.toBeUndefined();
+      const { rows } = await raw.query(`SELECT max(version) AS v FROM ${fresh}.schema_version`);
+      expect(rows[0].v).toBe(SCHEMA_VERSION);
+    } finally {
+      await store.close();
+      await raw.query(`DROP SCHEMA IF EXISTS ${fresh} CASCADE`);
+    }
+  });
+
+  it('a PostgreSQL it cannot reach refuses the boot, in one line without the password', async () => {
+    const err = await createStateStore(stateConfig({ TA_POSTGRES_URL: 'postgres://teal:hunter2@127.0.0.1:9/agents' })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BackendBootError);
+    expect((err as Error).message).toBe('PostgreSQL is unreachable at 127.0.0.1:9/agents (ECONNREFUSED)');
   });
 });
