@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
 
 export default defineConfig(
   // Built, installed and generated files, and what tests leave behind (the same as .gitignore).
-  { ignores: ['dist/', 'dist-bench/', '.tools/', 'coverage/', 'test-artifacts/', '.ddb/', '.test-services/'] },
+  { ignores: ['dist/', 'dist-bench/', '.tools/', 'coverage/', 'test-artifacts/', '.ddb/', '.test-services/', '.nest-start-*/'] },
   eslint.configs.recommended,
   tseslint.configs.recommended,
   {

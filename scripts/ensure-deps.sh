@@ -4,5 +4,7 @@
 # changing dependencies, run `npm install` and commit the lockfile it writes.
 . "$(dirname "${BASH_SOURCE[0]}")/node24.sh"
 if [ ! -f node_modules/.package-lock.json ] || [ package.json -nt node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
+  # --ignore-scripts: the package's own `prepare` (a full build) would run here, and every script
+  # that sources this one builds next anyway (test.sh, start.sh, bench.sh).
+  npm ci --no-audit --no-fund --ignore-scripts
 fi
