@@ -1,4 +1,5 @@
 import { Client, ClientBase, ClientConfig, Pool, PoolClient } from 'pg';
+import { ConnectionPoolStats, mustWaitForConnection, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
 import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
@@ -50,8 +51,11 @@ export const APPLICATION_NAME = 'teal-agent-server';
  * lost may still have been applied; retrying it with the same expected version then gets a
  * conflict, never a second write.
  */
-export class PostgresStateStore extends StateStore {
+export class PostgresStateStore extends StateStore implements PooledStore {
   private readonly pool: Pool;
+  private readonly poolMax: number;
+  /** The app's metrics of waits for a connection (src/state/connection-pool.ts); none: calls are not timed. */
+  private readonly poolWaitListeners: PoolWaitListener[] = [];
   private readonly config: ClientConfig;
   private readonly names: PostgresNames;
   /** The database's clock (`clock_timestamp()`): sampled on every new connection and by every commit. */
@@ -68,9 +72,10 @@ export class PostgresStateStore extends StateStore {
     const statementTimeoutMs = options.statementTimeoutMs ?? 5000;
     // Given explicitly, these win over PG* variables; the connection string wins over them (pg's order).
     this.config = { connectionString: options.url, application_name: APPLICATION_NAME, connectionTimeoutMillis: options.acquireTimeoutMs ?? 2000 };
+    this.poolMax = options.poolMax ?? 10;
     this.pool = new Pool({
       ...this.config,
-      max: options.poolMax ?? 10,
+      max: this.poolMax,
       statement_timeout: statementTimeoutMs,
       query_timeout: statementTimeoutMs + 1000,
       idleTimeoutMillis: 30_000,
@@ -171,6 +176,15 @@ export class PostgresStateStore extends StateStore {
     return this.sweep.step();
   }
 
+  /** The pool's counts now, for the app's metrics. */
+  poolStats(): ConnectionPoolStats {
+    return { max: this.poolMax, total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
+  onPoolWait(listener: PoolWaitListener): void {
+    this.poolWaitListeners.push(listener);
+  }
+
   async ping(): Promise<void> {
     await this.query('ping', 'SELECT 1');
   }
@@ -180,6 +194,11 @@ export class PostgresStateStore extends StateStore {
     this.closed = true;
     this.sweep.stop();
     await this.pool.end().catch(() => undefined);
+  }
+
+  private poolWaited(from: number, outcome: PoolWaitOutcome): void {
+    const seconds = (performance.now() - from) / 1000;
+    for (const listener of this.poolWaitListeners) listener(seconds, outcome);
   }
 
   private async sampleClock(client: ClientBase): Promise<void> {
@@ -196,11 +215,14 @@ export class PostgresStateStore extends StateStore {
   private async query<R>(what: string, text: string, values?: unknown[]): Promise<R[]> {
     if (this.closed) throw new StateStoreUnavailableError('PostgreSQL state store is closed', undefined, true);
     let client: PoolClient;
+    const waitFrom = this.poolWaitListeners.length && mustWaitForConnection(this.poolStats()) ? performance.now() : undefined;
     try {
       client = await this.pool.connect();
     } catch (err) {
+      if (waitFrom !== undefined) this.poolWaited(waitFrom, 'failed');
       throw toStateError(err, what, true);
     }
+    if (waitFrom !== undefined) this.poolWaited(waitFrom, 'acquired');
     // A connection that breaks while checked out reports it here as well as to its statement.
     const onError = () => undefined;
     client.on('error', onError);
