@@ -24,6 +24,7 @@ import { isKnownLocalModel } from './llm/local/local-models';
 import { FetchLike, LlmProvider, LlmProviderConfigError } from './llm/llm-provider';
 import { httpTelemetryMiddleware } from './telemetry/http-telemetry.middleware';
 import { activeTraceIds, Telemetry } from './telemetry/telemetry';
+import { isPooledStore } from './state/connection-pool';
 import { StateStore } from './state/state-store';
 import { createStateStore } from './state/state-store.factory';
 
@@ -99,6 +100,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
       prometheus: env.telemetry.prometheus,
     });
   const store = options.shared?.store ?? options.store ?? (await createStateStore(env.state, { production: env.production, logger }));
+  // The pool's waits and connections (PostgreSQL), only for a store that keeps a pool; a reload shares both, already observed.
+  if (!options.shared && isPooledStore(store)) telemetry.observeStorePool(store);
   let reload: AgentReload | undefined;
   const reloaded = options.shared && { audit: options.shared.audit, shutdown: options.shared.shutdown };
   const beforeClose = options.shared ? undefined : async () => reload?.close();

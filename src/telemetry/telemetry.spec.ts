@@ -1,5 +1,6 @@
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { callerFields, LogContext, oidHash } from '../common/logging/log-context';
+import type { PooledStore, PoolWaitListener } from '../state/connection-pool';
 import { activeTraceIds, Telemetry } from './telemetry';
 
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
@@ -107,6 +108,53 @@ describe('Telemetry with the Prometheus reader (TA_METRICS_PROMETHEUS)', () => {
     } finally {
       await telemetry.shutdown();
     }
+  });
+
+  it("observes a pooled store's pool (PostgreSQL): waits by outcome and duration, waiting calls and connections read at scrape time; once per store", async () => {
+    const telemetry = new Telemetry({ serviceName: 'test', serviceVersion: '0', prometheus: true });
+    try {
+      expect(await telemetry.prometheusText()).not.toMatch(/ta_state_store_pool/); // no pooled store: no pool metrics
+      const stats = { max: 5, total: 5, idle: 0, waiting: 3 };
+      const listeners: PoolWaitListener[] = [];
+      const store: PooledStore = { poolStats: () => stats, onPoolWait: (l) => listeners.push(l) };
+      telemetry.observeStorePool(store);
+      telemetry.observeStorePool(store);
+      expect(listeners).toHaveLength(1);
+      let text = await telemetry.prometheusText();
+      expect(text).toMatch(/^ta_state_store_pool_waits_total\{outcome="acquired",[^}]*\} 0$/m); // at 0 from the start
+      expect(text).toMatch(/^ta_state_store_pool_waits_total\{outcome="failed",[^}]*\} 0$/m);
+      expect(text).toMatch(/^# TYPE ta_state_store_pool_waiting gauge$/m);
+      expect(text).toMatch(/^ta_state_store_pool_waiting\{[^}]*\} 3$/m);
+      expect(text).toMatch(/^ta_state_store_pool_connections\{state="used",[^}]*\} 5$/m);
+      expect(text).toMatch(/^ta_state_store_pool_connections\{state="idle",[^}]*\} 0$/m);
+      expect(text).toMatch(/^ta_state_store_pool_max\{[^}]*\} 5$/m);
+
+      listeners[0]!(0.003, 'acquired');
+      listeners[0]!(0.2, 'acquired');
+      listeners[0]!(2.001, 'failed');
+      Object.assign(stats, { total: 4, idle: 3, waiting: 0 });
+      text = await telemetry.prometheusText();
+      expect(text).toMatch(/^# TYPE ta_state_store_pool_waits_total counter$/m);
+      expect(text).toMatch(/^ta_state_store_pool_waits_total\{outcome="acquired",[^}]*\} 2$/m);
+      expect(text).toMatch(/^ta_state_store_pool_waits_total\{outcome="failed",[^}]*\} 1$/m);
+      expect(text).toMatch(/^# TYPE ta_state_store_pool_wait_duration histogram$/m);
+      expect(text).toMatch(/^ta_state_store_pool_wait_duration_count\{outcome="acquired",[^}]*\} 2$/m);
+      expect(text).toMatch(/^ta_state_store_pool_wait_duration_bucket\{outcome="acquired",[^}]*le="0.005"\} 1$/m);
+      expect(text).toMatch(/^ta_state_store_pool_wait_duration_sum\{outcome="failed",[^}]*\} 2.001$/m);
+      expect(text).toMatch(/^ta_state_store_pool_waiting\{[^}]*\} 0$/m);
+      expect(text).toMatch(/^ta_state_store_pool_connections\{state="used",[^}]*\} 1$/m);
+      expect(text).toMatch(/^ta_state_store_pool_connections\{state="idle",[^}]*\} 3$/m);
+    } finally {
+      await telemetry.shutdown();
+    }
+  });
+
+  it('registers nothing on a pooled store when nothing reads the metrics (its calls are then not timed)', async () => {
+    const telemetry = new Telemetry({ serviceName: 'test', serviceVersion: '0' });
+    const onPoolWait = jest.fn();
+    telemetry.observeStorePool({ poolStats: () => ({ max: 1, total: 0, idle: 0, waiting: 0 }), onPoolWait });
+    expect(onPoolWait).not.toHaveBeenCalled();
+    await telemetry.shutdown();
   });
 
   it('has no Prometheus output unless enabled', async () => {

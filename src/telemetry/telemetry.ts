@@ -24,6 +24,7 @@ import type { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/ex
 import type { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { StoreErrorCounter } from '../common/errors/store-error-counter.port';
+import { POOL_WAIT_OUTCOMES, PooledStore, PoolWaitOutcome } from '../state/connection-pool';
 import { LogContext, LogFields } from '../common/logging/log-context';
 import { TokenUsage } from '../llm/llm-client.port';
 
@@ -47,6 +48,8 @@ export type RateLimitKind = (typeof RATE_LIMIT_KINDS)[number];
  * model run with tools can take.
  */
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 30, 60, 120, 300];
+/** Waits for a pooled store connection: bounded by TA_POSTGRES_ACQUIRE_TIMEOUT_MS (2 s by default), so finer at the bottom. */
+const POOL_WAIT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** The GenAI semantic conventions' bounds for `gen_ai.client.token.usage`. */
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304];
 
@@ -86,6 +89,8 @@ export class Telemetry implements StoreErrorCounter {
   /** Set when `prometheus` is on: the reader `GET /metrics` serves. */
   private readonly prometheus?: { reader: PrometheusExporter; serializer: PrometheusSerializer };
   private readonly runningRequests: (() => number)[] = [];
+  /** The stores whose pool is observed (`observeStorePool`), each once. */
+  private readonly pooledStores = new WeakSet<PooledStore>();
 
   constructor(options: TelemetryOptions) {
     ensureContextManager();
@@ -171,6 +176,46 @@ export class Telemetry implements StoreErrorCounter {
   /** Reports the count of running requests when metrics are collected (nothing is spent per request). */
   observeRunningRequests(read: () => number): void {
     this.runningRequests.push(read);
+  }
+
+  /**
+   * The state store's connection pool (PostgreSQL), for a store that keeps one: each call that had
+   * to wait for a connection (`ta.state_store.pool.waits`, by outcome, and how long it waited), and
+   * at collection the calls waiting and the connections by state. Not registered for other stores,
+   * nor when nothing reads the metrics (then the store does not even time its calls).
+   */
+  observeStorePool(store: PooledStore): void {
+    if (!this.meterProvider || this.pooledStores.has(store)) return;
+    this.pooledStores.add(store);
+    const waits = this.meter.createCounter('ta.state_store.pool.waits', {
+      description: 'State store calls that found every pooled connection busy and the pool at its max, so waited; by outcome (acquired, failed)',
+    });
+    const waitDuration = this.meter.createHistogram('ta.state_store.pool.wait.duration', {
+      description: 'How long state store calls waited for a pooled connection',
+      unit: 's',
+      advice: { explicitBucketBoundaries: POOL_WAIT_BUCKETS },
+    });
+    const outcomes = new Map<PoolWaitOutcome, Attributes>(POOL_WAIT_OUTCOMES.map((o) => [o, { outcome: o }]));
+    for (const attributes of outcomes.values()) waits.add(0, attributes);
+    store.onPoolWait((seconds, outcome) => {
+      const attributes = outcomes.get(outcome);
+      waits.add(1, attributes);
+      waitDuration.record(seconds, attributes);
+    });
+    this.meter
+      .createObservableGauge('ta.state_store.pool.waiting', { description: 'State store calls waiting for a pooled connection now' })
+      .addCallback((result: ObservableResult) => result.observe(store.poolStats().waiting));
+    const [used, idle] = [{ state: 'used' }, { state: 'idle' }];
+    this.meter
+      .createObservableGauge('ta.state_store.pool.connections', { description: 'Open state store connections of this process, by state (used, idle)' })
+      .addCallback((result: ObservableResult) => {
+        const stats = store.poolStats();
+        result.observe(stats.total - stats.idle, used);
+        result.observe(stats.idle, idle);
+      });
+    this.meter
+      .createObservableGauge('ta.state_store.pool.max', { description: 'Connections the state store pool may open (TA_POSTGRES_POOL_MAX)' })
+      .addCallback((result: ObservableResult) => result.observe(store.poolStats().max));
   }
 
   /** A request refused by a rate limit: for the limiter to call where it answers 429 (`ta_rate_limited_total`). */
