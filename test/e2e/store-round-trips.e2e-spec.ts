@@ -5,12 +5,19 @@
  * trusted alone: a turn on the other replica reads the task first (four round trips).
  * Issue 21: an approval resume costs at most three round trips on the replica that wrote the task
  * last (two: the decision's commit and the finish), and a JSON resume reads no stream log.
+ * Issue 22: the same on PostgreSQL, counted by a proxy reading the wire protocol (one ReadyForQuery
+ * per round trip: bench/postgres-counter.ts) in front of the run's server, in a schema of this
+ * file's own; finding a request by id is one statement there, so a cold resume costs one less.
  */
-import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { Client } from 'pg';
+import { postgresCountingProxy } from '../../bench/postgres-counter';
 import { perTurn, redisCounter, ROUND_TRIPS, StoreCounter } from '../../bench/store-counters';
+import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
+import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson } from '../support/http';
-import { RedisServerHandle, startRedisServer } from '../support/services';
+import { startRedisServer, testPostgresUrl, uniqueSchema } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
 
@@ -46,24 +53,82 @@ exports.plugins = [{ name: 'Notes', tools: [
 `;
 const TURNS = 10;
 
-describe('store round trips per plain v3 turn (Redis)', () => {
+/** What the two replicas of a case share: their store, and the counters of what they ask of it. */
+interface CountedStore {
+  store(): StateStore;
+  /** Round trips (and, with `commands`, what they did, stream log reads included). */
+  counter(options: { commands: boolean }): StoreCounter;
+  stop(): Promise<void>;
+}
+
+const backends: {
+  name: string;
+  start(): Promise<CountedStore>;
+  /** The counter's key for a read of the stream log. */
+  streamReads: string;
+  expected: { turns: Record<'first' | 'followOn' | 'elsewhere', number>; resumes: Record<'warm' | 'cold', number> };
+}[] = [
+  {
+    name: 'Redis',
+    // Its own redis-server: INFO's counters are the whole server's.
+    start: async () => {
+      const redis = await startRedisServer();
+      return {
+        store: () => new RedisStateStore({ url: redis.url, keyPrefix: 'rt:' }),
+        counter: ({ commands }) => redisCounter(redis.url, { commands }),
+        stop: () => redis.stop(),
+      };
+    },
+    // The stream log is the only list a resume could read (`lrange`, from MONITOR).
+    streamReads: 'lrange',
+    // Cold resume: finding the request (two), reading the task and its requests (two), then the same two.
+    expected: { turns: { first: 2, followOn: 2, elsewhere: 4 }, resumes: { warm: 2, cold: 6 } },
+  },
+  {
+    name: 'PostgreSQL',
+    start: async () => {
+      const schema = uniqueSchema('round_trips');
+      const prepared = new PostgresStateStore({ url: testPostgresUrl(), schema });
+      await prepared.prepare();
+      await prepared.close();
+      const proxy = await postgresCountingProxy(Number(new URL(testPostgresUrl()).port));
+      return {
+        store: () => new PostgresStateStore({ url: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, schema }),
+        // One proxy counts everything; closing a case's view of it leaves it counting.
+        counter: () => ({ snapshot: () => proxy.snapshot(), close: async () => undefined }),
+        stop: async () => {
+          await proxy.close();
+          const raw = new Client({ connectionString: testPostgresUrl() });
+          await raw.connect();
+          await raw.query(`DROP SCHEMA ${schema} CASCADE`);
+          await raw.end();
+        },
+      };
+    },
+    streamReads: 'stream read',
+    // Cold resume: finding the request (one), reading the task and its requests (two), then the same two.
+    expected: { turns: { first: 2, followOn: 2, elsewhere: 4 }, resumes: { warm: 2, cold: 5 } },
+  },
+];
+
+describe.each(backends)('store round trips per plain v3 turn ($name)', ({ start, streamReads, expected }) => {
   let llm: FakeOpenAi;
-  let redis: RedisServerHandle;
+  let shared: CountedStore;
   let a: TestApp;
   let b: TestApp;
   let counter: StoreCounter;
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    redis = await startRedisServer();
+    shared = await start();
     const replica = () =>
       startTestApp({
         agents: { 'counted.yaml': AGENT, 'guarded.yaml': GUARDED, 'custom_plugins.js': NOTES_PLUGIN },
         env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test' },
-        store: new RedisStateStore({ url: redis.url, keyPrefix: 'rt:' }),
+        store: shared.store(),
       });
     [a, b] = await Promise.all([replica(), replica()]);
-    counter = redisCounter(redis.url, { commands: false });
+    counter = shared.counter({ commands: false });
     // Connections, script loading and the clock's first sample stay out of the counts.
     for (const t of [a, b]) {
       llm.script(reply.text('warm'));
@@ -73,7 +138,7 @@ describe('store round trips per plain v3 turn (Redis)', () => {
   afterAll(async () => {
     await counter?.close();
     await Promise.all([a?.close(), b?.close()]);
-    await redis?.stop();
+    await shared?.stop();
     await llm?.close();
   });
 
@@ -107,7 +172,7 @@ describe('store round trips per plain v3 turn (Redis)', () => {
         expect((await v3Client(`${b.url}/Counted/1`).say('over there', { task_id: id })).status).toBe(200);
       }
     });
-    expect({ first, followOn, elsewhere }).toEqual({ first: 2, followOn: 2, elsewhere: 4 });
+    expect({ first, followOn, elsewhere }).toEqual(expected.turns);
 
     // And back on A, whose view is now stale: its cached commit loses, it reads, and the turn sees all of B's.
     llm.script(reply.text('back'));
@@ -119,9 +184,12 @@ describe('store round trips per plain v3 turn (Redis)', () => {
     expect(seen.filter((c: string) => c.includes('again 0'))).toHaveLength(1);
   });
 
-  it('two per JSON approval resume on the replica that paused the task (at most three), six on the other, and no stream log read', async () => {
-    // Its own counter, with MONITOR: the stream log is the only list read (`lrange`) a resume could make.
-    const commands = redisCounter(redis.url);
+  it(`two per JSON approval resume on the replica that paused the task (at most three), ${expected.resumes.cold} on the other, and no stream log read`, async () => {
+    // Its own counter, of what the round trips did: a stream log read would show.
+    const commands = shared.counter({ commands: true });
+    // Once it counts (Redis: MONITOR set up): what a MONITOR connection is fed before ioredis has
+    // put it in monitor mode breaks its command queue.
+    await commands.snapshot();
     try {
       /** TURNS paused requests on `on`, each waiting for one approval. */
       const paused = async (on: TestApp): Promise<string[]> => {
@@ -143,13 +211,15 @@ describe('store round trips per plain v3 turn (Redis)', () => {
           expect(r.body.status).toBe('Completed');
         }
         const per = perTurn(before, await commands.snapshot(), TURNS);
-        return { roundTrips: per[ROUND_TRIPS]!, streamReads: per['lrange'] ?? 0 };
+        return { roundTrips: per[ROUND_TRIPS]!, streamReads: per[streamReads] ?? 0 };
       };
       const warm = await resumed(a, await paused(a));
       const cold = await resumed(b, await paused(a));
-      // Warm: the decision's commit and the finish (the request's task is found in the writer's view);
-      // cold: finding the request (two), reading the task and its requests (two), then the same two.
-      expect({ warm, cold }).toEqual({ warm: { roundTrips: 2, streamReads: 0 }, cold: { roundTrips: 6, streamReads: 0 } });
+      // Warm: the decision's commit and the finish (the request's task is found in the writer's view).
+      expect({ warm, cold }).toEqual({
+        warm: { roundTrips: expected.resumes.warm, streamReads: 0 },
+        cold: { roundTrips: expected.resumes.cold, streamReads: 0 },
+      });
     } finally {
       await commands.close();
     }

@@ -1,0 +1,71 @@
+import { createConnection, createServer, Server, Socket } from 'node:net';
+import { ROUND_TRIPS, StoreCounter } from './store-counters';
+
+/**
+ * PostgreSQL: a TCP proxy to `targetPort` that reads the wire protocol as it passes. A round trip
+ * is one ReadyForQuery (`Z`) the server sends: it ends every statement's answer (a function call
+ * and a read alike: the extended protocol's Parse/Bind/Execute/Sync go out in one write) and the
+ * start-up of a new connection. Statements are also counted by what they do: the store function
+ * they call (`commit_task`, `append_stream`, `delete_batch`, `sweep_expired`), `stream read` (the
+ * stream log) or `read`. Point the
+ * server's TA_POSTGRES_URL at `127.0.0.1:{port}`. Plain connections only (no TLS to read through).
+ */
+export async function postgresCountingProxy(targetPort: number): Promise<StoreCounter & { port: number }> {
+  const counts: Record<string, number> = { [ROUND_TRIPS]: 0 };
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = createConnection({ port: targetPort, host: '127.0.0.1' });
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined).on('close', () => sockets.delete(s));
+    }
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    // The client's first message (start-up) has no type byte; every later one, and every server message, has one.
+    const fromClient = messageReader(true, (type, body) => {
+      if (type === 'P' || type === 'Q') {
+        const text = body.toString('utf8', type === 'P' ? body.indexOf(0) + 1 : 0);
+        const op = /\.(commit_task|append_stream|delete_batch|sweep_expired)\(/.exec(text)?.[1] ?? (/\.stream_events\b/.test(text) ? 'stream read' : 'read');
+        counts[op] = (counts[op] ?? 0) + 1;
+      }
+    });
+    const fromServer = messageReader(false, (type) => {
+      if (type === 'Z') counts[ROUND_TRIPS]!++;
+    });
+    client.on('data', (chunk: Buffer) => {
+      fromClient(chunk);
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      fromServer(chunk);
+      client.write(chunk);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    snapshot: async () => ({ ...counts }),
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Splits a stream of protocol messages (a type byte, then an int32 length that counts itself) and hands each to `onMessage`. */
+function messageReader(untypedFirst: boolean, onMessage: (type: string, body: Buffer) => void): (chunk: Buffer) => void {
+  let pending: Buffer = Buffer.alloc(0);
+  let first = untypedFirst;
+  return (chunk) => {
+    pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+    for (;;) {
+      const head = first ? 0 : 1;
+      if (pending.length < head + 4) return;
+      const length = pending.readInt32BE(head);
+      if (pending.length < head + length) return;
+      if (!first) onMessage(String.fromCharCode(pending[0]), pending.subarray(5, 1 + length));
+      first = false;
+      pending = pending.subarray(head + length);
+    }
+  };
+}
