@@ -17,6 +17,9 @@ async function migrate(env: Record<string, string>): Promise<{ code: number; std
   );
 }
 
+// Each test starts the built CLI two or three times: seconds on a machine whose cores are busy.
+jest.setTimeout(60_000);
+
 describe('teal-agent-server migrate', () => {
   const schema = uniqueSchema('cli_migrate');
   let raw: Client;
