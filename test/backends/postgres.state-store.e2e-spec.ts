@@ -114,6 +114,35 @@ describe('PostgresStateStore', () => {
       }
     }, 30_000);
 
+    it('a role that may only read and write boots on a migrated schema; one that may not create the schema gets one line saying so', async () => {
+      const role = uniqueSchema('ta_app');
+      const fresh = other();
+      await raw.query(`CREATE ROLE ${role} LOGIN`);
+      await raw.query(`GRANT USAGE ON SCHEMA ${schema} TO ${role}`);
+      await raw.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${role}`);
+      await raw.query(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA ${schema} TO ${role}`);
+      const url = new URL(testPostgresUrl());
+      url.username = role;
+      const env = { TA_AUTH_MODE: 'dev', TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: url.href };
+      try {
+        const app = await createStateStore(loadEnvConfig({ ...env, TA_POSTGRES_SCHEMA: schema }).state);
+        const tenant = uniqueName('tenant');
+        await expect(app.commit(tenant, { task: makeTask(tenant), expectedVersion: 0 })).resolves.toMatchObject({ version: 1 });
+        await app.close();
+
+        const err = await createStateStore(loadEnvConfig({ ...env, TA_POSTGRES_SCHEMA: fresh }).state).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(BackendBootError);
+        expect((err as Error).message).toMatch(
+          new RegExp(
+            `^PostgreSQL refused to migrate schema ${fresh} at 127\\.0\\.0\\.1:\\d+/postgres: permission denied for database postgres \\(grant the role CREATE`,
+          ),
+        );
+      } finally {
+        await raw.query(`DROP OWNED BY ${role}`);
+        await raw.query(`DROP ROLE ${role}`);
+      }
+    });
+
     it('with TA_POSTGRES_MIGRATE=off, a schema that is not there refuses the boot, in one line naming the command', async () => {
       const absent = newStore({ schema: other() });
       try {

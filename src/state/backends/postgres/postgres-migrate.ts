@@ -18,22 +18,28 @@ export interface MigrationOutcome {
  * under a session advisory lock of the schema's own, so N replicas starting together migrate once:
  * the first applies them, the others wait, then find nothing left to do. Each migration runs in its
  * own transaction with its schema_version row, so a failure leaves the schema at the last version
- * applied. A database whose schema is newer than this release knows refuses the boot (an older
+ * applied. A schema already at this version is only read (no lock, no DDL), so a role that may only
+ * read and write the tables boots with `auto` too; DDL runs only when something is missing (and
+ * `CREATE SCHEMA` only when the schema is: it needs CREATE on the database even with IF NOT
+ * EXISTS). A database whose schema is newer than this release knows refuses the boot (an older
  * release must not write a layout it does not know), as does `off` with a schema behind.
  */
 export async function migrateSchema(client: ClientBase, names: PostgresNames, mode: MigrateMode = 'auto'): Promise<MigrationOutcome> {
+  const found = checkVersion(await currentVersion(client, names), names, mode);
+  if (found.from === SCHEMA_VERSION || mode === 'off') return found;
   const lock = `teal-agent-server migrate ${names.schema}`;
-  if (mode === 'off') return checkVersion(await currentVersion(client, names), names, mode);
   await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lock]);
   try {
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${names.schema}`);
+    // Read again under the lock: another replica may have migrated meanwhile.
+    const from = checkVersion(await currentVersion(client, names), names, mode).from;
+    if (from === SCHEMA_VERSION) return { schema: names.schema, from, to: from };
+    const { rows } = await client.query<{ exists: boolean }>('SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists', [names.schema]);
+    if (!rows[0]?.exists) await client.query(`CREATE SCHEMA ${names.schema}`);
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${names.schemaVersion} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const from = await currentVersion(client, names);
-    checkVersion(from, names, 'auto');
     for (const m of MIGRATIONS.filter((x) => x.version > from)) await apply(client, names, m);
-    return { schema: names.schema, from, to: Math.max(from, SCHEMA_VERSION) };
+    return { schema: names.schema, from, to: SCHEMA_VERSION };
   } finally {
     await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lock]).catch(() => undefined);
   }
