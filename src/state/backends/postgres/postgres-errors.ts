@@ -55,7 +55,10 @@ export function postgresBootError(err: unknown, where: { url: string; schema: st
   let text: string;
   if (/^28/.test(code)) text = `PostgreSQL refused the login ${at}: ${message}`;
   else if (code === '3D000') text = `PostgreSQL ${at}: ${message}`;
-  else if (code === '42501') {
+  else if (/CERT|SIGNATURE|ISSUER|^ERR_TLS_/.test(code)) {
+    // Node's TLS verification (sslmode=verify-full): a CA not in sslrootcert (or Node's list and NODE_EXTRA_CA_CERTS), or another host name.
+    text = `PostgreSQL's TLS certificate is not trusted ${at}: ${message} (docs/deploy.md, PostgreSQL: sslrootcert or NODE_EXTRA_CA_CERTS)`;
+  } else if (code === '42501') {
     text = `PostgreSQL refused to migrate schema ${where.schema} ${at}: ${message} (grant the role CREATE on the database, or run "teal-agent-server migrate" as a role that may, with TA_POSTGRES_MIGRATE=off)`;
   } else if (code === '' || /^E[A-Z]+$/.test(code) || /^(08|57P03)/.test(code) || /timeout|terminated/i.test(message)) {
     text = `PostgreSQL is unreachable ${at} (${/^E[A-Z]+$/.test(code) ? code : message})`;
