@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { Client } from 'pg';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadAgentConfigs } from '../../src/agents/config/load-agent-configs';
 import { EnvVars } from '../../src/config/env.schema';
 import { request } from '../support/http';
+import { testPostgresUrl } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 
 /**
@@ -149,13 +151,85 @@ describe('deploy/k8s manifests', () => {
 });
 
 describe('compose.yaml', () => {
-  const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as {
-    services: Record<string, { environment?: Record<string, string>; build?: unknown }>;
+  type Service = {
+    image?: string;
+    environment?: Record<string, string>;
+    build?: unknown;
+    healthcheck?: { test: string[] };
+    volumes?: string[];
+    depends_on?: Record<string, { condition: string }>;
   };
+  const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+  const server = compose.services.server!;
 
-  it('has the server (built from this Dockerfile), Redis and DynamoDB Local', () => {
-    expect(Object.keys(compose.services).sort()).toEqual(['dynamodb', 'redis', 'server']);
-    expect(compose.services.server!.build).toBe('.');
+  it('has the server (built from this Dockerfile), Redis, DynamoDB Local and PostgreSQL', () => {
+    expect(Object.keys(compose.services).sort()).toEqual(['dynamodb', 'postgres', 'redis', 'server']);
+    expect(server.build).toBe('.');
+    // The store is chosen when starting the stack (docs/deploy.md, Compose): Redis unless TA_STATE_STORE says otherwise.
+    expect(server.environment!.TA_STATE_STORE).toBe('${TA_STATE_STORE:-redis}');
+  });
+
+  it('runs PostgreSQL from the official image, checked with pg_isready over TCP, its data in a named volume, and the server waits for it to be healthy', () => {
+    const pg = compose.services.postgres!;
+    expect(pg.image).toMatch(/^postgres:\d+(-alpine)?$/);
+    const { POSTGRES_USER: user, POSTGRES_PASSWORD: password, POSTGRES_DB: db } = pg.environment ?? {};
+    expect([user, password, db].every(Boolean)).toBe(true);
+    expect(pg.healthcheck?.test).toEqual(['CMD', 'pg_isready', '-h', '127.0.0.1', '-U', user, '-d', db]);
+    const [volume, path] = pg.volumes![0]!.split(':');
+    expect(Object.keys(compose.volumes)).toContain(volume);
+    expect(path).toBe('/var/lib/postgresql/data'); // where the image keeps its data up to PostgreSQL 17 (18 moved it)
+    expect(server.depends_on?.postgres).toEqual({ condition: 'service_healthy' });
+    // The server's connection string names that service, user, password and database.
+    const url = new URL(server.environment!.TA_POSTGRES_URL!);
+    expect([url.protocol, url.hostname, url.port, url.username, url.password, url.pathname]).toEqual([
+      'postgres:',
+      'postgres',
+      '5432',
+      user,
+      password,
+      `/${db}`,
+    ]);
+  });
+
+  describe('with TA_STATE_STORE=postgres: the server environment, on a PostgreSQL set up as the postgres service is', () => {
+    let admin: Client;
+    let t: TestApp;
+    const pg = compose.services.postgres!.environment!;
+
+    beforeAll(async () => {
+      admin = new Client({ connectionString: testPostgresUrl() });
+      await admin.connect();
+      // The run's server trusts local logins; the role owns the database, as POSTGRES_USER does in the image.
+      await admin.query(`CREATE ROLE ${pg.POSTGRES_USER} LOGIN PASSWORD ${admin.escapeLiteral(pg.POSTGRES_PASSWORD!)}`);
+      await admin.query(`CREATE DATABASE ${pg.POSTGRES_DB} OWNER ${pg.POSTGRES_USER}`);
+      const url = new URL(server.environment!.TA_POSTGRES_URL!);
+      url.host = new URL(testPostgresUrl()).host; // the service's host name is the test server's address
+      t = await startTestApp({
+        configPath: join(ROOT, 'demos', 'agents'), // what compose mounts at /agents
+        env: { ...server.environment!, TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: url.href },
+      });
+    });
+    afterAll(async () => {
+      await t?.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${pg.POSTGRES_DB} WITH (FORCE)`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${pg.POSTGRES_USER}`).catch(() => undefined);
+      await admin.end();
+    });
+
+    it('boots, migrates its schema into that database, and is ready', async () => {
+      const ready = await request(`${t.url}/health/ready`);
+      expect([ready.status, ready.body.dependencies]).toEqual([200, expect.arrayContaining([{ name: 'state_store', state: 'up' }])]);
+      expect(t.env.state.store).toBe('postgres');
+      const db = new Client({ connectionString: t.env.state.postgres!.url });
+      await db.connect();
+      try {
+        const { rows } = await db.query(`SELECT current_user AS "user", count(*)::int AS versions FROM teal_agent.schema_version`);
+        expect(rows).toEqual([{ user: pg.POSTGRES_USER, versions: expect.any(Number) }]);
+        expect(rows[0].versions).toBeGreaterThanOrEqual(1);
+      } finally {
+        await db.end();
+      }
+    });
   });
 
   it('names only environment variables the server (or the AWS SDK) reads', () => {
