@@ -1,4 +1,4 @@
-import { Client, ClientBase, ClientConfig, Pool, PoolClient } from 'pg';
+import { Client, ClientBase, ClientConfig, Pool, PoolClient, QueryResult } from 'pg';
 import { ConnectionPoolStats, mustWaitForConnection, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
 import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
@@ -69,19 +69,19 @@ export class PostgresStateStore extends StateStore implements PooledStore {
   constructor(options: PostgresStateStoreOptions) {
     super();
     this.names = new PostgresNames(options.schema ?? DEFAULT_SCHEMA);
-    const statementTimeoutMs = options.statementTimeoutMs ?? 5000;
+    const statementTimeoutMs = Math.max(1, Math.floor(options.statementTimeoutMs ?? 5000));
     // Given explicitly, these win over PG* variables; the connection string wins over them (pg's order).
     this.config = { connectionString: options.url, application_name: APPLICATION_NAME, connectionTimeoutMillis: options.acquireTimeoutMs ?? 2000 };
     this.poolMax = options.poolMax ?? 10;
     this.pool = new Pool({
       ...this.config,
       max: this.poolMax,
-      statement_timeout: statementTimeoutMs,
       query_timeout: statementTimeoutMs + 1000,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
-      // Before a new connection serves anything: the clock, so the first decision already has it.
-      onConnect: (client) => this.sampleClock(client),
+      // Before a new connection serves anything: its statement timeout, and the clock, so the first
+      // decision already has it.
+      onConnect: (client) => this.prepareConnection(client, statementTimeoutMs),
     });
     // An idle connection the server dropped (a restart): the pool discards it; calls fail on their own.
     this.pool.on('error', () => undefined);
@@ -201,10 +201,16 @@ export class PostgresStateStore extends StateStore implements PooledStore {
     for (const listener of this.poolWaitListeners) listener(seconds, outcome);
   }
 
-  private async sampleClock(client: ClientBase): Promise<void> {
+  /**
+   * A new connection's settings and the clock, in one round trip (one simple query of two
+   * statements). The timeout is SET rather than sent as a start-up parameter, which connection
+   * poolers in front of managed servers (PgBouncer) refuse.
+   */
+  private async prepareConnection(client: ClientBase, statementTimeoutMs: number): Promise<void> {
     const sentAt = Date.now();
-    const { rows } = await client.query<{ now: number }>(`SELECT ${CLOCK_MS_SQL} AS now`);
-    this.clock.observe(rows[0].now, sentAt, Date.now());
+    const results: unknown = await client.query(`SET statement_timeout = ${statementTimeoutMs}; SELECT ${CLOCK_MS_SQL} AS now`);
+    const [, clock] = results as [QueryResult, QueryResult<{ now: number }>];
+    this.clock.observe(clock.rows[0].now, sentAt, Date.now());
   }
 
   /**
