@@ -4,8 +4,10 @@ import { Client } from 'pg';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadAgentConfigs } from '../../src/agents/config/load-agent-configs';
 import { EnvVars } from '../../src/config/env.schema';
+import { SCHEMA_VERSION } from '../../src/state/backends/postgres/migrations/migration-list';
 import { request } from '../support/http';
-import { testPostgresUrl } from '../support/services';
+import { ensureBuilt, runCli } from '../support/built-cli';
+import { testPostgresUrl, uniqueSchema } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 
 /**
@@ -76,7 +78,7 @@ const one = (kind: string): Manifest => {
 describe('deploy/k8s manifests', () => {
   it('hold exactly the expected objects', () => {
     expect(all.map((m) => m.doc.kind).sort()).toEqual(
-      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'PodDisruptionBudget', 'Secret', 'Service'].sort(),
+      ['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'PodDisruptionBudget', 'Secret', 'Service'].sort(),
     );
   });
 
@@ -112,16 +114,77 @@ describe('deploy/k8s manifests', () => {
     expect(one('HorizontalPodAutoscaler').spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
     // More than one replica shares tasks only through a shared store (docs/deploy.md, Scaling).
     const store = container.env.find((e: { name: string }) => e.name === 'TA_STATE_STORE')?.value;
-    expect(['redis', 'dynamodb']).toContain(store);
+    expect(['redis', 'dynamodb', 'postgres']).toContain(store);
     expect(container.lifecycle.preStop.exec.command).toEqual(['sleep', expect.stringMatching(/^\d+$/)]);
     expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(Number(container.lifecycle.preStop.exec.command[1]));
   });
 
-  it('name only environment variables the server reads (Deployment env, Secret keys)', () => {
+  it('name only environment variables the server reads (Deployment and Job env, Secret keys)', () => {
     const container = one('Deployment').spec.template.spec.containers[0];
-    const names = [...container.env.map((e: { name: string }) => e.name), ...Object.keys(one('Secret').stringData ?? {})];
+    const job = one('Job').spec.template.spec.containers[0];
+    const names = [...[...container.env, ...(job.env ?? [])].map((e: { name: string }) => e.name), ...Object.keys(one('Secret').stringData ?? {})];
     expect(names.filter((n) => !SERVER_ENV.has(n))).toEqual([]);
     expect(SERVER_ENV.has('TA_API_KEY')).toBe(true); // the schema really lists its fields
+  });
+
+  describe('PostgreSQL: the migrate Job, the CA bundle and the Secret (docs/deploy.md, PostgreSQL)', () => {
+    const deployment = one('Deployment');
+    const server = deployment.spec.template.spec.containers[0];
+    const job = one('Job');
+    const pod = job.spec.template.spec;
+    const migrate = pod.containers[0];
+    type Mount = { name: string; mountPath: string; readOnly?: boolean };
+    type Volume = { name: string; secret?: { secretName: string; optional?: boolean } };
+    const caOf = (mounts: Mount[], volumes: Volume[]) => {
+      const volume = volumes.find((v) => v.secret);
+      const mount = mounts.find((m) => m.name === volume?.name);
+      return { secret: volume?.secret, path: mount?.mountPath, readOnly: mount?.readOnly };
+    };
+
+    it("runs the Deployment's image as teal-agent-server migrate, with its Secret, once, as the same non-root user", () => {
+      expect(migrate.image).toBe(server.image);
+      expect(migrate.args).toEqual(['migrate']);
+      expect(migrate.envFrom).toEqual(server.envFrom);
+      expect(pod.restartPolicy).toBe('Never');
+      expect(job.spec.backoffLimit).toBeGreaterThanOrEqual(1);
+      expect(job.spec.activeDeadlineSeconds).toBeGreaterThan(0);
+      expect(pod.securityContext).toEqual(deployment.spec.template.spec.securityContext);
+      expect(migrate.securityContext).toEqual(server.securityContext);
+    });
+
+    it("no Service, PodDisruptionBudget or Deployment selects the Job's pod", () => {
+      const labels: Record<string, string> = job.spec.template.metadata.labels;
+      const selects = (selector: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+      expect(selects(one('Service').spec.selector)).toBe(false);
+      expect(selects(one('PodDisruptionBudget').spec.selector.matchLabels)).toBe(false);
+      expect(selects(deployment.spec.selector.matchLabels)).toBe(false);
+    });
+
+    it("mounts the same CA bundle as the servers, where the Secret's TA_POSTGRES_URL reads it with sslmode=verify-full", () => {
+      const ca = caOf(server.volumeMounts, deployment.spec.template.spec.volumes);
+      expect(ca).toEqual({ secret: { secretName: 'teal-agent-server-postgres-ca', optional: true }, path: '/etc/ssl/postgres', readOnly: true });
+      expect(caOf(migrate.volumeMounts, pod.volumes)).toEqual(ca);
+      const url = new URL(one('Secret').stringData!.TA_POSTGRES_URL!);
+      expect(url.protocol).toBe('postgres:');
+      expect(url.searchParams.get('sslmode')).toBe('verify-full');
+      expect(url.searchParams.get('sslrootcert')).toMatch(new RegExp(`^${ca.path}/[^/]+$`));
+    });
+
+    it("its command migrates: the Job's args run by the built CLI against a real PostgreSQL, with the Job's environment", async () => {
+      ensureBuilt();
+      const schema = uniqueSchema('k8s_job');
+      const env = Object.fromEntries((migrate.env ?? []).map((e: { name: string; value: string }) => [e.name, e.value]));
+      const run = runCli(migrate.args, { ...env, TA_POSTGRES_URL: testPostgresUrl(), TA_POSTGRES_SCHEMA: schema });
+      const admin = new Client({ connectionString: testPostgresUrl() });
+      try {
+        expect({ ...(await run.exited), stderr: run.stderr() }).toEqual({ code: 0, signal: null, stderr: '' });
+        expect(run.stdout()).toBe(`PostgreSQL schema ${schema}: migrated from version 0 to ${SCHEMA_VERSION}\n`);
+      } finally {
+        await admin.connect();
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await admin.end();
+      }
+    }, 30_000);
   });
 
   it("the ConfigMap's agents load with the server's own config loader", () => {
