@@ -10,6 +10,7 @@ import { RedisStateStore } from '../../src/state/backends/redis/redis.state-stor
 import { StateStore } from '../../src/state/state-store';
 import { request } from '../support/http';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { postgresStore } from '../support/postgres-stores';
 import { startTestApp, TestApp } from '../support/test-app';
 
 const AGENT = `
@@ -37,6 +38,7 @@ const backends: { name: string; store: () => Promise<StateStore> }[] = [
       return new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
   },
+  { name: 'postgres', store: () => postgresStore('cursor') },
 ];
 
 const forged = [

@@ -20,6 +20,7 @@ import { request } from '../support/http';
 import { DYNAMODB_LOCAL, freePort, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
+import { postgresStores } from '../support/postgres-stores';
 
 const AGENT = `
 apiVersion: tealagents/v1alpha1
@@ -72,6 +73,13 @@ const backends: Backend[] = [
           AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
         },
       };
+    },
+  },
+  {
+    name: 'postgres',
+    setup: async () => {
+      const { store, env } = await postgresStores('lease_clock');
+      return { store: store(), env };
     },
   },
 ];

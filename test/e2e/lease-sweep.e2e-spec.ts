@@ -21,6 +21,8 @@ import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoi
 import { writeAgentDir } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
+import { postgresStores } from '../support/postgres-stores';
+import { POSTGRES_CLOCK_SKEW_MS } from '../../src/state/backends/postgres/postgres.state-store';
 
 const LEASE_MS = 1000;
 const SWEEP_MS = 200;
@@ -64,6 +66,15 @@ const BACKENDS: Backend[] = [
         AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
       };
       return { env, store, stop: () => store.close() };
+    },
+  },
+  {
+    name: 'postgres',
+    skewMs: POSTGRES_CLOCK_SKEW_MS,
+    async start() {
+      const { store, env } = await postgresStores('lease_sweep');
+      const own = store();
+      return { env, store: own, stop: () => own.close() };
     },
   },
 ];

@@ -6,6 +6,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { Client } from 'pg';
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
@@ -18,7 +19,8 @@ import { StateStoreUnavailableError } from '../../src/state/state.errors';
 import { makeRequest } from '../conformance/fixtures';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { postgresStores } from '../support/postgres-stores';
+import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
@@ -97,6 +99,27 @@ const backends: Backend[] = [
           return n;
         },
         close: async () => client.destroy(),
+      };
+    },
+  },
+  {
+    name: 'postgres',
+    setup: async () => {
+      const { store, schema } = await postgresStores('v3_delete');
+      const raw = new Client({ connectionString: testPostgresUrl() });
+      await raw.connect();
+      return {
+        store: store(),
+        another: store,
+        mentions: async (needles) => {
+          let n = 0;
+          for (const table of ['tasks', 'requests', 'stream_events']) {
+            const { rows } = await raw.query<{ text: string }>(`SELECT row_to_json(t)::text AS text FROM ${schema}.${table} t`);
+            n += rows.filter((r) => needles.some((x) => r.text.includes(x))).length;
+          }
+          return n;
+        },
+        close: () => raw.end(),
       };
     },
   },

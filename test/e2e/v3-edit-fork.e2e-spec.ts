@@ -19,6 +19,7 @@ import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { modelInput, text, v3Client } from '../support/v3-client';
+import { postgresStores } from '../support/postgres-stores';
 
 const AGENT = `
 apiVersion: tealagents/v1alpha1
@@ -66,6 +67,10 @@ const backends: Backend[] = [
       client.destroy();
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
+  },
+  {
+    name: 'postgres',
+    setup: async () => (await postgresStores('v3_edit')).store,
   },
 ];
 

@@ -20,6 +20,7 @@ import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { text, v3Client } from '../support/v3-client';
+import { postgresStores } from '../support/postgres-stores';
 
 const AGENT = v3Agent('Ended');
 
@@ -48,6 +49,10 @@ const backends: { name: string; setup: () => Promise<() => StateStore> }[] = [
       client.destroy();
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
+  },
+  {
+    name: 'postgres',
+    setup: async () => (await postgresStores('ended')).store,
   },
 ];
 

@@ -26,6 +26,7 @@ import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { text } from '../support/v3-client';
+import { postgresStores } from '../support/postgres-stores';
 
 const AGENT = v3Agent('Killed');
 const LEASE = { TA_TASK_LEASE_MS: '1500' };
@@ -70,6 +71,19 @@ const backends: Backend[] = [
           AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
         }),
         store: () => new DynamoDbStateStore({ table, endpoint, ...DYNAMODB_LOCAL }),
+        stop: async () => undefined,
+      };
+    },
+  },
+  {
+    name: 'postgres',
+    setup: async () => {
+      const { store, env } = await postgresStores('killed');
+      const url = new URL(env.TA_POSTGRES_URL!);
+      return {
+        port: Number(url.port),
+        envFor: (port) => ({ ...env, TA_POSTGRES_URL: Object.assign(new URL(url), { port: String(port) }).toString() }),
+        store,
         stop: async () => undefined,
       };
     },

@@ -15,6 +15,7 @@ import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
+import { postgresStores } from '../support/postgres-stores';
 
 const AGENT = v3Agent('Shared', { description: 'Agent served by two instances' });
 
@@ -41,6 +42,10 @@ const backends: Backend[] = [
       client.destroy();
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
+  },
+  {
+    name: 'postgres',
+    setup: async () => (await postgresStores('v3_shared')).store,
   },
 ];
 

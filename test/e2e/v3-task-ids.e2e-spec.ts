@@ -22,6 +22,7 @@ import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp } from '../support/test-app';
 import { modelInput, text, v3Client } from '../support/v3-client';
+import { postgresStores } from '../support/postgres-stores';
 
 const agent = (name: string, model = 'gpt-test') => `
 apiVersion: tealagents/v1alpha1
@@ -116,6 +117,13 @@ const backends: Backend[] = [
       await createStateTable(client, table);
       client.destroy();
       return [0, 1].map(() => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL }));
+    },
+  },
+  {
+    name: 'postgres',
+    stores: async () => {
+      const { store } = await postgresStores('v3_task_ids');
+      return [store(), store()];
     },
   },
 ];

@@ -17,6 +17,7 @@ import { getSse, openSse, parseSse, SseEvent } from '../support/sse-reader';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { text } from '../support/v3-client';
+import { postgresStores } from '../support/postgres-stores';
 
 const AGENT = `
 apiVersion: tealagents/v1alpha1
@@ -52,6 +53,10 @@ const backends: { name: string; setup: () => Promise<() => StateStore> }[] = [
       client.destroy();
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
+  },
+  {
+    name: 'postgres',
+    setup: async () => (await postgresStores('attach')).store,
   },
 ];
 
