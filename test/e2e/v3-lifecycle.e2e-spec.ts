@@ -5,17 +5,20 @@
  * than the task TTL keeps its task alive; enqueue never answers 409 under contention; a pause is
  * decided only by a decision naming it; a queued request that pauses streams its pause; a resume
  * stream can be reconnected; approval TTLs expire pauses on the next read. Two app instances share
- * one real Redis where replicas matter; only the model vendor is fake.
+ * one real Redis (and, for the races of every transition, PostgreSQL and DynamoDB Local) where
+ * replicas matter; only the model vendor is fake.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Redis from 'ioredis';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
+import { StateStore } from '../../src/state/state-store';
 import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { postgresStores } from '../support/postgres-stores';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Agent, V3AgentOptions } from '../support/v3-agents';
@@ -195,18 +198,30 @@ describe('v3 lifecycle: store stalls on a Redis of its own (two replicas)', () =
   }, 20_000);
 });
 
-describe('v3 lifecycle on a shared Redis (two replicas)', () => {
+/** The shared stores two replicas race every lifecycle transition on: each call is another replica's store. */
+const SHARED: { name: string; stores: () => Promise<() => StateStore> }[] = [
+  {
+    name: 'Redis',
+    stores: async () => {
+      const keyPrefix = `${uniqueName('lifecycle2')}:`;
+      return () => new RedisStateStore({ url: testRedisUrl(), keyPrefix });
+    },
+  },
+  { name: 'PostgreSQL', stores: async () => (await postgresStores('lifecycle2')).store },
+];
+
+describe.each(SHARED)('v3 lifecycle on a shared $name (two replicas)', ({ stores }) => {
   let llm: FakeOpenAi;
   let a: TestApp;
   let b: TestApp;
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    const keyPrefix = `${uniqueName('lifecycle2')}:`;
+    const store = await stores();
     const dir = agentDir();
     const env = fakeModelEnv(llm);
-    a = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
-    b = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
+    a = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
+    b = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
   }, 30_000);
   afterAll(async () => {
     await a?.close();
