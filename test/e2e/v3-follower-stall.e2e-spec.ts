@@ -6,18 +6,21 @@
  * completes, and a reattach with the last id is answered 204.
  *
  * Redis: CLIENT PAUSE stalls the server for everyone (the replica running the request too).
- * DynamoDB Local: the follower's replica loses its connection (a TCP proxy taken down and up).
+ * DynamoDB Local and PostgreSQL: the follower's replica loses its connections (a TCP proxy taken
+ * down and up).
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Redis from 'ioredis';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
+import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { getSse, openSse, parseSse, SseEvent } from '../support/sse-reader';
-import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import { postgresStores } from '../support/postgres-stores';
+import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testPostgresUrl, uniqueName } from '../support/services';
 import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
@@ -64,6 +67,24 @@ const backends: Backend[] = [
       return {
         storeA: new DynamoDbStateStore({ table, endpoint, ...DYNAMODB_LOCAL }),
         storeB: new DynamoDbStateStore({ table, endpoint: `http://127.0.0.1:${proxy.port}`, ...DYNAMODB_LOCAL, requestTimeoutMs: 500 }),
+        stall: async () => {
+          await proxy.down();
+          setTimeout(() => void proxy.up(), STALL_MS);
+        },
+        stop: () => proxy.close(),
+      };
+    },
+  },
+  {
+    name: 'postgres (connection lost)',
+    setup: async () => {
+      const { store, schema } = await postgresStores('stall');
+      const url = new URL(testPostgresUrl());
+      const proxy: TcpProxy = await startTcpProxy(Number(url.port));
+      const proxied = Object.assign(new URL(url), { port: String(proxy.port) }).toString();
+      return {
+        storeA: store(),
+        storeB: new PostgresStateStore({ url: proxied, schema, acquireTimeoutMs: 500 }),
         stall: async () => {
           await proxy.down();
           setTimeout(() => void proxy.up(), STALL_MS);
