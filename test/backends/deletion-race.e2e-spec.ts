@@ -2,10 +2,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { HEADER_SK } from '../../src/state/backends/dynamodb/dynamodb-keys';
+import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { RequestRecord, TaskRecord } from '../../src/state/state.entities';
 import { isoAt, makeRequest, makeTask } from '../conformance/fixtures';
+import { postgresStores } from '../support/postgres-stores';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 
 /**
@@ -17,7 +19,9 @@ import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '
  * request.
  *
  * The pause sits where each backend reads the header in a step: Redis reads it, then runs one
- * script; DynamoDB reads it, then sends several requests. The in-memory store does a step at once.
+ * script; PostgreSQL reads it, then calls one function (delete_batch) that acts only while the
+ * header is still the one read; DynamoDB reads it, then sends several requests. The in-memory store
+ * does a step at once.
  */
 
 /** Arms `store`: its next deletion step runs `race` right after reading the task header. */
@@ -31,6 +35,18 @@ interface Backend {
   teardown(): Promise<void>;
 }
 
+/** Redis and PostgreSQL: the step reads the header through getTaskForDeletion, then acts once. */
+const armHeaderRead: Arm = (store, race) => {
+  const s = store as RedisStateStore | PostgresStateStore;
+  const read = s.getTaskForDeletion.bind(s);
+  s.getTaskForDeletion = async (tenantId, taskId) => {
+    s.getTaskForDeletion = read;
+    const task = await read(tenantId, taskId);
+    await race();
+    return task;
+  };
+};
+
 const redisPrefix = `${uniqueName('ta-race')}:`;
 const redis: Backend = (() => {
   let pair: [RedisStateStore, RedisStateStore];
@@ -40,18 +56,25 @@ const redis: Backend = (() => {
       pair = [new RedisStateStore({ url: testRedisUrl(), keyPrefix: redisPrefix }), new RedisStateStore({ url: testRedisUrl(), keyPrefix: redisPrefix })];
     },
     stores: () => pair,
-    arm(store, race) {
-      const s = store as RedisStateStore;
-      const read = s.getTaskForDeletion.bind(s);
-      s.getTaskForDeletion = async (tenantId, taskId) => {
-        s.getTaskForDeletion = read;
-        const task = await read(tenantId, taskId);
-        await race();
-        return task;
-      };
-    },
+    arm: armHeaderRead,
     teardown: async () => {
       await Promise.all(pair.map((s) => s.close()));
+    },
+  };
+})();
+
+const postgres: Backend = (() => {
+  let pair: [PostgresStateStore, PostgresStateStore] | undefined;
+  return {
+    name: 'postgres',
+    async setup() {
+      const { store } = await postgresStores('ta_race');
+      pair = [store(), store()];
+    },
+    stores: () => pair!,
+    arm: armHeaderRead,
+    teardown: async () => {
+      await Promise.all((pair ?? []).map((s) => s.close()));
     },
   };
 })();
@@ -106,7 +129,7 @@ async function drain(store: StateStore, tenant: string, taskId: string): Promise
   throw new Error(`task ${taskId} still not deleted after 20 batches`);
 }
 
-describe.each([redis, dynamodb])('a deletion step that lost the race to a new task under the same id ($name)', (backend) => {
+describe.each([redis, postgres, dynamodb])('a deletion step that lost the race to a new task under the same id ($name)', (backend) => {
   beforeAll(() => backend.setup(), 60_000);
   afterAll(() => backend.teardown());
 
@@ -150,7 +173,7 @@ describe.each([redis, dynamodb])('a deletion step that lost the race to a new ta
   });
 });
 
-describe("a stream append that lost the race to the task's deletion (dynamodb; Redis appends in one script)", () => {
+describe("a stream append that lost the race to the task's deletion (dynamodb; Redis appends in one script, PostgreSQL in one statement under the header's row lock)", () => {
   beforeAll(() => dynamodb.setup(), 60_000);
   afterAll(() => dynamodb.teardown());
 

@@ -1,11 +1,13 @@
 import { DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { Client } from 'pg';
 import { loadEnvConfig } from '../../src/config/env.config';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
+import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { createStateStore } from '../../src/state/state-store.factory';
 import { StateStoreUnavailableError } from '../../src/state/state.errors';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, testRedisUrl, uniqueName, uniqueSchema } from '../support/services';
 
 /** The state part of the config, from environment variables as the server reads them. */
 const stateConfig = (env: Record<string, string>) => loadEnvConfig({ TA_AUTH_MODE: 'dev', ...env }).state;
@@ -23,6 +25,24 @@ describe('createStateStore (TA_STATE_STORE)', () => {
       await expect(store.ping()).resolves.toBeUndefined();
     } finally {
       await store.close();
+    }
+  });
+
+  it('postgres: a connected PostgreSQL store, its schema migrated at boot (the rest: test/backends/postgres.state-store.e2e-spec.ts)', async () => {
+    const schema = uniqueSchema('ta_factory');
+    const store = await createStateStore(stateConfig({ TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: testPostgresUrl(), TA_POSTGRES_SCHEMA: schema }));
+    const raw = new Client({ connectionString: testPostgresUrl() });
+    await raw.connect();
+    try {
+      expect(store).toBeInstanceOf(PostgresStateStore);
+      expect((store as PostgresStateStore).schema).toBe(schema);
+      await expect(store.ping()).resolves.toBeUndefined();
+      const { rows } = await raw.query(`SELECT count(*)::int AS n FROM ${schema}.schema_version`);
+      expect(rows[0].n).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+      await raw.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await raw.end();
     }
   });
 

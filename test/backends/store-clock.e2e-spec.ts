@@ -1,17 +1,35 @@
 /**
  * Each shared backend's `now()` is the store's clock, learnt from its answers (src/state/store-clock.ts):
- * Redis's `TIME` (on connect, and returned by every commit), DynamoDB's HTTP `Date` header (every
- * answer, errors included). The local clock is made wrong on purpose; the store's clock must not be.
+ * Redis's `TIME` (on connect, and returned by every commit), PostgreSQL's `clock_timestamp()` (on
+ * each new connection, and returned by every commit), DynamoDB's HTTP `Date` header (every answer,
+ * errors included). The local clock is made wrong on purpose; the store's clock must not be.
  */
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
+import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { TaskRecord } from '../../src/state/state.entities';
+import { postgresStores } from '../support/postgres-stores';
 import { DYNAMODB_LOCAL, testRedisUrl, uniqueName } from '../support/services';
 
 /** The true time, whatever Date.now() is made to say. */
 const trueNow = () => performance.timeOrigin + performance.now();
+
+const task: TaskRecord = {
+  taskId: 't1',
+  sessionId: 's1',
+  tenantId: 'ten',
+  ownerId: 'o',
+  agent: 'A:1',
+  status: 'Completed',
+  version: 0,
+  requestCount: 0,
+  lastEventSeq: 0,
+  metadata: {},
+  createdAt: 'c',
+  updatedAt: 'u',
+};
 
 describe('the store clock', () => {
   afterEach(() => jest.restoreAllMocks());
@@ -25,22 +43,30 @@ describe('the store clock', () => {
 
       // The clock now moves a further 10 s back: the next commit's answer (its TIME) corrects it.
       jest.spyOn(Date, 'now').mockImplementation(() => trueNow() - 40_000);
-      const task: TaskRecord = {
-        taskId: 't1',
-        sessionId: 's1',
-        tenantId: 'ten',
-        ownerId: 'o',
-        agent: 'A:1',
-        status: 'Completed',
-        version: 0,
-        requestCount: 0,
-        lastEventSeq: 0,
-        metadata: {},
-        createdAt: 'c',
-        updatedAt: 'u',
-      };
       const stored = await store.commit('ten', { task, expectedVersion: 0 });
       expect(stored.version).toBe(1);
+      expect(Math.abs(store.now() - trueNow())).toBeLessThan(250);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('PostgreSQL: a process whose clock is 30 s behind reads clock_timestamp(), on a new connection and from each commit', async () => {
+    const { store: storeOf } = await postgresStores('store_clock');
+    jest.spyOn(Date, 'now').mockImplementation(() => trueNow() - 30_000);
+    const store: PostgresStateStore = storeOf();
+    try {
+      expect(Math.abs(store.now() - (trueNow() - 30_000))).toBeLessThan(250); // no answer yet: the local clock
+      await store.ping(); // a new connection samples the clock before it serves
+      expect(Math.abs(store.now() - trueNow())).toBeLessThan(250);
+
+      // The clock now moves a further 10 s back: the next commit's answer (its now_ms) corrects it,
+      // on the connection already open (no new connection samples it).
+      jest.spyOn(Date, 'now').mockImplementation(() => trueNow() - 40_000);
+      expect(store.poolStats().total).toBe(1);
+      const stored = await store.commit('ten', { task, expectedVersion: 0 });
+      expect(stored.version).toBe(1);
+      expect(store.poolStats().total).toBe(1);
       expect(Math.abs(store.now() - trueNow())).toBeLessThan(250);
     } finally {
       await store.close();
