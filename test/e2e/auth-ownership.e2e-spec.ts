@@ -9,6 +9,7 @@ import { testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { text } from '../support/v3-client';
+import { postgresStore } from '../support/postgres-stores';
 
 /**
  * Ownership by Entra identity (API.md §4), with real tokens from a local issuer:
@@ -33,8 +34,9 @@ const ORCHESTRATOR = { tid: T1, oid: '0c0c0c0c-0000-4000-8000-000000000003', kin
 const CAROL_T2 = { tid: T2, oid: 'ca501000-0000-4000-8000-000000000004' };
 type Who = typeof ALICE | typeof ORCHESTRATOR;
 
-const backends: [string, () => StateStore][] = [
+const backends: [string, () => StateStore | Promise<StateStore>][] = [
   ['redis', () => new RedisStateStore({ url: testRedisUrl(), keyPrefix: `${uniqueName('auth-ownership')}:` })],
+  ['postgres', () => postgresStore('auth_ownership')],
   ['memory', () => new MemoryStateStore()],
 ];
 
@@ -48,7 +50,7 @@ describe.each(backends)('ownership by (tid, oid) on the %s store', (_backend, ne
   beforeAll(async () => {
     issuer = await startOidcIssuer();
     llm = await startFakeOpenAi();
-    store = newStore();
+    store = await newStore();
     t = await startTestApp({
       agents: { 'a.yaml': AGENT, 'slow.yaml': SLOW_AGENT },
       store,
