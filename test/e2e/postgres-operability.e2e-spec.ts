@@ -9,7 +9,7 @@
  * put TLS on.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +17,7 @@ import { Client } from 'pg';
 import { createApp } from '../../src/app.factory';
 import { loadEnvConfig } from '../../src/config/env.config';
 import { SCHEMA_VERSION } from '../../src/state/backends/postgres/migrations/migration-list';
+import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { ensureBuilt, runCli } from '../support/built-cli';
 import { request } from '../support/http';
 import { parsePrometheusText, PromFamily, total } from '../support/prometheus-text';
@@ -414,6 +415,91 @@ describe('a managed PostgreSQL over TLS, as docs/deploy.md configures it (a serv
       expect(overTls.rows).toEqual([{ ssl: true }]);
     } finally {
       await server.stop();
+    }
+  }, 60_000);
+});
+
+/** The grants docs/deploy.md (PostgreSQL, Migrations from a deploy job) gives the servers' role: its ```sql block, for `schema` and `role`. */
+function documentedGrants(schema: string, role: string): string {
+  const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
+  const blocks = [...doc.matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  expect(blocks).toHaveLength(1);
+  return blocks[0]!.replaceAll('teal_agent_app', role).replaceAll('teal_agent', schema);
+}
+
+describe("least privilege: migrated by the schema's owner (the deploy Job), served by a role granted what docs/deploy.md says", () => {
+  const schema = uniqueSchema('grants');
+  const owner = `${schema}_owner`;
+  const app = `${schema}_app`;
+  const as = (role: string) => {
+    const url = new URL(testPostgresUrl());
+    url.username = role;
+    return url.href;
+  };
+  let admin: Client;
+  let t: TestApp | undefined;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    admin = await connect(testPostgresUrl());
+    await admin.query(`CREATE ROLE ${owner} LOGIN`);
+    await admin.query(`CREATE ROLE ${app} LOGIN`);
+    await admin.query(`GRANT CREATE ON DATABASE ${admin.database} TO ${owner}`);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    for (const role of [app, owner]) {
+      await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+      await admin.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
+    }
+    await admin.end();
+  });
+
+  it('a role that may not create refuses to migrate at boot, and with TA_POSTGRES_MIGRATE=off serves every kind of call once the owner migrated and granted', async () => {
+    const migrate = runCli(['migrate'], { TA_POSTGRES_URL: as(owner), TA_POSTGRES_SCHEMA: schema });
+    expect({ ...(await migrate.exited), stderr: migrate.stderr() }).toEqual({ code: 0, signal: null, stderr: '' });
+    const ownerClient = await connect(as(owner));
+    try {
+      await ownerClient.query(documentedGrants(schema, app));
+      // What a later release's migration creates is granted too (the default privileges).
+      await ownerClient.query(`CREATE TABLE ${schema}.later (id bigserial PRIMARY KEY, note text)`);
+    } finally {
+      await ownerClient.end();
+    }
+    const appClient = await connect(as(app));
+    try {
+      await appClient.query(`INSERT INTO ${schema}.later (note) VALUES ('a later table')`);
+      expect((await appClient.query(`DELETE FROM ${schema}.later RETURNING note`)).rows).toEqual([{ note: 'a later table' }]);
+      await expect(appClient.query(`CREATE TABLE ${schema}.mine (x int)`)).rejects.toThrow(/permission denied for schema/);
+    } finally {
+      await appClient.end();
+    }
+    const refused = await createApp({
+      env: loadEnvConfig({ TA_AUTH_MODE: 'dev', ...onPostgres(as(app), `${schema}_new`) }),
+      configPath: writeAgentDir(AGENTS),
+    }).catch((e: unknown) => e as Error);
+    expect((refused as Error).message).toMatch(/^PostgreSQL refused to migrate schema \S+_new at .*permission denied for database/);
+
+    t = await startTestApp({ agents: AGENTS, env: onPostgres(as(app), schema, { TA_POSTGRES_MIGRATE: 'off', TA_TASK_TTL_SECONDS: '3600' }) });
+    const api = v3Client(`${t.url}/Keeper/1`);
+    expect((await request(`${t.url}/health/ready`)).status).toBe(200);
+    const first = await api.say('hello');
+    expect(first.status).toBe(200);
+    const taskId = first.body.task_id as string;
+    expect((await api.say('again', { task_id: taskId })).status).toBe(200);
+    expect((await api.task(taskId)).status).toBe(200);
+    expect((await request(`${t.url}/Keeper/1/sessions`)).status).toBe(200);
+    expect((await request(`${t.url}/Keeper/1/sessions/${first.body.session_id}`)).status).toBe(200);
+    expect((await request(`${t.url}/Keeper/1/tasks/${taskId}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await api.task(taskId)).status).toBe(404);
+    // The expiry sweep and the lease listing, as the servers' role.
+    const store = new PostgresStateStore({ url: as(app), schema, sweepMs: 0 });
+    try {
+      expect(await store.sweepExpired()).toBeGreaterThanOrEqual(0);
+      expect(await store.listLapsedLeases(Date.now(), { limit: 10 })).toEqual({ items: [] });
+    } finally {
+      await store.close();
     }
   }, 60_000);
 });
