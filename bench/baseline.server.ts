@@ -5,11 +5,13 @@ import { createServer } from 'node:http';
  * else: a Map of histories, one call to the same model server, the reply appended. No validation,
  * no auth, no telemetry, no store abstraction. Prints its port on stdout.
  *
- * With BASELINE_STORE=redis|dynamodb (the same-store baseline) each history lives in that store
- * instead, with the least a stateful turn needs: one read of the history and one write of it
- * (Redis GET + SET of its JSON; DynamoDB a consistent GetItem + PutItem of an item holding it),
- * so ours ÷ this baseline leaves out the store's own cost (syscalls, request signing). The store
- * clients are loaded only then, so the Map baseline stays as it was.
+ * With BASELINE_STORE=redis|dynamodb|postgres (the same-store baseline) each history lives in
+ * that store instead, with the least a stateful turn needs: one read of the history and one write
+ * of it (Redis GET + SET of its JSON; DynamoDB a consistent GetItem + PutItem of an item holding
+ * it; PostgreSQL a bare SELECT and an INSERT … ON CONFLICT DO UPDATE of a row holding it, on one
+ * connection the turn takes from a node-postgres pool), so ours ÷ this baseline leaves out the
+ * store's own cost (syscalls, request signing, the wire protocol). The store clients are loaded
+ * only then, so the Map baseline stays as it was.
  *
  * POST /turn {conversation_id?, text} → {conversation_id, output}
  */
@@ -19,6 +21,8 @@ type Msg = { role: string; content: string };
 interface HistoryStore {
   get(id: string): Promise<Msg[] | undefined>;
   set(id: string, history: Msg[]): Promise<void>;
+  /** A store whose turn holds a connection (PostgreSQL): the turn's read and write go through what this gives, then end(). */
+  turn?(): Promise<HistoryStore & { end(): void }>;
 }
 const histories = new Map<string, Msg[]>();
 let nextId = 0;
@@ -67,6 +71,56 @@ async function dynamoDbStore(): Promise<HistoryStore> {
   };
 }
 
+/**
+ * PostgreSQL: a table of its own (BASELINE_POSTGRES_TABLE in BASELINE_POSTGRES_SCHEMA, made at
+ * start), a text key and the history's JSON as text. A turn takes one connection from a pg Pool
+ * (BASELINE_POSTGRES_POOL_MAX, default 16: the bench's concurrency, so no turn waits for one) and
+ * holds it for its read and its write: two statements, unnamed, parameterised (the extended
+ * protocol, one round trip each, as ours sends them). Idle connections are kept 30 s, as ours.
+ */
+async function postgresStore(): Promise<HistoryStore> {
+  const { Pool } = await import('pg');
+  const schema = process.env.BASELINE_POSTGRES_SCHEMA ?? 'public';
+  const table = `"${schema}"."${process.env.BASELINE_POSTGRES_TABLE ?? 'bench_baseline'}"`;
+  const pool = new Pool({
+    connectionString: process.env.BASELINE_POSTGRES_URL!,
+    max: Number(process.env.BASELINE_POSTGRES_POOL_MAX ?? 16),
+    idleTimeoutMillis: 30_000,
+  });
+  pool.on('error', () => undefined);
+  const setup = await pool.connect();
+  try {
+    // Concurrent starts on one database may both try to make them: the loser's error is harmless.
+    for (const ddl of [`CREATE SCHEMA IF NOT EXISTS "${schema}"`, `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, history text NOT NULL)`]) {
+      await setup.query(ddl).catch((err: { code?: string }) => {
+        if (err.code !== '23505' && err.code !== '42P06' && err.code !== '42P07') throw err;
+      });
+    }
+  } finally {
+    setup.release();
+  }
+  const none = () => Promise.reject(new Error('a PostgreSQL turn reads and writes through turn()'));
+  return {
+    get: none,
+    set: none,
+    async turn() {
+      const client = await pool.connect();
+      return {
+        get: async (id) => {
+          const { rows } = await client.query<{ history: string }>(`SELECT history FROM ${table} WHERE id = $1`, [`${PREFIX}:${id}`]);
+          return rows.length ? (JSON.parse(rows[0]!.history) as Msg[]) : undefined;
+        },
+        set: async (id, history) =>
+          void (await client.query(`INSERT INTO ${table} (id, history) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET history = EXCLUDED.history`, [
+            `${PREFIX}:${id}`,
+            JSON.stringify(history),
+          ])),
+        end: () => client.release(),
+      };
+    },
+  };
+}
+
 function listen(store: HistoryStore | undefined): void {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -74,8 +128,10 @@ function listen(store: HistoryStore | undefined): void {
     req.on('end', async () => {
       const body = JSON.parse(Buffer.concat(chunks).toString()) as { conversation_id?: string; text: string };
       const id = body.conversation_id ?? String(++nextId);
+      const held = store?.turn ? await store.turn() : undefined;
+      const turnStore = held ?? store;
       // A new conversation has nothing stored: a read all the same, as a turn that does not know.
-      const history = (store ? await store.get(id) : histories.get(id)) ?? [{ role: 'system', content: 'You are terse.' }];
+      const history = (turnStore ? await turnStore.get(id) : histories.get(id)) ?? [{ role: 'system', content: 'You are terse.' }];
       history.push({ role: 'user', content: body.text });
       const r = await fetch(`${MODEL_URL}/v1/chat/completions`, {
         method: 'POST',
@@ -85,8 +141,9 @@ function listen(store: HistoryStore | undefined): void {
       const completion = (await r.json()) as { choices: { message: { content: string } }[] };
       const output = completion.choices[0]!.message.content;
       history.push({ role: 'assistant', content: output });
-      if (store) await store.set(id, history);
+      if (turnStore) await turnStore.set(id, history);
       else histories.set(id, history);
+      held?.end();
       const json = JSON.stringify({ conversation_id: id, output });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(json);
@@ -102,6 +159,7 @@ const STORES: Record<string, () => Promise<HistoryStore | undefined>> = {
   memory: async () => undefined,
   redis: redisStore,
   dynamodb: dynamoDbStore,
+  postgres: postgresStore,
 };
 const open = STORES[process.env.BASELINE_STORE ?? 'memory'];
 if (!open) throw new Error(`BASELINE_STORE must be one of ${Object.keys(STORES).join(', ')}`);

@@ -7,14 +7,14 @@ import { ROUND_TRIPS, StoreCounter } from './store-counters';
  * and a read alike: the extended protocol's Parse/Bind/Execute/Sync go out in one write) and the
  * start-up of a new connection. Statements are also counted by what they do: the store function
  * they call (`commit_task`, `append_stream`, `delete_batch`, `sweep_expired`), `stream read` (the
- * stream log) or `read`. Point the
+ * stream log), `insert` (an INSERT, as the bench's same-store baseline sends) or `read`. Point the
  * server's TA_POSTGRES_URL at `127.0.0.1:{port}`. Plain connections only (no TLS to read through).
  */
-export async function postgresCountingProxy(targetPort: number): Promise<StoreCounter & { port: number }> {
+export async function postgresCountingProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<StoreCounter & { port: number }> {
   const counts: Record<string, number> = { [ROUND_TRIPS]: 0 };
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
-    const upstream = createConnection({ port: targetPort, host: '127.0.0.1' });
+    const upstream = createConnection({ port: targetPort, host: targetHost });
     for (const s of [client, upstream]) {
       sockets.add(s);
       s.on('error', () => undefined).on('close', () => sockets.delete(s));
@@ -25,7 +25,9 @@ export async function postgresCountingProxy(targetPort: number): Promise<StoreCo
     const fromClient = messageReader(true, (type, body) => {
       if (type === 'P' || type === 'Q') {
         const text = body.toString('utf8', type === 'P' ? body.indexOf(0) + 1 : 0);
-        const op = /\.(commit_task|append_stream|delete_batch|sweep_expired)\(/.exec(text)?.[1] ?? (/\.stream_events\b/.test(text) ? 'stream read' : 'read');
+        const op =
+          /\.(commit_task|append_stream|delete_batch|sweep_expired)\(/.exec(text)?.[1] ??
+          (/\.stream_events\b/.test(text) ? 'stream read' : /^\s*INSERT\b/i.test(text) ? 'insert' : 'read');
         counts[op] = (counts[op] ?? 0) + 1;
       }
     });

@@ -21,7 +21,7 @@ export interface Round {
   ours: Cells;
   /** Ours again with Entra ID auth (cached keys), when measured (see ENTRA_TARGETS). */
   entra?: Cells;
-  /** The same-store baseline (histories in this Redis / DynamoDB; see SAME_STORE_RATIOS). */
+  /** The same-store baseline (histories in this Redis / DynamoDB / PostgreSQL; see SAME_STORE_RATIOS). */
   sameStore?: Cells;
 }
 
@@ -127,3 +127,14 @@ export const SAME_STORE_RATIOS: Ratio[] = [
   { label: 'p50 at c=16', ratio: (r) => r.ours.c16.p50 / r.sameStore!.c16.p50 },
   { label: 'follow-on p50 on the long conversation', ratio: (r) => r.ours.history.p50 / r.sameStore!.history.p50 },
 ];
+
+/**
+ * Targets on ours ÷ the same-store baseline, per store: issue 22 asks CPU per turn at 16
+ * conversations within 1.6× of PostgreSQL's (a bare SELECT + INSERT … ON CONFLICT a turn).
+ */
+export const SAME_STORE_TARGETS: Record<string, Target[]> = {
+  postgres: [{ label: 'CPU per turn at c=16', ratio: (r) => r.ours.c16.cpuMsPerTurn / r.sameStore!.c16.cpuMsPerTurn, limit: 1.6 }],
+};
+
+/** Store round trips per plain turn (first and follow-on) ours may take, per store: issues 14 and 22. */
+export const ROUND_TRIP_LIMITS: Record<string, number> = { redis: 2, dynamodb: 3, postgres: 2 };

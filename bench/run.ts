@@ -4,10 +4,10 @@
  * server, measured as neighbours in the same run; start-up time, idle memory, and the state
  * store's round trips per turn. Prints a Markdown report; it asserts nothing (this is not a test).
  *
- * On Redis and DynamoDB (BENCH_SAME_STORE, `0` for none) a second baseline keeps its histories in
- * that store (one read and one write a turn), a neighbour in the same rounds: ours ÷ it is how far
- * our store path is from the store's own floor (information beside the issue's ratios to the Map
- * baseline).
+ * On Redis, DynamoDB and PostgreSQL (BENCH_SAME_STORE, `0` for none) a second baseline keeps its
+ * histories in that store (one read and one write a turn), a neighbour in the same rounds: ours ÷
+ * it is how far our store path is from the store's own floor (information beside the issue's
+ * ratios to the Map baseline; on PostgreSQL, CPU per turn at c=16 is issue 22's target, ≤ 1.6×).
  *
  * On the stores BENCH_ENTRA names (default `memory`; `0` for none) our server is measured a second
  * time with Entra ID auth against a local OpenID issuer, as a third neighbour (bench/entra-auth.ts).
@@ -42,7 +42,7 @@ const SPAWNS = Number(process.env.BENCH_SPAWNS ?? 3);
 /** Turns per phase when counting store round trips. */
 const COUNT_TURNS = Number(process.env.BENCH_COUNT_TURNS ?? 50);
 /** Stores on which the same-store baseline is measured too (`0`: none; memory has none). */
-const SAME_STORE_STORES = new Set((process.env.BENCH_SAME_STORE ?? 'redis,dynamodb').split(','));
+const SAME_STORE_STORES = new Set((process.env.BENCH_SAME_STORE ?? 'redis,dynamodb,postgres').split(','));
 /** Stores on which ours is also measured with Entra auth (`0`: none). */
 const ENTRA_STORES = new Set((process.env.BENCH_ENTRA ?? 'memory').split(','));
 

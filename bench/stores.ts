@@ -1,11 +1,13 @@
-import { DYNAMODB_LOCAL, startDynamoDbLocal, startRedisServer, ServerHandle } from '../test/support/services';
+import { Client } from 'pg';
+import { DYNAMODB_LOCAL, startDynamoDbLocal, startPostgresServer, startRedisServer, ServerHandle } from '../test/support/services';
+import { postgresCountingProxy } from './postgres-counter';
 import { dynamoDbCountingProxy, redisCounter, StoreCounter } from './store-counters';
 
 /** The state stores the benchmark runs against; each entry is the env that selects it. */
 export interface StoreEnv {
   name: string;
   env: Record<string, string>;
-  /** The same-store baseline's env (bench/baseline.server.ts with BASELINE_STORE), for Redis and DynamoDB. */
+  /** The same-store baseline's env (bench/baseline.server.ts with BASELINE_STORE), for Redis, DynamoDB and PostgreSQL. */
   baselineEnv?: Record<string, string>;
   /**
    * Counts the store's round trips: a counter, and the env a server (ours, the same-store
@@ -16,13 +18,16 @@ export interface StoreEnv {
 }
 
 /**
- * Memory always; Redis and DynamoDB Local too, started here as for the tests (real servers on
- * loopback). `BENCH_STORES=memory` limits the run.
+ * Memory always; Redis, DynamoDB Local and PostgreSQL too, started here as for the tests (real
+ * servers on loopback; PostgreSQL from the Debian package, initdb into a temporary directory).
+ * `BENCH_STORES=memory` limits the run. `BENCH_POSTGRES_URL` names a PostgreSQL to use instead of
+ * starting one (plain TCP: the round-trip counter reads the wire protocol); ours and the
+ * same-store baseline then work in a schema of the run's own, dropped at the end.
  */
 export async function startBenchStores(): Promise<{ envs: StoreEnv[]; stop: () => Promise<void> }> {
-  const wanted = new Set((process.env.BENCH_STORES ?? 'memory,redis,dynamodb').split(','));
+  const wanted = new Set((process.env.BENCH_STORES ?? 'memory,redis,dynamodb,postgres').split(','));
   const envs: StoreEnv[] = [];
-  const servers: ServerHandle[] = [];
+  const servers: Pick<ServerHandle, 'stop'>[] = [];
   if (wanted.has('memory')) envs.push({ name: 'memory', env: { TA_STATE_STORE: 'memory' } });
   if (wanted.has('redis')) {
     const redis = await startRedisServer();
@@ -52,5 +57,46 @@ export async function startBenchStores(): Promise<{ envs: StoreEnv[]; stop: () =
     };
     envs.push({ name: 'dynamodb', env, baselineEnv, counting });
   }
+  if (wanted.has('postgres')) {
+    const given = process.env.BENCH_POSTGRES_URL;
+    const pg = given ? undefined : await startPostgresServer();
+    const url = given ?? pg!.url;
+    const schema = given ? `bench_${process.pid}_${Date.now().toString(36)}` : 'bench';
+    servers.push(pg ?? { stop: () => dropSchema(url, schema) });
+    envs.push(postgresBenchEnv(url, schema));
+  }
   return { envs, stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
+}
+
+/**
+ * PostgreSQL at `url`: ours with its tables in `schema` (migrated at its first boot), the
+ * same-store baseline with its table there too; counted through a proxy reading the wire protocol
+ * (bench/postgres-counter.ts: one ReadyForQuery a round trip), which both then connect to.
+ */
+export function postgresBenchEnv(url: string, schema: string): StoreEnv {
+  const env = { TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: url, TA_POSTGRES_SCHEMA: schema };
+  const baselineEnv = { BASELINE_STORE: 'postgres', BASELINE_POSTGRES_URL: url, BASELINE_POSTGRES_SCHEMA: schema, BASELINE_POSTGRES_TABLE: 'bench_baseline' };
+  const counting = async () => {
+    const target = new URL(url);
+    const proxy = await postgresCountingProxy(Number(target.port || 5432), target.hostname);
+    const through = new URL(url);
+    through.hostname = '127.0.0.1';
+    through.port = String(proxy.port);
+    return {
+      counter: proxy,
+      env: { ...env, TA_POSTGRES_URL: through.href },
+      baselineEnv: { ...baselineEnv, BASELINE_POSTGRES_URL: through.href },
+    };
+  };
+  return { name: 'postgres', env, baselineEnv, counting };
+}
+
+async function dropSchema(url: string, schema: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
 }
