@@ -1,7 +1,9 @@
 /**
  * Failures of the parts around a stateful request: the store going away, a record that cannot be
  * read, and the process that runs a request dying. None may hang a request, half-write a task, or
- * block the task forever.
+ * block the task forever. On PostgreSQL (a server of the file's own, so stopping it or killing its
+ * backends disturbs no other file): a restart during a request whose lease outlasts it, and the
+ * final commit's connection killed while the commit waits in the database.
  */
 import Redis from 'ioredis';
 import { ChildProcess, spawn } from 'node:child_process';
@@ -10,11 +12,13 @@ import { join } from 'node:path';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { RedisKeys } from '../../src/state/backends/redis/redis-keys';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
-import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
+import { Client } from 'pg';
+import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
-import { freePort, RedisServerHandle, startRedisServer, testRedisUrl, uniqueName } from '../support/services';
+import { freePort, PostgresServerHandle, RedisServerHandle, startPostgresServer, startRedisServer, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
-import { v3Client } from '../support/v3-client';
+import { modelInput, v3Client } from '../support/v3-client';
 
 const AGENT = `
 apiVersion: tealagents/v1alpha1
@@ -86,6 +90,156 @@ describe('v3 when the state store fails', () => {
     expect((await api.say('after')).status).toBe(200);
   }, 30_000); // its own bound on the outage answers is 12 s; a restart of Redis follows
 });
+
+describe('v3 on a PostgreSQL of its own that restarts or kills a backend mid-request (two replicas)', () => {
+  const SCHEMA = 'faults';
+  let llm: FakeOpenAi;
+  let pg: PostgresServerHandle;
+  /** The test's own view of the store (reads only), on the same schema. */
+  let view: PostgresStateStore;
+  let admin: Client | undefined;
+  const apps: TestApp[] = [];
+  /** A replica on this PostgreSQL, with a lease of `leaseMs`. */
+  const replica = async (leaseMs: number) => {
+    const store = new PostgresStateStore({ url: pg.url, schema: SCHEMA, acquireTimeoutMs: 1000, sweepMs: 0 });
+    const app = await startTestApp({
+      agents: { 'faulty.yaml': AGENT },
+      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_LEASE_MS: String(leaseMs) },
+      llmFetch: realmSafeFetch,
+      store,
+    });
+    apps.push(app);
+    return { app, api: v3Client(`${app.url}/Faulty/1`) };
+  };
+  const connectAdmin = async () => {
+    admin = new Client({ connectionString: pg.url });
+    admin.on('error', () => undefined);
+    await admin.connect();
+    return admin;
+  };
+
+  beforeAll(async () => {
+    llm = await startFakeOpenAi();
+    pg = await startPostgresServer();
+    view = new PostgresStateStore({ url: pg.url, schema: SCHEMA, sweepMs: 0 });
+    await view.prepare(); // migrated once, as the first booting replica would
+  }, 60_000);
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    await view?.close();
+    await admin?.end().catch(() => undefined);
+    await pg?.stop();
+    await llm?.close();
+  });
+  afterEach(() => llm.discard());
+
+  it('stopped (pg_ctl stop -m immediate) and started again during a request whose lease outlasts the outage: follow-ons 503 then 409, the answer kept', async () => {
+    const LEASE_MS = 6000; // longer than the outage, the crash recovery and a reconnect on a busy machine
+    const [c, d] = [await replica(LEASE_MS), await replica(LEASE_MS)];
+    llm.script(reply.text('base'));
+    const first = await c.api.say('base');
+    expect(first.status).toBe(200);
+    const taskId = first.body.task_id;
+    let release!: () => void;
+    llm.script(reply.text('survived a restart', { until: new Promise<void>((r) => (release = r)) }));
+    const long = c.api.say('long', { task_id: taskId });
+    await llm.waitForRequest(llm.requests.length);
+
+    await pg.halt('immediate'); // every backend quits at once, as in a crash; the restart recovers from the WAL
+    const down: number[] = [];
+    const downUntil = Date.now() + 1000;
+    while (Date.now() < downUntil || down.length < 2) {
+      const res = await d.api.say('while down', { task_id: taskId });
+      down.push(res.status);
+      if (res.status === 503) expect(res.body.code).toBe('STATE_STORE_UNAVAILABLE');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await pg.start();
+
+    // The holder renews its lease once PostgreSQL is back: a lease granted after the restart, by
+    // the database's clock (bounded poll of the stored task, not a wait sized to this machine).
+    const restartedAt = await (async () => {
+      await waitFor(() => view.ping());
+      return view.now();
+    })();
+    const renewedAfter = restartedAt + LEASE_MS - view.clockSkewMs;
+    const leaseNow = async () => (await view.getTask(DEV_TENANT_ID, taskId).catch(() => undefined))?.lease?.expiresAt ?? 0;
+    let lease = await leaseNow();
+    for (const deadline = Date.now() + 15_000; lease <= renewedAfter && Date.now() < deadline; lease = await leaseNow()) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(lease).toBeGreaterThan(renewedAfter);
+    llm.script(reply.text('must not run'));
+    const after = await d.api.say('after the restart', { task_id: taskId });
+    llm.discard();
+
+    expect(down.filter((s) => s !== 503)).toEqual([]); // the store was really down, and nothing ran
+    expect(after.status).toBe(409); // the lease still held, renewed after the restart
+    release();
+    const res = await long;
+    expect([res.status, res.body.content?.output]).toEqual([200, 'survived a restart']);
+    const task = await d.api.task(taskId);
+    expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Completed']);
+    expect(task.body.requests[1].output).toBe('survived a restart');
+  }, 60_000);
+
+  it("a turn's final commit whose connection is killed (pg_terminate_backend) while it waits in the database: read back, applied once; answered 200 and stored once", async () => {
+    // A lease far longer than the test: no renewal (also a commit) is in flight beside the final one.
+    const [e, f] = [await replica(60_000), await replica(60_000)];
+    const db = await connectAdmin();
+    llm.script(reply.text('base'));
+    const first = await e.api.say('base');
+    expect(first.status).toBe(200);
+    const taskId = first.body.task_id;
+    let release!: () => void;
+    llm.script(reply.text('kept once', { until: new Promise<void>((r) => (release = r)) }));
+    const turn = e.api.say('the turn', { task_id: taskId });
+    await llm.waitForRequest(llm.requests.length);
+
+    // The header's row is locked: the final commit (commit_task, which locks it first) waits there, in flight.
+    await db.query('BEGIN');
+    await db.query(`SELECT 1 FROM ${SCHEMA}.tasks WHERE tenant_id = $1 AND task_id = $2 FOR UPDATE`, [DEV_TENANT_ID, taskId]);
+    release();
+    const waiting = `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock' AND query LIKE '%commit_task%'`;
+    let pids: number[] = [];
+    await waitFor(async () => {
+      pids = (await db.query<{ pid: number }>(waiting, [APPLICATION_NAME])).rows.map((r) => r.pid);
+      expect(pids).toHaveLength(1);
+    });
+    const { rows } = await db.query<{ killed: boolean }>('SELECT pg_terminate_backend($1) AS killed', [pids[0]]);
+    expect(rows[0].killed).toBe(true);
+    // The replica saw the commit fail with its outcome unknown, and retries the same write (which
+    // waits on the lock again) rather than answer 503 or guess.
+    await waitFor(async () => expect(e.app.logs().some((l) => l.msg === 'state store did not answer a write; retrying the same write')).toBe(true));
+    await db.query('ROLLBACK');
+
+    const res = await turn;
+    expect([res.status, res.body.content?.output]).toEqual([200, 'kept once']);
+    llm.script(reply.text('next'));
+    const next = await f.api.say('next', { task_id: taskId });
+    expect(next.status).toBe(200);
+    const seen = modelInput(llm.requests.at(-1)!.body);
+    expect(seen.filter(([, c]) => c === 'the turn')).toHaveLength(1);
+    expect(seen.filter(([, c]) => c === 'kept once')).toHaveLength(1);
+    const task = await f.api.task(taskId);
+    expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Completed', 'Completed']);
+    expect(task.body.requests[1].output).toBe('kept once');
+    expect(await view.listRequests(DEV_TENANT_ID, taskId)).toHaveLength(3);
+  }, 30_000);
+});
+
+async function waitFor(fn: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await fn();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
 
 describe('v3 with a stored record that cannot be parsed', () => {
   let llm: FakeOpenAi;
