@@ -84,12 +84,12 @@ describe('a server on PostgreSQL (TA_STATE_STORE=postgres): readiness, pg_stat_a
 
   beforeAll(async () => {
     admin = await connect(testPostgresUrl());
-    // One connection, so a call that finds it busy waits; a wait gives up after 1.5 s, within readiness's 2 s per check.
+    // One connection, so a call that finds it busy waits; a wait gives up after 1.2 s, well within readiness's 2 s per check.
     t = await startTestApp({
       agents: AGENTS,
       env: onPostgres(testPostgresUrl(), schema, {
         TA_POSTGRES_POOL_MAX: '1',
-        TA_POSTGRES_ACQUIRE_TIMEOUT_MS: '1500',
+        TA_POSTGRES_ACQUIRE_TIMEOUT_MS: '1200',
         TA_POSTGRES_STATEMENT_TIMEOUT_MS: '15000',
       }),
     });
@@ -141,8 +141,12 @@ describe('a server on PostgreSQL (TA_STATE_STORE=postgres): readiness, pg_stat_a
       await until(
         'the turn waiting on the lock',
         async () =>
-          (await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'teal-agent-server' AND wait_event_type = 'Lock'`))
-            .rows[0].n,
+          (
+            await admin.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'teal-agent-server' AND wait_event_type = 'Lock' AND strpos(query, $1) > 0`,
+              [schema],
+            )
+          ).rows[0].n,
         (n) => n === 1,
       );
       let m = await scrape(t);
@@ -159,11 +163,11 @@ describe('a server on PostgreSQL (TA_STATE_STORE=postgres): readiness, pg_stat_a
         state: 'down',
         detail: expect.stringMatching(/^PostgreSQL is unavailable: timeout exceeded when trying to connect/),
       });
-      expect(waited).toBeGreaterThanOrEqual(1400);
+      expect(waited).toBeGreaterThanOrEqual(1150);
       expect(waited).toBeLessThan(2500);
       m = await scrape(t);
       expect({ acquired: waits(m, 'acquired'), failed: waits(m, 'failed') }).toEqual({ acquired: before.acquired, failed: before.failed + 1 });
-      expect(metric(m, 'ta_state_store_pool_wait_duration', { outcome: 'failed' }, 'ta_state_store_pool_wait_duration_sum')).toBeGreaterThanOrEqual(1.4);
+      expect(metric(m, 'ta_state_store_pool_wait_duration', { outcome: 'failed' }, 'ta_state_store_pool_wait_duration_sum')).toBeGreaterThanOrEqual(1.15);
 
       // Again, but the lock is released while the ping waits: it gets the connection.
       const ready = request(`${t.url}/health/ready`);
