@@ -8,6 +8,7 @@
 import Redis from 'ioredis';
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createConnection, createServer, Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { RedisKeys } from '../../src/state/backends/redis/redis-keys';
@@ -100,8 +101,9 @@ describe('v3 on a PostgreSQL of its own that restarts or kills a backend mid-req
   let admin: Client | undefined;
   const apps: TestApp[] = [];
   /** A replica on this PostgreSQL, with a lease of `leaseMs`. */
-  const replica = async (leaseMs: number) => {
-    const store = new PostgresStateStore({ url: pg.url, schema: SCHEMA, acquireTimeoutMs: 1000, sweepMs: 0 });
+  const replica = async (leaseMs: number, port = pg.port) => {
+    const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+    const store = new PostgresStateStore({ url, schema: SCHEMA, acquireTimeoutMs: 1000, sweepMs: 0 });
     const app = await startTestApp({
       agents: { 'faulty.yaml': AGENT },
       env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_LEASE_MS: String(leaseMs) },
@@ -112,6 +114,7 @@ describe('v3 on a PostgreSQL of its own that restarts or kills a backend mid-req
     return { app, api: v3Client(`${app.url}/Faulty/1`) };
   };
   const connectAdmin = async () => {
+    if (admin) return admin;
     admin = new Client({ connectionString: pg.url });
     admin.on('error', () => undefined);
     await admin.connect();
@@ -134,7 +137,9 @@ describe('v3 on a PostgreSQL of its own that restarts or kills a backend mid-req
   afterEach(() => llm.discard());
 
   it('stopped (pg_ctl stop -m immediate) and started again during a request whose lease outlasts the outage: follow-ons 503 then 409, the answer kept', async () => {
-    const LEASE_MS = 6000; // longer than the outage, the crash recovery and a reconnect on a busy machine
+    // Far longer than the outage, the crash recovery and a reconnect on a busy machine; the test waits
+    // for a renewal (every third of it), never for the lease to run out.
+    const LEASE_MS = 9000;
     const [c, d] = [await replica(LEASE_MS), await replica(LEASE_MS)];
     llm.script(reply.text('base'));
     const first = await c.api.say('base');
@@ -226,7 +231,101 @@ describe('v3 on a PostgreSQL of its own that restarts or kills a backend mid-req
     expect(task.body.requests[1].output).toBe('kept once');
     expect(await view.listRequests(DEV_TENANT_ID, taskId)).toHaveLength(3);
   }, 30_000);
+
+  it("a turn's final commit that applied, its backend killed (pg_terminate_backend) before the answer arrived: read back, not written twice; answered 200 and stored once", async () => {
+    // The replica reaches PostgreSQL through a proxy that can hold back the answer to a commit.
+    const proxy = await startAnswerHolder(pg.port);
+    try {
+      const [e, f] = [await replica(60_000, proxy.port), await replica(60_000)];
+      const db = await connectAdmin();
+      llm.script(reply.text('base'));
+      const first = await e.api.say('base');
+      expect(first.status).toBe(200);
+      const taskId = first.body.task_id;
+      let release!: () => void;
+      llm.script(reply.text('applied once', { until: new Promise<void>((r) => (release = r)) }));
+      const turn = e.api.say('the applied turn', { task_id: taskId });
+      await llm.waitForRequest(llm.requests.length);
+      const before = (await view.getTask(DEV_TENANT_ID, taskId))!;
+
+      proxy.holdNextAnswerTo('commit_task');
+      release();
+      const clientPort = await proxy.held;
+      // The commit applied (the database has it) while its answer is held in the proxy.
+      await waitFor(async () => expect((await view.getTask(DEV_TENANT_ID, taskId))?.version).toBeGreaterThan(before.version));
+      const { rows } = await db.query<{ killed: boolean }>(
+        `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE application_name = $1 AND client_port = $2`,
+        [APPLICATION_NAME, clientPort],
+      );
+      expect(rows.map((r) => r.killed)).toEqual([true]);
+
+      const res = await turn;
+      expect([res.status, res.body.content?.output]).toEqual([200, 'applied once']);
+      expect(e.app.logs().some((l) => l.msg === 'state store did not answer a write; retrying the same write')).toBe(true);
+      llm.script(reply.text('next'));
+      const next = await f.api.say('next', { task_id: taskId });
+      expect(next.status).toBe(200);
+      const seen = modelInput(llm.requests.at(-1)!.body);
+      expect(seen.filter(([, c]) => c === 'the applied turn')).toHaveLength(1);
+      expect(seen.filter(([, c]) => c === 'applied once')).toHaveLength(1);
+      const task = await f.api.task(taskId);
+      expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Completed', 'Completed']);
+      expect(await view.listRequests(DEV_TENANT_ID, taskId)).toHaveLength(3);
+    } finally {
+      await proxy.close();
+    }
+  }, 30_000);
 });
+
+/**
+ * A loopback proxy in front of PostgreSQL that passes everything, except that once told to, it holds
+ * back (and never passes) the server's answers on the connection whose next statement names
+ * `marker`: the statement runs and commits, and the client hears nothing until the connection
+ * closes. `held` resolves with that connection's port as PostgreSQL sees it (pg_stat_activity.client_port).
+ */
+async function startAnswerHolder(
+  targetPort: number,
+): Promise<{ port: number; holdNextAnswerTo(marker: string): void; held: Promise<number>; close(): Promise<void> }> {
+  let marker: string | undefined;
+  let onHeld!: (port: number) => void;
+  const held = new Promise<number>((resolve) => (onHeld = resolve));
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = createConnection({ port: targetPort, host: '127.0.0.1' });
+    let holding = false;
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined).on('close', () => sockets.delete(s));
+    }
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', drop);
+    upstream.on('close', drop);
+    client.on('data', (chunk: Buffer) => {
+      if (marker !== undefined && chunk.includes(marker)) {
+        marker = undefined;
+        holding = true;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (!holding) return void client.write(chunk);
+      onHeld(upstream.localPort!);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    holdNextAnswerTo: (m) => (marker = m),
+    held,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 async function waitFor(fn: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
