@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Page } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateCorruptError } from '../../state.errors';
+import { parseRecord } from '../parse-record.util';
 import { isExpired } from '../../state-store.util';
 import { pageLiveEntries } from '../live-page.util';
 import { DynamoDbContext } from './dynamodb-context';
@@ -171,12 +172,5 @@ function liveRecord(task: TaskRecord, now: number, deleting = false): TaskRecord
 export function parseItem<T>(item: Item): T {
   const name = itemName(item as { pk: string; sk: string });
   if (typeof item.data !== 'string') throw new StateCorruptError(name);
-  let value: unknown;
-  try {
-    value = JSON.parse(item.data);
-  } catch (err) {
-    throw new StateCorruptError(name, err);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new StateCorruptError(name);
-  return value as T;
+  return parseRecord<T>(name, item.data);
 }

@@ -1,6 +1,6 @@
 import { Page } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
-import { StateCorruptError } from '../../state.errors';
+import { parseRecord } from '../parse-record.util';
 import { PostgresContext } from './postgres-context';
 import { decodePosition, encodePosition } from './postgres-keys';
 
@@ -103,16 +103,4 @@ export async function readOwnerSessions(
   );
   const items = rows.slice(0, limit).map((r) => r.session_id);
   return rows.length > limit ? { items, nextCursor: encodePosition(items[limit - 1]) } : { items };
-}
-
-/** JSON that is not an object is corrupt: the error names the row and nothing is changed. */
-export function parseRecord<T>(key: string, text: string): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new StateCorruptError(key, err);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new StateCorruptError(key);
-  return value as T;
 }

@@ -1,6 +1,6 @@
 import { StreamEvent } from '../../state-store';
 import { PostgresContext } from './postgres-context';
-import { parseRecord } from './postgres-query';
+import { parseRecord } from '../parse-record.util';
 
 // The stream log on PostgreSQL (StateStore.appendStreamEvents / readStreamEvents): rows of
 // stream_events beside the task (postgres-keys.ts), appended to by `append_stream`

@@ -1,8 +1,8 @@
 import { Page } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
-import { StateCorruptError } from '../../state.errors';
 import { isExpired } from '../../state-store.util';
 import { pageLiveEntries } from '../live-page.util';
+import { parseRecord } from '../parse-record.util';
 import { READ_RECORDS_TIMEOUT_FACTOR, RedisContext } from './redis-context';
 import { resultsOf } from './redis-errors';
 
@@ -97,16 +97,4 @@ export function liveTask(key: string, data: string | null, now: number, deleting
   if (data === null) return undefined;
   const task = parseRecord<TaskRecord>(key, data);
   return isExpired(task, now) || (!deleting && task.deletingAt !== undefined) ? undefined : task;
-}
-
-/** JSON that is not an object is corrupt: the error names the key and nothing is changed. */
-export function parseRecord<T>(key: string, text: string): T {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new StateCorruptError(key, err);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new StateCorruptError(key);
-  return value as T;
 }

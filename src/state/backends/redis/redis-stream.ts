@@ -2,7 +2,8 @@ import { StreamEvent } from '../../state-store';
 import { RedisContext } from './redis-context';
 import { resultsOf } from './redis-errors';
 import { enc } from './redis-keys';
-import { liveTask, parseRecord } from './redis-query';
+import { parseRecord } from '../parse-record.util';
+import { liveTask } from './redis-query';
 
 // The stream log on Redis (StateStore.appendStreamEvents / readStreamEvents): a list beside the task
 // (redis-keys.ts), appended to by redis-stream.lua.ts.
