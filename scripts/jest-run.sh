@@ -50,5 +50,9 @@ fi
   console.log(`wall time: ${process.argv[2]} s in all, ${((Date.now() - r.startTime) / 1000).toFixed(0)} s of them the Jest run`);
   const skipped = r.numPendingTests + r.numTodoTests;
   console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+  // The durations of this run in test/durations.json'"'"'s shape (files of 2 s or more), to refresh it with.
+  const slower = Object.fromEntries(files.filter((f) => f.s >= 2).sort((a, b) => b.s - a.s).map((f) => [f.name, Number(f.s.toFixed(1))]));
+  require("fs").mkdirSync("test-artifacts", { recursive: true });
+  require("fs").writeFileSync("test-artifacts/durations.json", JSON.stringify(slower, null, 2) + "\n");
 ' "$results" "$(( $(date +%s) - ${TEST_RUN_STARTED:-$(( $(date +%s) - SECONDS ))} ))" || true
 exit "$status"
