@@ -210,6 +210,29 @@ describe('TaskCache', () => {
     expect(cache.keyOfRequest('ten', 'a')).toBeUndefined();
   });
 
+  it('built on the view it holds, re-indexes only what a write changed, and keeps the index exact', () => {
+    const cache = new TaskCache({ maxEntries: 10, maxBytes: 1e6, idleMs: 60_000 });
+    cache.remember('k', task(1), [], [requestRecord(0, 'Completed', { requestId: 'r0' })]);
+    // A conversation written turn after turn from the view: every request stays findable.
+    for (let seq = 1; seq < 50; seq++)
+      cache.remember('k', task(seq + 1), cache.get('k')!.requests, [requestRecord(seq, 'Completed', { requestId: `r${seq}` })]);
+    expect(Array.from({ length: 50 }, (_, i) => cache.keyOfRequest('ten', `r${i}`))).toEqual(Array(50).fill('k'));
+    // A record replaced at its seq by another request's: the old id is forgotten, the new one found.
+    cache.remember('k', task(51), cache.get('k')!.requests, [requestRecord(49, 'Completed', { requestId: 'r49-edited' })]);
+    expect([cache.keyOfRequest('ten', 'r49'), cache.keyOfRequest('ten', 'r49-edited'), cache.keyOfRequest('ten', 'r48')]).toEqual([undefined, 'k', 'k']);
+    expect(cache.get('k')!.requests.map((r) => r.requestId)).toEqual([...Array.from({ length: 49 }, (_, i) => `r${i}`), 'r49-edited']);
+    // Grown past its share from the view: neither the entry nor any of its index entries is kept.
+    const small = new TaskCache({ maxEntries: 10, maxBytes: 16 * 2000, idleMs: 60_000 });
+    small.remember('s', task(1), [], [requestRecord(0, 'Completed', { requestId: 's0' })]);
+    small.remember('s', task(2), small.get('s')!.requests, [requestRecord(1, 'Completed', { requestId: 's1', output: 'x'.repeat(3000) })]);
+    expect([small.get('s'), small.keyOfRequest('ten', 's0'), small.keyOfRequest('ten', 's1'), small.size]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      { entries: 0, bytes: 0 },
+    ]);
+  });
+
   it('holds nothing when disabled', () => {
     const cache = new TaskCache({ maxEntries: 10, maxBytes: 0, idleMs: 60_000 });
     cache.remember('k', task(1), [], []);

@@ -94,16 +94,29 @@ export class TaskCache {
     const requests = fromView ? base.slice() : base.map(frozenCopy);
     let bytes = fromView ? held.bytes : sizeOf(requests);
     const fresh = written.map((r) => frozenCopy({ ...r, tenantId: task.tenantId }));
+    /** Records the write replaced with a record of another request id (their index entries go). */
+    const displaced: RequestRecord[] = [];
     for (const r of fresh) {
       const replaced = requests[indexOfSeq(requests, r.seq)];
-      bytes += sizeOf([r]) - (replaced?.seq === r.seq ? sizeOf([replaced]) : 0);
+      if (replaced?.seq !== r.seq) bytes += sizeOf([r]);
+      else {
+        bytes += sizeOf([r]) - sizeOf([replaced]);
+        if (replaced.requestId !== r.requestId) displaced.push(replaced);
+      }
     }
     withRecords(requests, fresh);
-    this.delete(key);
+    // Built on the view held: the index already names every record it held, so only what the write
+    // changed is indexed again (a turn of a long conversation costs the same as one of a short one).
+    // Otherwise every record of the task is indexed afresh.
+    if (fromView) this.drop(key, held, displaced);
+    else this.delete(key);
     // One long or large task must not push out every other (it is read from the store instead).
-    if (bytes > this.limits.maxBytes / ENTRY_SHARE) return;
+    if (bytes > this.limits.maxBytes / ENTRY_SHARE) {
+      if (fromView) this.unindex(task.tenantId, requests, key);
+      return;
+    }
     this.entries.set(key, { task: frozenCopy(task), requests, bytes, usedAt: Date.now() });
-    for (const r of requests) this.byRequest.set(requestKey(task.tenantId, r.requestId), key);
+    for (const r of fromView ? fresh : requests) this.byRequest.set(requestKey(task.tenantId, r.requestId), key);
     this.bytes += bytes;
     this.evict();
   }
@@ -111,12 +124,21 @@ export class TaskCache {
   delete(key: string): void {
     const entry = this.entries.get(key);
     if (!entry) return;
+    this.drop(key, entry, entry.requests);
+  }
+
+  /** Removes the entry, and the index entries of `records` (of its requests) that point at it. */
+  private drop(key: string, entry: Entry, records: RequestRecord[]): void {
     this.entries.delete(key);
-    for (const r of entry.requests) {
-      const at = requestKey(entry.task.tenantId, r.requestId);
+    this.unindex(entry.task.tenantId, records, key);
+    this.bytes -= entry.bytes;
+  }
+
+  private unindex(tenantId: string, records: RequestRecord[], key: string): void {
+    for (const r of records) {
+      const at = requestKey(tenantId, r.requestId);
       if (this.byRequest.get(at) === key) this.byRequest.delete(at);
     }
-    this.bytes -= entry.bytes;
   }
 
   private evict(): void {
