@@ -9,6 +9,12 @@ export LOG_LEVEL=silent TA_LOG_LEVEL=silent
 work="$(mktemp -d -t jest-run.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 results="$work/results.json"
+# Every temporary file and directory the tests make (agent directories, builds, servers' data) goes
+# under the run's own directory, removed with it: a run leaves nothing behind in /tmp.
+# Open to other users as /tmp is (sticky): a PostgreSQL run as root is started as the postgres user.
+chmod 755 "$work"
+mkdir -m 1777 "$work/tmp"
+export TMPDIR="$work/tmp"
 # Two workers by default: most e2e files wait (on servers, leases, timers) more than they compute,
 # so two overlap well on two cores; a file that depends on CPU it cannot get is a file to fix
 # (docs/testing.md, Writing a test that passes on any machine). TEST_WORKERS=1 runs the files one
