@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createConnection, createServer, Server, Socket } from 'node:net';
 import { Client } from 'pg';
 import { APPLICATION_NAME, PostgresStateStore, PostgresStateStoreOptions } from '../../src/state/backends/postgres/postgres.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { StateStoreUnavailableError, VersionConflictError } from '../../src/state/state.errors';
 import { makeRequest, makeTask } from '../conformance/fixtures';
+import { outcomesOf, waitFor } from '../support/faults';
 import { PostgresServerHandle, startPostgresServer, uniqueName } from '../support/services';
 import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
 
@@ -64,7 +64,7 @@ describe('PostgresStateStore when PostgreSQL goes away', () => {
     await admin.end();
     await server.halt('immediate');
 
-    for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, task, request.requestId))) {
+    for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, task, request.requestId), 'PostgreSQL')) {
       expect([name, error]).toEqual([name, expect.any(StateStoreUnavailableError)]);
       expect([name, ms < 3000]).toEqual([name, true]);
     }
@@ -88,7 +88,7 @@ describe('PostgresStateStore when PostgreSQL goes away', () => {
     await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
     proxy.hold();
     try {
-      for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, task, request.requestId))) {
+      for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, task, request.requestId), 'PostgreSQL')) {
         expect([name, error]).toEqual([name, expect.any(StateStoreUnavailableError)]);
         expect([name, ms < 3000]).toEqual([name, true]);
       }
@@ -214,62 +214,12 @@ describe('PostgresStateStore when PostgreSQL goes away', () => {
  * carries the server's next answer instead of passing it on: the statement ran and committed, and
  * the client never hears of it (as when a network fails at that moment).
  */
-async function startAnswerCutter(targetPort: number): Promise<{ port: number; cutNextAnswer(): void; close(): Promise<void> }> {
+async function startAnswerCutter(targetPort: number): Promise<TcpProxy & { cutNextAnswer(): void }> {
   let armed = false;
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = createConnection({ port: targetPort, host: '127.0.0.1' });
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined).on('close', () => sockets.delete(s));
-    }
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', drop);
-    upstream.on('close', drop);
-    client.on('data', (chunk: Buffer) => upstream.write(chunk));
-    upstream.on('data', (chunk: Buffer) => {
-      if (!armed) return void client.write(chunk);
-      armed = false;
-      drop();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    cutNextAnswer: () => (armed = true),
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+  const answer = (): 'pass' | 'cut' => {
+    if (!armed) return 'pass';
+    armed = false;
+    return 'cut';
   };
-}
-
-/** Runs the calls in parallel (each is bounded on its own) and times each. */
-async function outcomesOf(calls: Record<string, () => Promise<unknown>>) {
-  return Promise.all(
-    Object.entries(calls).map(async ([name, call]) => {
-      const started = Date.now();
-      const error = await call().then(
-        () => new Error(`${name} resolved with PostgreSQL down`),
-        (e: unknown) => e,
-      );
-      return { name, error, ms: Date.now() - started };
-    }),
-  );
-}
-
-async function waitFor(fn: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await fn();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  return Object.assign(await startTcpProxy(targetPort, '127.0.0.1', { answer }), { cutNextAnswer: () => void (armed = true) });
 }

@@ -3,6 +3,7 @@ import { RedisStateStore } from '../../src/state/backends/redis/redis.state-stor
 import { StateStore } from '../../src/state/state-store';
 import { StateStoreUnavailableError } from '../../src/state/state.errors';
 import { makeRequest, makeTask } from '../conformance/fixtures';
+import { outcomesOf, waitFor } from '../support/faults';
 import { RedisServerHandle, startRedisServer, uniqueName } from '../support/services';
 
 /** Every method of the contract, each as one call against a task that exists while Redis is up. */
@@ -38,7 +39,7 @@ describe('RedisStateStore when Redis goes away', () => {
     await store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
     await server.stop();
 
-    for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, task, request.requestId))) {
+    for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, task, request.requestId), 'Redis')) {
       expect([name, error]).toEqual([name, expect.any(StateStoreUnavailableError)]);
       expect([name, ms < 3000]).toEqual([name, true]);
     }
@@ -58,7 +59,7 @@ describe('RedisStateStore when Redis goes away', () => {
     await store.commit(tenant, { task: mine, expectedVersion: 0, requests: [stored] });
     server.freeze();
     try {
-      for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, mine, stored.requestId))) {
+      for (const { name, error, ms } of await outcomesOf(everyMethod(store, tenant, mine, stored.requestId), 'Redis')) {
         expect([name, error]).toEqual([name, expect.any(StateStoreUnavailableError)]);
         expect([name, ms < 3000]).toEqual([name, true]);
       }
@@ -118,30 +119,3 @@ describe('RedisStateStore reply timeouts for request records (unbounded in size)
     expect(header).toMatchObject({ status: 'rejected', reason: expect.any(StateStoreUnavailableError) });
   }, 30_000);
 });
-
-/** Runs the calls in parallel (each is bounded on its own) and times each. */
-async function outcomesOf(calls: Record<string, () => Promise<unknown>>) {
-  return Promise.all(
-    Object.entries(calls).map(async ([name, call]) => {
-      const started = Date.now();
-      const error = await call().then(
-        () => new Error(`${name} resolved with Redis down`),
-        (e: unknown) => e,
-      );
-      return { name, error, ms: Date.now() - started };
-    }),
-  );
-}
-
-async function waitFor(fn: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await fn();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}

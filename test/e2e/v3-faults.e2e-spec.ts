@@ -8,7 +8,6 @@
 import Redis from 'ioredis';
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createConnection, createServer, Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { RedisKeys } from '../../src/state/backends/redis/redis-keys';
@@ -16,8 +15,10 @@ import { RedisStateStore } from '../../src/state/backends/redis/redis.state-stor
 import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { Client } from 'pg';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { freePort, PostgresServerHandle, RedisServerHandle, startPostgresServer, startRedisServer, testRedisUrl, uniqueName } from '../support/services';
+import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { modelInput, v3Client } from '../support/v3-client';
 
@@ -283,61 +284,23 @@ describe('v3 on a PostgreSQL of its own that restarts or kills a backend mid-req
  * `marker`: the statement runs and commits, and the client hears nothing until the connection
  * closes. `held` resolves with that connection's port as PostgreSQL sees it (pg_stat_activity.client_port).
  */
-async function startAnswerHolder(
-  targetPort: number,
-): Promise<{ port: number; holdNextAnswerTo(marker: string): void; held: Promise<number>; close(): Promise<void> }> {
+async function startAnswerHolder(targetPort: number): Promise<TcpProxy & { holdNextAnswerTo(marker: string): void; held: Promise<number> }> {
   let marker: string | undefined;
   let onHeld!: (port: number) => void;
   const held = new Promise<number>((resolve) => (onHeld = resolve));
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = createConnection({ port: targetPort, host: '127.0.0.1' });
-    let holding = false;
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => undefined).on('close', () => sockets.delete(s));
-    }
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', drop);
-    upstream.on('close', drop);
-    client.on('data', (chunk: Buffer) => {
-      if (marker !== undefined && chunk.includes(marker)) {
-        marker = undefined;
-        holding = true;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (!holding) return void client.write(chunk);
-      onHeld(upstream.localPort!);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    holdNextAnswerTo: (m) => (marker = m),
-    held,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+  const proxy = await startTcpProxy(targetPort, '127.0.0.1', {
+    request(chunk, connection) {
+      if (marker === undefined || !chunk.includes(marker)) return;
+      marker = undefined;
+      connection.tag = 'holding';
     },
-  };
-}
-
-async function waitFor(fn: () => Promise<unknown>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await fn();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+    answer(_chunk, connection) {
+      if (connection.tag !== 'holding') return 'pass';
+      onHeld(connection.upstreamPort!);
+      return 'swallow';
+    },
+  });
+  return Object.assign(proxy, { holdNextAnswerTo: (m: string) => void (marker = m), held });
 }
 
 describe('v3 with a stored record that cannot be parsed', () => {
