@@ -54,16 +54,16 @@ describe('RedisRateLimitStore', () => {
   it('lets an unrefreshed slot lapse; a refreshed one stays', async () => {
     const key = store.key('lapse');
     const q = (slot: string, ttlMs: number) => ({ periodMs: MINUTE, callerConcurrency: { key, limit: 2, slot, ttlMs } });
-    expect((await store.admit(q('dead', 300))).refused).toBeUndefined();
-    expect((await store.admit(q('alive', 300))).refused).toBeUndefined();
-    expect((await store.admit(q('third', 300))).refused).toBe('caller_concurrency');
-    for (let i = 0; i < 4; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      await store.refresh(key, 'alive', 300);
-    }
-    // 400 ms on: `dead` lapsed, `alive` did not.
-    expect((await store.admit(q('third', 300))).refused).toBeUndefined();
-    expect((await store.admit(q('fourth', 300))).refused).toBe('caller_concurrency');
+    // Both slots would lapse 1 s on; `alive` is refreshed at once for a minute, `dead` never. The
+    // margins are whole seconds, so a busy machine (a late timer, a slow reply) changes nothing.
+    expect((await store.admit(q('dead', 1000))).refused).toBeUndefined();
+    expect((await store.admit(q('alive', 1000))).refused).toBeUndefined();
+    await store.refresh(key, 'alive', MINUTE);
+    expect((await store.admit(q('third', MINUTE))).refused).toBe('caller_concurrency');
+    await new Promise((r) => setTimeout(r, 1500));
+    // 1.5 s on: `dead` lapsed, `alive` did not.
+    expect((await store.admit(q('third', MINUTE))).refused).toBeUndefined();
+    expect((await store.admit(q('fourth', MINUTE))).refused).toBe('caller_concurrency');
   });
 
   it('adds tokens on the Redis clock and refuses until the overshoot drained', async () => {
