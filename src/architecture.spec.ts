@@ -32,6 +32,7 @@ const LAYERS: readonly { name: string; holds: (file: string) => boolean }[] = [
   { name: 'auth, telemetry', holds: (f) => f.startsWith('auth/') || f.startsWith('telemetry/') },
   { name: 'tools, rate-limit', holds: (f) => f.startsWith('tools/') || f.startsWith('rate-limit/') },
   { name: 'invocation', holds: (f) => f.startsWith('invocation/') },
+  { name: 'archive', holds: (f) => f.startsWith('archive/') },
   { name: 'tasks', holds: (f) => f.startsWith('tasks/') },
   { name: 'api', holds: (f) => f.startsWith('api/') },
   { name: 'reload', holds: (f) => f.startsWith('reload/') },
