@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal';
+import type { ModelCallTrace } from '../state/state.entities';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { addUsage, emptyUsage, LlmClient, LlmMessage, LlmRequest, LlmResult, LlmToolCall, LlmToolSpec } from '../llm/llm-client.port';
@@ -70,6 +71,8 @@ export interface AgentRunResult extends LlmResult {
   appended: LlmMessage[];
   /** Every tool call that ran, in order (the execution trace). */
   toolExecutions: ToolExecution[];
+  /** Every model call of the run, in order. */
+  modelCalls: ModelCallTrace[];
   /**
    * Set when the run stopped for an approval: `appended` then ends with the assistant turn that
    * asked for the calls (no results yet), and `content` is that turn's text.
@@ -80,6 +83,7 @@ export interface AgentRunResult extends LlmResult {
 export interface PartialRun {
   appended: LlmMessage[];
   toolExecutions: ToolExecution[];
+  modelCalls: ModelCallTrace[];
 }
 
 const partialRuns = new WeakMap<object, PartialRun>();
@@ -105,6 +109,7 @@ export async function runToolLoop(
 ): Promise<AgentRunResult> {
   const appended: LlmMessage[] = [];
   const toolExecutions: ToolExecution[] = [];
+  const modelCalls: ModelCallTrace[] = [];
   const approvals = options.approvals ?? { policy: DEFAULT_APPROVAL_POLICY, canPause: false };
   try {
     const unavailable: string[] = [];
@@ -137,13 +142,15 @@ export async function runToolLoop(
       await runTurn(calls, new Map(rejected.map((c) => [c.id, { outcome: 'rejected', result: rejectedResult(c, reasons?.[c.id]) }])));
     }
     for (let round = 0; ; round++) {
+      const startedAt = Date.now();
       const result = await modelTurn(
         deps.client,
         { ...request, messages, ...(specs.length ? { tools: specs } : {}), ...(unavailable.length ? { toolsUnavailable: unavailable } : {}) },
         options,
       );
+      modelCalls.push(modelCallTrace(request.model, startedAt, result));
       usage = addUsage(usage, result.usage);
-      if (!result.toolCalls.length) return { ...result, usage, appended, toolExecutions };
+      if (!result.toolCalls.length) return { ...result, usage, appended, toolExecutions, modelCalls };
       if (round >= maxRounds) {
         throw new DomainError(
           ErrorCode.TOOL_ROUNDS_EXCEEDED,
@@ -158,18 +165,29 @@ export async function runToolLoop(
       const verdict = approvalForTurn(approvals.policy, tools, clientCalls.length ? calls.filter((c) => !isClientCall(c)) : calls);
       const risks = () => Object.fromEntries(calls.map((c) => [c.id, isClientCall(c) ? 'client' : (tools.get(c.name)?.risk ?? 'write_high_risk')]));
       if (verdict.pending.length && approvals.canPause) {
-        return { ...result, usage, appended, toolExecutions, paused: { calls, ...verdict, risks: risks() } };
+        return { ...result, usage, appended, toolExecutions, modelCalls, paused: { calls, ...verdict, risks: risks() } };
       }
       if (clientCalls.length && approvals.canPause) {
         const reasons = Object.fromEntries(clientCalls.map((c) => [c.id, 'client_tool' as const]));
-        return { ...result, usage, appended, toolExecutions, paused: { calls, pending: clientCalls, plan: false, reasons, risks: risks() } };
+        return { ...result, usage, appended, toolExecutions, modelCalls, paused: { calls, pending: clientCalls, plan: false, reasons, risks: risks() } };
       }
       await runTurn(calls, new Map(verdict.pending.map((c) => [c.id, { outcome: 'error', result: approvalUnavailableResult(c) }])));
     }
   } catch (err) {
-    if (err !== null && typeof err === 'object') partialRuns.set(err, { appended, toolExecutions });
+    if (err !== null && typeof err === 'object') partialRuns.set(err, { appended, toolExecutions, modelCalls });
     throw err;
   }
+}
+
+function modelCallTrace(model: string, startedAt: number, result: LlmResult): ModelCallTrace {
+  const u = result.usage;
+  return {
+    model,
+    started_at: new Date(startedAt).toISOString(),
+    duration_ms: Date.now() - startedAt,
+    usage: { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens },
+    ...(result.finishReason ? { finish_reason: result.finishReason } : {}),
+  };
 }
 
 /** The trace of a call that did not run here (rejected, refused for want of approval, or a client-side tool's). */

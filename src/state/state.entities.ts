@@ -45,6 +45,15 @@ export interface ToolCallTrace {
   result?: string;
 }
 
+/** One model call of a request (the audit archive's `model_call`): which model, when, how long, what it cost. */
+export interface ModelCallTrace {
+  model: string;
+  started_at: string;
+  duration_ms: number;
+  usage: StoredUsage;
+  finish_reason?: string;
+}
+
 /** Why a pending call needs a human: its own policy, the agent's autonomy level, or being part of a plan. */
 export type ApprovalReason = 'requires_hitl' | 'autonomy_level' | 'plan' | 'client_tool';
 
@@ -105,12 +114,16 @@ export interface RequestRecord {
   messages: StoredMessage[];
   userContext?: Record<string, string>;
   toolCalls: ToolCallTrace[];
+  /** Every model call of the request, in order (records stored before the archive have none). */
+  modelCalls?: ModelCallTrace[];
   tokenUsage: StoredUsage;
   /** Final text output when Completed. */
   output?: string;
   error?: { code: string; message: string };
   /** While Paused: the model turn whose calls wait for a human decision (src/tasks/approvals.ts). */
   pendingApprovals?: PendingApprovals;
+  /** Every pause of this request, in order, the current one last while Paused (the audit trail's plans; never removed). */
+  pauses?: PendingApprovals[];
   /** Every decision taken on this request's pauses, in order (the audit trail; never removed). */
   approvals?: ApprovalDecision[];
   /** Why a request did not complete (see RequestEndReason). */

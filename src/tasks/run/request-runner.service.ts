@@ -238,8 +238,9 @@ export class RequestRunnerService {
     const done = partial?.toolExecutions.length
       ? { messages: [...request.messages, ...storedToolRounds(partial, now)], toolCalls: [...request.toolCalls, ...partial.toolExecutions.map(toolCallTrace)] }
       : {};
+    const modelCalls = partial?.modelCalls.length ? { modelCalls: [...(request.modelCalls ?? []), ...partial.modelCalls] } : {};
     const error = err instanceof DomainError ? { code: err.code, message: err.message } : { code: ErrorCode.INTERNAL, message: 'Internal error' };
-    const record: RequestRecord = { ...request, ...done, status: canceled ? 'Canceled' : 'Failed', reason, error, updatedAt: now };
+    const record: RequestRecord = { ...request, ...done, ...modelCalls, status: canceled ? 'Canceled' : 'Failed', reason, error, updatedAt: now };
     try {
       const { next } = await lease.finish(record, this.handsOver);
       if (next) this.runInBackground(agent, { request: next, earlier: [] });
@@ -256,6 +257,7 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
   // A resumed request keeps what it did before its pause (trace and usage).
   const toolCalls = [...request.toolCalls, ...result.toolExecutions.map(toolCallTrace)];
   const tokenUsage = addUsage(request.tokenUsage, result.usage);
+  const modelCalls = [...(request.modelCalls ?? []), ...result.modelCalls];
   // The tool rounds (up to the turn that waits, when paused): a follow-on replays what the model saw.
   const rounds = storedToolRounds(result, now);
   if (result.paused) {
@@ -277,13 +279,25 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
       ...(agent.governed ? { autonomyLevel: agent.governance.autonomy_level } : {}),
       ...(ttl ? { expiresAt: new Date(nowMs + ttl * 1000).toISOString() } : {}),
     };
-    return { ...request, status: 'Paused', messages: [...request.messages, ...rounds], toolCalls, tokenUsage, pendingApprovals, updatedAt: now };
+    const pauses = [...(request.pauses ?? []), pendingApprovals];
+    return {
+      ...request,
+      status: 'Paused',
+      messages: [...request.messages, ...rounds],
+      toolCalls,
+      modelCalls,
+      tokenUsage,
+      pendingApprovals,
+      pauses,
+      updatedAt: now,
+    };
   }
   return {
     ...request,
     status: 'Completed',
     messages: [...request.messages, ...rounds, { id: randomUUID(), role: 'assistant', content: result.content, created_at: now }],
     toolCalls,
+    modelCalls,
     output: result.content,
     tokenUsage,
     updatedAt: now,

@@ -39,6 +39,7 @@ function fakeRunner() {
         finishReason: 'stop',
         appended: [],
         toolExecutions: [],
+        modelCalls: [],
       };
     },
   };
