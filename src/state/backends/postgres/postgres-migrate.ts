@@ -1,7 +1,7 @@
 import type { ClientBase } from 'pg';
 import { BackendBootError } from '../../backend-boot-error';
 import { PostgresNames } from './postgres-keys';
-import { Migration, MIGRATIONS, SCHEMA_VERSION } from './migrations/migration-list';
+import { Migration, MIGRATIONS } from './migrations/migration-list';
 
 /** TA_POSTGRES_MIGRATE: `auto` applies what the database lacks at boot; `off` only checks (a deploy job runs `teal-agent-server migrate`). */
 export type MigrateMode = 'auto' | 'off';
@@ -11,6 +11,38 @@ export interface MigrationOutcome {
   /** The schema's version before and after. */
   from: number;
   to: number;
+}
+
+/**
+ * A schema with versions: its name, its schema_version table, the migrations this release knows (in
+ * version order), the advisory lock its migrations run under (one per schema and per kind of
+ * schema: the state store's and the audit archive's, src/archive/store/, never wait for each
+ * other), and the words its boot errors use.
+ */
+export interface VersionedSchema {
+  /** Checked against SCHEMA_NAME (postgres-keys.ts) by whoever built the names. */
+  schema: string;
+  /** Schema-qualified: `{schema}.schema_version`. */
+  versionTable: string;
+  migrations: readonly Migration[];
+  lock: string;
+  /** How an error names it: `PostgreSQL schema`, `archive schema`. */
+  label: string;
+  /** What an operator runs when `off` finds the schema behind this release. */
+  offHint: string;
+}
+
+/** The state store's schema brought to this release's version (migrateVersioned). */
+export async function migrateSchema(client: ClientBase, names: PostgresNames, mode: MigrateMode = 'auto'): Promise<MigrationOutcome> {
+  const target: VersionedSchema = {
+    schema: names.schema,
+    versionTable: names.schemaVersion,
+    migrations: MIGRATIONS,
+    lock: `teal-agent-server migrate ${names.schema}`,
+    label: 'PostgreSQL schema',
+    offHint: 'run "teal-agent-server migrate" (TA_POSTGRES_MIGRATE=off)',
+  };
+  return migrateVersioned(client, target, mode);
 }
 
 /**
@@ -24,32 +56,32 @@ export interface MigrationOutcome {
  * EXISTS). A database whose schema is newer than this release knows refuses the boot (an older
  * release must not write a layout it does not know), as does `off` with a schema behind.
  */
-export async function migrateSchema(client: ClientBase, names: PostgresNames, mode: MigrateMode = 'auto'): Promise<MigrationOutcome> {
-  const found = checkVersion(await currentVersion(client, names), names, mode);
-  if (found.from === SCHEMA_VERSION || mode === 'off') return found;
-  const lock = `teal-agent-server migrate ${names.schema}`;
-  await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lock]);
+export async function migrateVersioned(client: ClientBase, target: VersionedSchema, mode: MigrateMode = 'auto'): Promise<MigrationOutcome> {
+  const latest = target.migrations[target.migrations.length - 1]?.version ?? 0;
+  const found = checkVersion(await currentVersion(client, target), target, latest, mode);
+  if (found.from === latest || mode === 'off') return found;
+  await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [target.lock]);
   try {
     // Read again under the lock: another replica may have migrated meanwhile.
-    const from = checkVersion(await currentVersion(client, names), names, mode).from;
-    if (from === SCHEMA_VERSION) return { schema: names.schema, from, to: from };
-    const { rows } = await client.query<{ exists: boolean }>('SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists', [names.schema]);
-    if (!rows[0]?.exists) await client.query(`CREATE SCHEMA ${names.schema}`);
+    const from = checkVersion(await currentVersion(client, target), target, latest, mode).from;
+    if (from === latest) return { schema: target.schema, from, to: from };
+    const { rows } = await client.query<{ exists: boolean }>('SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS exists', [target.schema]);
+    if (!rows[0]?.exists) await client.query(`CREATE SCHEMA ${target.schema}`);
     await client.query(
-      `CREATE TABLE IF NOT EXISTS ${names.schemaVersion} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      `CREATE TABLE IF NOT EXISTS ${target.versionTable} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
     );
-    for (const m of MIGRATIONS.filter((x) => x.version > from)) await apply(client, names, m);
-    return { schema: names.schema, from, to: SCHEMA_VERSION };
+    for (const m of target.migrations.filter((x) => x.version > from)) await apply(client, target, m);
+    return { schema: target.schema, from, to: latest };
   } finally {
-    await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lock]).catch(() => undefined);
+    await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [target.lock]).catch(() => undefined);
   }
 }
 
-async function apply(client: ClientBase, names: PostgresNames, m: Migration): Promise<void> {
+async function apply(client: ClientBase, target: VersionedSchema, m: Migration): Promise<void> {
   await client.query('BEGIN');
   try {
-    await client.query(m.sql(names.schema));
-    await client.query(`INSERT INTO ${names.schemaVersion} (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+    await client.query(m.sql(target.schema));
+    await client.query(`INSERT INTO ${target.versionTable} (version, name) VALUES ($1, $2)`, [m.version, m.name]);
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -58,23 +90,21 @@ async function apply(client: ClientBase, names: PostgresNames, m: Migration): Pr
 }
 
 /** The schema's version: 0 when it (or its schema_version table) does not exist yet. */
-async function currentVersion(client: ClientBase, names: PostgresNames): Promise<number> {
-  const { rows } = await client.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [names.schemaVersion]);
+async function currentVersion(client: ClientBase, target: VersionedSchema): Promise<number> {
+  const { rows } = await client.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [target.versionTable]);
   if (!rows[0]?.exists) return 0;
-  const result = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${names.schemaVersion}`);
+  const result = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${target.versionTable}`);
   return result.rows[0]?.v ?? 0;
 }
 
-function checkVersion(version: number, names: PostgresNames, mode: MigrateMode): MigrationOutcome {
-  if (version > SCHEMA_VERSION) {
+function checkVersion(version: number, target: VersionedSchema, latest: number, mode: MigrateMode): MigrationOutcome {
+  if (version > latest) {
     throw new BackendBootError(
-      `PostgreSQL schema ${names.schema} is at version ${version}, newer than this teal-agent-server knows (${SCHEMA_VERSION}): run a release that knows it`,
+      `${target.label} ${target.schema} is at version ${version}, newer than this teal-agent-server knows (${latest}): run a release that knows it`,
     );
   }
-  if (mode === 'off' && version < SCHEMA_VERSION) {
-    throw new BackendBootError(
-      `PostgreSQL schema ${names.schema} is at version ${version}, this teal-agent-server needs ${SCHEMA_VERSION}: run "teal-agent-server migrate" (TA_POSTGRES_MIGRATE=off)`,
-    );
+  if (mode === 'off' && version < latest) {
+    throw new BackendBootError(`${target.label} ${target.schema} is at version ${version}, this teal-agent-server needs ${latest}: ${target.offHint}`);
   }
-  return { schema: names.schema, from: version, to: version };
+  return { schema: target.schema, from: version, to: version };
 }
