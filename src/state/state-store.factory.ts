@@ -13,6 +13,11 @@ export interface StateStoreFactoryOptions {
   production?: boolean;
   /** Where boot warnings go (the Redis eviction check). */
   logger?: { warn(message: string): void };
+  /**
+   * Keep the archive index (StateStore.listUnarchived): set when the audit archive is configured
+   * (TA_ARCHIVE_URL). Default false: commits write nothing for it.
+   */
+  archiveIndex?: boolean;
 }
 
 /**
@@ -25,14 +30,15 @@ export interface StateStoreFactoryOptions {
  * a database it cannot reach or a schema newer than this release refuses the boot in one line.
  */
 export async function createStateStore(config: EnvConfig['state'], options: StateStoreFactoryOptions = {}): Promise<StateStore> {
+  const archiveIndex = options.archiveIndex ?? false;
   switch (config.store) {
     case 'memory':
-      return new MemoryStateStore();
+      return new MemoryStateStore({ archiveIndex });
     case 'redis': {
       if (!config.redisUrl) throw new Error('TA_REDIS_URL is required when TA_STATE_STORE=redis');
       const { RedisStateStore } = require('./backends/redis/redis.state-store') as typeof import('./backends/redis/redis.state-store');
       const { checkRedisEviction } = require('./backends/redis/redis-eviction') as typeof import('./backends/redis/redis-eviction');
-      const store = new RedisStateStore({ url: config.redisUrl, keyPrefix: options.redisKeyPrefix });
+      const store = new RedisStateStore({ url: config.redisUrl, keyPrefix: options.redisKeyPrefix, archiveIndex });
       try {
         await checkRedisEviction(store, { production: options.production ?? false, logger: options.logger });
       } catch (err) {
@@ -46,7 +52,7 @@ export async function createStateStore(config: EnvConfig['state'], options: Stat
       const { table, endpoint, region, createTable } = config.dynamodb;
       const { DynamoDbStateStore } = require('./backends/dynamodb/dynamodb.state-store') as typeof import('./backends/dynamodb/dynamodb.state-store');
       const { createStateTable } = require('./backends/dynamodb/dynamodb-table') as typeof import('./backends/dynamodb/dynamodb-table');
-      const store = new DynamoDbStateStore({ table, endpoint, region, credentials: options.dynamoDbCredentials });
+      const store = new DynamoDbStateStore({ table, endpoint, region, credentials: options.dynamoDbCredentials, archiveIndex });
       if (createTable) {
         try {
           await createStateTable(store.dynamoDbClient, table);
@@ -62,7 +68,7 @@ export async function createStateStore(config: EnvConfig['state'], options: Stat
       const { url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs, migrate } = config.postgres;
       const { PostgresStateStore } = require('./backends/postgres/postgres.state-store') as typeof import('./backends/postgres/postgres.state-store');
       const { postgresBootError } = require('./backends/postgres/postgres-errors') as typeof import('./backends/postgres/postgres-errors');
-      const store = new PostgresStateStore({ url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs });
+      const store = new PostgresStateStore({ url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs, archiveIndex });
       try {
         await store.prepare(migrate);
       } catch (err) {

@@ -40,6 +40,16 @@ export interface LeaseEntry {
   expiresAt: number;
 }
 
+/** A task committed since the archive last took it (StateStore.listUnarchived). */
+export interface ArchiveEntry {
+  tenantId: string;
+  taskId: string;
+  /** The task's version as of that commit. */
+  version: number;
+  /** When it was committed: epoch ms, the store's clock. */
+  changedAt: number;
+}
+
 export interface Page<T> {
   items: T[];
   /** Opaque; pass back to get the next page. Absent on the last page. */
@@ -162,6 +172,39 @@ export abstract class StateStore {
    *   never to the number of tasks.
    */
   abstract listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>>;
+
+  /**
+   * The archive index (docs/design/audit-archive.md, "How events reach the archive", point 3): the
+   * tasks committed since the audit archive last took them, changed at or before `before` (epoch
+   * ms, the store's clock), of every tenant, the oldest change first, paged. This is how the
+   * archive's catch-up finds what a killed replica or an archive outage left behind.
+   *
+   * - Kept only by a store built with the option `archiveIndex: true` (the app sets it when an
+   *   archive is configured). Without it a commit writes nothing more than it otherwise would, this
+   *   lists nothing (`{ items: [] }`) and `markArchived` does nothing.
+   * - The index follows the header in the same atomic commit, adding no round trip: every commit
+   *   that applies (a create, an update, the mark of a deletion) lists the task with its new version
+   *   at the store's time of the commit (a task already listed moves to that version and time); a
+   *   commit that fails changes nothing.
+   * - A task marked for deletion (`deletingAt`) is listed (the archive takes it before it goes); the
+   *   last step of its deletion (`deleteTaskBatch`) unlists it with the header. A task that is
+   *   missing or expired is never listed (an entry an expired task left behind is dropped when a
+   *   listing meets it).
+   * - The cursor is a position in the index: it stays valid for a later call with a later `before`.
+   * - Tenant isolation: a read across tenants, as `listLapsedLeases` is. An entry names only a
+   *   tenant, a task id and a version; whoever acts on it reads the task under that tenant.
+   * - Cost is proportional to the entries read (the page, plus dead entries dropped on the way),
+   *   never to the number of tasks.
+   */
+  abstract listUnarchived(before: number, page: { limit: number; cursor?: string }): Promise<Page<ArchiveEntry>>;
+
+  /**
+   * Unlists tasks the archive has taken (see `listUnarchived`): per entry, a compare-and-set on the
+   * version, so the task is unlisted only if its listed version is at or below the one given; an
+   * entry a later commit listed stays. One round trip for the batch (callers pass at most 100
+   * entries); entries of tasks that are not listed are skipped. Does nothing without `archiveIndex`.
+   */
+  abstract markArchived(entries: { tenantId: string; taskId: string; version: number }[]): Promise<void>;
 
   /**
    * The store's clock (docs/api.md, "Leases and clocks"): its current time in epoch ms as this

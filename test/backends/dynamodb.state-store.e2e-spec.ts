@@ -23,6 +23,7 @@ afterAll(() => client.destroy());
 
 describeStateStoreConformance('dynamodb', {
   createStore: async () => newStore(),
+  createArchiveStore: async () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL, archiveIndex: true }),
   rawRequest: async (tenantId, taskId, seq) => {
     const { Item } = await doc.send(new GetCommand({ TableName: table, Key: { pk: taskPk(tenantId, taskId), sk: requestSk(seq) } }));
     return Item?.data as string | undefined;

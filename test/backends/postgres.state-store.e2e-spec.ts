@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { loadEnvConfig } from '../../src/config/env.config';
 import { BackendBootError } from '../../src/state/backend-boot-error';
-import { SCHEMA_VERSION } from '../../src/state/backends/postgres/migrations/migration-list';
+import { MIGRATIONS, SCHEMA_VERSION } from '../../src/state/backends/postgres/migrations/migration-list';
 import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { createStateStore } from '../../src/state/state-store.factory';
 import { StateCorruptError } from '../../src/state/state.errors';
@@ -39,6 +39,7 @@ async function countRows(tenantId: string, inSchema = schema): Promise<number> {
 
 describeStateStoreConformance('postgres', {
   createStore: async () => newStore(),
+  createArchiveStore: async () => newStore({ archiveIndex: true }),
   rawRequest: async (tenantId, taskId, seq) => {
     const { rows } = await raw.query<{ data: string }>(`SELECT data FROM ${schema}.requests WHERE tenant_id = $1 AND task_id = $2 AND seq = $3`, [
       tenantId,
@@ -106,7 +107,7 @@ describe('PostgresStateStore', () => {
         expect(outcomes.filter((o) => o.from === 0)).toHaveLength(1);
         expect(outcomes.every((o) => o.to === SCHEMA_VERSION)).toBe(true);
         const { rows } = await raw.query(`SELECT version, name FROM ${fresh}.schema_version ORDER BY version`);
-        expect(rows).toEqual([{ version: 1, name: 'init' }]);
+        expect(rows).toEqual(MIGRATIONS.map(({ version, name }) => ({ version, name })));
         expect(await replicas[0].prepare()).toEqual({ schema: fresh, from: SCHEMA_VERSION, to: SCHEMA_VERSION });
         expect(await replicas[1].prepare('off')).toEqual({ schema: fresh, from: SCHEMA_VERSION, to: SCHEMA_VERSION });
       } finally {
@@ -148,7 +149,7 @@ describe('PostgresStateStore', () => {
       try {
         const err = await absent.prepare('off').catch((e: unknown) => e);
         expect(err).toBeInstanceOf(BackendBootError);
-        expect((err as Error).message).toMatch(/is at version 0, this teal-agent-server needs 1: run "teal-agent-server migrate"/);
+        expect((err as Error).message).toMatch(new RegExp(`is at version 0, this teal-agent-server needs ${SCHEMA_VERSION}: run "teal-agent-server migrate"`));
       } finally {
         await absent.close();
       }

@@ -18,6 +18,7 @@ afterAll(() => raw.disconnect());
 
 describeStateStoreConformance('redis', {
   createStore: async () => newStore(),
+  createArchiveStore: async () => new RedisStateStore({ url: testRedisUrl(), keyPrefix: prefix, archiveIndex: true }),
   rawRequest: async (tenantId, taskId, seq) => (await raw.hget(new RedisKeys(prefix, tenantId).requests(taskId), String(seq))) ?? undefined,
   countStored: async (tenantId) => countKeys(raw, new RedisKeys(prefix, tenantId).tenantPattern),
 });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { StateStore } from '../../src/state/state-store';
+import { archiveIndexCases } from './cases/archive-index.case';
 import { concurrentCommitCases } from './cases/concurrent-commit.case';
 import { createConflictCases } from './cases/create-conflict.case';
 import { deletionCases } from './cases/deletion.case';
@@ -29,6 +30,11 @@ export interface StateStoreInitializer {
    * cannot share data across instances, returns one instance every time.
    */
   createStore(): Promise<StateStore>;
+  /**
+   * A store instance built with `archiveIndex: true` (StateStore.listUnarchived), over the same data
+   * as the others where the backend can share it (the in-memory one cannot: its own instance).
+   */
+  createArchiveStore(): Promise<StateStore>;
   /** Once after the cases: close what setup and createStore opened. */
   teardown?(): Promise<void>;
   /** The stored bytes of one request record, where the backend can show them (byte-level checks). */
@@ -42,6 +48,8 @@ export interface ConformanceContext {
   readonly store: StateStore;
   /** `n` store instances over the same data (see createStore); reused across cases. */
   stores(n: number): Promise<StateStore[]>;
+  /** The store built with `archiveIndex: true` (see createArchiveStore); one, reused across cases. */
+  archiveStore(): Promise<StateStore>;
   /** A tenant id no other case uses. */
   tenant(): string;
   readonly initializer: StateStoreInitializer;
@@ -62,6 +70,7 @@ const CASES: ConformanceCases[] = [
   requestIndependenceCases,
   leaseCases,
   leaseIndexCases,
+  archiveIndexCases,
   deletionCases,
   streamEventsCases,
   largeRequestCases,
@@ -71,6 +80,7 @@ const CASES: ConformanceCases[] = [
 export function describeStateStoreConformance(name: string, initializer: StateStoreInitializer): void {
   describe(`StateStore conformance: ${name}`, () => {
     const pool: StateStore[] = [];
+    let archive: Promise<StateStore> | undefined;
     const ctx: ConformanceContext = {
       get store() {
         return pool[0];
@@ -78,6 +88,10 @@ export function describeStateStoreConformance(name: string, initializer: StateSt
       async stores(n) {
         while (pool.length < n) pool.push(await initializer.createStore());
         return pool.slice(0, n);
+      },
+      archiveStore() {
+        archive ??= initializer.createArchiveStore();
+        return archive;
       },
       tenant: () => `tenant-${randomUUID()}`,
       initializer,
@@ -89,7 +103,9 @@ export function describeStateStoreConformance(name: string, initializer: StateSt
     }, 60_000);
 
     afterAll(async () => {
-      await Promise.all([...new Set(pool)].map((s) => s.close()));
+      const stores = new Set(pool);
+      if (archive) stores.add(await archive);
+      await Promise.all([...stores].map((s) => s.close()));
       await initializer.teardown?.();
     });
 

@@ -37,7 +37,7 @@ describe('teal-agent-server migrate', () => {
     const env = { TA_POSTGRES_URL: testPostgresUrl(), TA_POSTGRES_SCHEMA: schema };
     expect(await migrate(env)).toEqual({ code: 0, stdout: `PostgreSQL schema ${schema}: migrated from version 0 to ${SCHEMA_VERSION}\n`, stderr: '' });
     expect(await migrate(env)).toEqual({ code: 0, stdout: `PostgreSQL schema ${schema} is at version ${SCHEMA_VERSION}: nothing to migrate\n`, stderr: '' });
-    const { rows } = await raw.query(`SELECT version FROM ${schema}.schema_version`);
+    const { rows } = await raw.query(`SELECT max(version) AS version FROM ${schema}.schema_version`);
     expect(rows).toEqual([{ version: SCHEMA_VERSION }]);
   });
 

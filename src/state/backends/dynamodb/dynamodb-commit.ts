@@ -14,6 +14,8 @@ import { deleteKeys, layoutRequests, partItems, putItems, readSplits, replaceSpl
 import { parseItem, readHeader } from './dynamodb-query';
 import { ChildTtlPlan, extendChildTtl, planChildTtl } from './dynamodb-ttl';
 import {
+  archivePk,
+  archiveSk,
   HEADER_SK,
   leasePk,
   leaseShard,
@@ -31,6 +33,11 @@ import {
 export const MAX_REQUESTS_PER_COMMIT = 49;
 /** A commit that stores a lease also puts its lease entry and may delete the one it replaces. */
 export const MAX_REQUESTS_PER_LEASE_COMMIT = 48;
+/**
+ * With the archive index kept (the archiveIndex option), a commit also puts the task's archive
+ * entry and may delete the one it replaces: one request fewer (48, or 47 with a lease).
+ */
+export const ARCHIVE_INDEX_REQUESTS = 1;
 
 /** Concurrent transactions on one item can cancel each other (`TransactionConflict`); retry these. */
 const TRANSACTION_CONFLICT_ATTEMPTS = 4;
@@ -44,9 +51,10 @@ const TRANSACTION_CONFLICT_ATTEMPTS = 4;
  */
 export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
   const { taskId } = write.task;
-  const most = write.task.lease ? MAX_REQUESTS_PER_LEASE_COMMIT : MAX_REQUESTS_PER_COMMIT;
+  const most = (write.task.lease ? MAX_REQUESTS_PER_LEASE_COMMIT : MAX_REQUESTS_PER_COMMIT) - (ctx.archiveIndex ? ARCHIVE_INDEX_REQUESTS : 0);
   if ((write.requests?.length ?? 0) > most) {
-    throw new RangeError(`A commit may write at most ${most} requests${write.task.lease ? ' when the task holds a lease' : ''}`);
+    const why = [write.task.lease ? 'the task holds a lease' : '', ctx.archiveIndex ? 'the archive index is kept' : ''].filter(Boolean).join(' and ');
+    throw new RangeError(`A commit may write at most ${most} requests${why ? ` when ${why}` : ''}`);
   }
   const now = ctx.now();
   const pk = taskPk(tenantId, taskId);
@@ -111,7 +119,8 @@ async function applyCommit(
   const pk = taskPk(tenantId, write.task.taskId);
   const base = !current ? {} : (current.splits ?? (await readSplits(ctx.doc, ctx.table, pk)));
   const { splits, replaced } = replaceSplits(pk, base, layouts);
-  const { input, json, snapshot, ownerSession } = buildCommit(ctx.table, tenantId, write, current, ttl, now, { inc, requests: layouts, splits });
+  const layout = { inc, requests: layouts, splits, archiveIndex: ctx.archiveIndex };
+  const { input, json, snapshot, ownerSession } = buildCommit(ctx.table, tenantId, write, current, ttl, now, layout);
   if (ownerSession) await ctx.doc.send(new PutCommand({ TableName: ctx.table, Item: ownerSession }));
   let failed: { old?: Item } | undefined;
   try {
@@ -184,7 +193,8 @@ function oldSnapshot(item: Item): HeaderSnapshot | undefined {
  * absence), so the commit applies only on top of that state, and a cancelled transaction writes
  * nothing. `layout` is the task's incarnation (a new one for a create), how each request is stored
  * (dynamodb-parts.ts: split ones have their parts written before, and the request item here is what
- * makes them visible) and the header's splits once they are. `snapshot` is the header it writes.
+ * makes them visible), the header's splits once they are, and whether the archive index is kept.
+ * `snapshot` is the header it writes.
  */
 export function buildCommit(
   table: string,
@@ -193,7 +203,7 @@ export function buildCommit(
   current: HeaderSnapshot | undefined,
   ttl: ChildTtlPlan,
   now: number,
-  layout: { inc: string; requests: RequestLayout[]; splits: Splits },
+  layout: { inc: string; requests: RequestLayout[]; splits: Splits; archiveIndex?: boolean },
 ): { input: TransactWriteCommandInput; json: string; snapshot: HeaderSnapshot; ownerSession?: Record<string, unknown> } {
   const { taskId } = write.task;
   const live = isLive(current, now);
@@ -207,6 +217,7 @@ export function buildCommit(
   const pk = taskPk(tenantId, taskId);
   const childTtl = ttl.childTtl === undefined ? {} : { ttl: ttl.childTtl };
   const lease = leaseIndexWrites(table, tenantId, stored, live ? current : undefined, inc, exp);
+  const archive = archiveIndexWrites(table, tenantId, stored, live ? current : undefined, { inc, exp, now, keep: layout.archiveIndex ?? false });
 
   const header = {
     Put: {
@@ -222,6 +233,7 @@ export function buildCommit(
         splits: layout.splits,
         ...(stored.writeId === undefined ? {} : { writeId: stored.writeId }),
         ...(lease.sk === undefined ? {} : { leaseSk: lease.sk }),
+        ...(archive.sk === undefined ? {} : { archiveSk: archive.sk }),
         ...(exp === undefined ? {} : { expiresAtMs: exp, ttl: Math.ceil(exp / 1000) }),
         ...(ttl.childTtl === undefined ? {} : { childTtl: ttl.childTtl }),
       },
@@ -235,7 +247,7 @@ export function buildCommit(
     put({ pk: requestIndexPk(tenantId, r.requestId), sk: REQUEST_INDEX_SK, taskId, seq: r.seq }),
   ]);
   const sessionEntry = live ? [] : [put({ ...session, taskId })];
-  const items = [header, ...requests, ...sessionEntry, ...lease.items];
+  const items = [header, ...requests, ...sessionEntry, ...lease.items, ...archive.items];
   const snapshot: HeaderSnapshot = {
     version: stored.version,
     inc,
@@ -246,6 +258,7 @@ export function buildCommit(
     writeId: stored.writeId,
     splits: layout.splits,
     leaseSk: lease.sk,
+    archiveSk: archive.sk,
   };
   if (live) return { input: { TransactItems: items }, json, snapshot };
   // A create also lists the session under its owner: in the transaction when it fits, else (a
@@ -273,6 +286,33 @@ function leaseIndexWrites(table: string, tenantId: string, stored: TaskRecord, c
     const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
     items.push({ Put: { TableName: table, Item: { pk, sk, tenantId, taskId, inc, leaseAt: stored.lease.expiresAt, ...expiry } } });
   }
+  return { sk, items };
+}
+
+/**
+ * The archive index follows the header too (StateStore.listUnarchived), when kept: every commit
+ * puts the task's entry at the commit's time with its new version (carrying the task's expiry, as a
+ * lease entry does) and deletes the entry it replaces, which the header names (`archiveSk`), so
+ * this needs no read. A store that does not keep the index writes no item for it, and its header
+ * carries the entry's key on, so a later commit that keeps the index still deletes that entry. An
+ * expired incarnation's entry is left for the listing, as a lease entry is.
+ */
+function archiveIndexWrites(
+  table: string,
+  tenantId: string,
+  stored: TaskRecord,
+  current: HeaderSnapshot | undefined,
+  at: { inc: string; exp: number | undefined; now: number; keep: boolean },
+) {
+  if (!at.keep) return { sk: current?.archiveSk, items: [] };
+  const { taskId } = stored;
+  const pk = archivePk(leaseShard(tenantId, taskId));
+  const sk = archiveSk(at.now, tenantId, taskId);
+  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
+  if (current?.archiveSk !== undefined && current.archiveSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.archiveSk } } });
+  const expiry = at.exp === undefined ? {} : { taskExp: at.exp, ttl: Math.ceil(at.exp / 1000) };
+  const entry = { pk, sk, tenantId, taskId, version: stored.version, changedAt: Math.floor(at.now), inc: at.inc, ...expiry };
+  items.push({ Put: { TableName: table, Item: entry } });
   return { sk, items };
 }
 

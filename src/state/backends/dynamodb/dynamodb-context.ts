@@ -1,4 +1,5 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ListedArchiveKeys } from './dynamodb-archive-keys';
 import { HeaderCache } from './dynamodb-header-cache';
 
 /**
@@ -10,5 +11,9 @@ export interface DynamoDbContext {
   readonly doc: DynamoDBDocumentClient;
   readonly table: string;
   readonly headers: HeaderCache;
+  /** Whether commits keep the archive index (DynamoDbStateStoreOptions.archiveIndex). */
+  readonly archiveIndex: boolean;
+  /** The archive entry keys this store last listed (dynamodb-archive.ts). */
+  readonly listedArchiveKeys: ListedArchiveKeys;
   now(): number;
 }

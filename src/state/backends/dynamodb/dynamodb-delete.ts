@@ -4,7 +4,7 @@ import { DynamoDbContext } from './dynamodb-context';
 import { deleteKeys, incarnationPartKeys, partKeysOf } from './dynamodb-parts';
 import { getItem, parseItem, sessionHasEntries } from './dynamodb-query';
 import { streamItemKeys } from './dynamodb-stream';
-import { HEADER_SK, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, taskPk } from './dynamodb-keys';
+import { archivePk, HEADER_SK, leaseShard, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, taskPk } from './dynamodb-keys';
 
 /**
  * Requests (or stream items) removed per deletion step at most: two deletes each, with the check
@@ -17,7 +17,7 @@ const MAX_DELETE_BATCH = 49;
  * to `batchSize` (at most 49) stream items, else up to that many requests with their index
  * entries, in one transaction, then the parts those requests named; once no request is left, a
  * step removes the parts of the task's incarnation no request names, if any; the step that finds
- * none removes the header with its session entry, then the owner's entry for the session if that
+ * none removes the header with its session entry (and its archive entry, when it has one), then the owner's entry for the session if that
  * left it empty.
  *
  * Every transaction of a step also checks that the header is still the marked one it read
@@ -76,7 +76,9 @@ export async function deleteTaskStep(ctx: DynamoDbContext, tenantId: string, tas
     return false;
   }
   const session = { pk: String(header.sessionPk), sk: String(header.sessionSk) };
-  const removed = await deleteTransaction(ctx, [{ Delete: { TableName: ctx.table, Key: { pk, sk: HEADER_SK }, ...pinned } }, del(session)]);
+  // Its archive entry, if a commit listed it (StateStore.listUnarchived), goes with the header.
+  const archived = typeof header.archiveSk === 'string' ? [del({ pk: archivePk(leaseShard(tenantId, taskId)), sk: header.archiveSk })] : [];
+  const removed = await deleteTransaction(ctx, [{ Delete: { TableName: ctx.table, Key: { pk, sk: HEADER_SK }, ...pinned } }, del(session), ...archived]);
   // Another process finishing the same deletion got there first: the next step sees what is left.
   if (!removed) return false;
   if (!(await sessionHasEntries(ctx, session.pk))) {

@@ -18,6 +18,8 @@ export interface HeaderSnapshot {
   splits?: Splits;
   /** The sort key of its lease entry (dynamodb-leases.ts) while it holds a lease. */
   leaseSk?: string;
+  /** The sort key of its archive entry (dynamodb-archive.ts), once a commit of a store keeping the index wrote one. */
+  archiveSk?: string;
 }
 
 /** The snapshot of a header item, given its parsed record. */
@@ -34,6 +36,7 @@ export function snapshotOf(item: Record<string, unknown>, task: TaskRecord): Hea
     writeId: legacy ? task.writeId : typeof item.writeId === 'string' ? item.writeId : undefined,
     splits: legacy ? undefined : (item.splits as Splits),
     leaseSk: typeof item.leaseSk === 'string' ? item.leaseSk : undefined,
+    archiveSk: typeof item.archiveSk === 'string' ? item.archiveSk : undefined,
   };
 }
 

@@ -7,6 +7,7 @@
  *                                                                            expiresAtMs?, childTtl?, ttl?,
  *                                                                            sessionPk, sessionSk, writeId?,
  *                                                                            leaseSk? (its lease entry's),
+ *                                                                            archiveSk? (its archive entry's),
  *                                                                            splits (requests in parts, by
  *                                                                            seq: gen, parts; absent on
  *                                                                            headers of older releases)
@@ -23,10 +24,13 @@
  *   lease entry    LEASES#<shard>                    <expiresAt ms, 15       tenantId, taskId, inc, leaseAt (the
  *                                                    digits>#<tenant>#<task> lease's exact expiresAt), taskExp?,
  *                                                                            ttl? (dynamodb-leases.ts)
+ *   archive entry  ARCHIVE#<shard>                   <changedAt ms, 15       tenantId, taskId, version, changedAt,
+ *                                                    digits>#<tenant>#<task> inc, taskExp?, ttl? (dynamodb-archive.ts;
+ *                                                                            only with the archiveIndex option)
  *
  * - The tenant leads every partition key, so a key of another tenant cannot be built; the lease
- *   index alone is shared (StateStore.listLapsedLeases, the one read across tenants): its entries
- *   name a tenant and a task and hold nothing of theirs. Each id is percent-encoded, so an id
+ *   and archive indexes alone are shared (StateStore.listLapsedLeases and listUnarchived, the reads
+ *   across tenants): their entries name a tenant and a task and hold nothing of theirs. Each id is percent-encoded, so an id
  *   containing `#` cannot forge another key.
  * - `inc` (incarnation) is a random id fixed when a task is created. A task id re-created over an
  *   expired task gets a new one, and reads ignore the old incarnation's leftover items.
@@ -115,6 +119,19 @@ export function leaseSkUpTo(at: number): string {
 function leaseInstant(ms: number): string {
   return String(Math.max(0, Math.floor(ms))).padStart(15, '0');
 }
+
+/** The archive index is spread over as many partitions as the lease index, by the same hash. */
+export const ARCHIVE_SHARDS = LEASE_SHARDS;
+
+export function archivePk(shard: number): string {
+  return `ARCHIVE#${shard}`;
+}
+
+/** An archive entry's sort key: by the whole millisecond of the change, then tenant and task (as a lease entry's). */
+export const archiveSk = leaseSk;
+
+/** Above every archive entry's sort key changed in the millisecond of `at` or earlier (a Query bound). */
+export const archiveSkUpTo = leaseSkUpTo;
 
 /** The key of an item, for error messages and raw access. */
 export function itemName(key: { pk: string; sk: string }): string {

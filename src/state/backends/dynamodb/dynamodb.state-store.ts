@@ -1,10 +1,12 @@
 import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
+import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StoreClock } from '../../store-clock';
 import { DYNAMODB_CLOCK_SKEW_MS, sampleDateHeaders } from './dynamodb-clock';
 import { pageLiveEntries } from '../live-page.util';
+import { markArchivedEntries, readUnarchived } from './dynamodb-archive';
+import { ListedArchiveKeys } from './dynamodb-archive-keys';
 import { commitTask } from './dynamodb-commit';
 import { DynamoDbContext } from './dynamodb-context';
 import { deleteTaskStep } from './dynamodb-delete';
@@ -32,6 +34,12 @@ export interface DynamoDbStateStoreOptions {
   maxRequestBytes?: number;
   /** Task headers remembered for commits (dynamodb-header-cache.ts; default 10,000, 0: none). */
   headerCacheSize?: number;
+  /**
+   * Keep the archive index (StateStore.listUnarchived; default false: commits write nothing for it).
+   * Each commit then puts one more item and may delete one, so it writes one request fewer
+   * (dynamodb-commit.ts).
+   */
+  archiveIndex?: boolean;
 }
 
 /**
@@ -67,6 +75,8 @@ export class DynamoDbStateStore extends StateStore {
       doc: DynamoDBDocumentClient.from(this.client),
       table: options.table,
       headers: new HeaderCache(options.headerCacheSize),
+      archiveIndex: options.archiveIndex ?? false,
+      listedArchiveKeys: new ListedArchiveKeys(),
       now: () => this.now(),
     };
   }
@@ -120,6 +130,15 @@ export class DynamoDbStateStore extends StateStore {
   /** The lease entries (dynamodb-leases.ts), paged by sort key. */
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return this.run(() => pageLiveEntries(page, (after, count) => readLeaseEntries(this.ctx.doc, this.ctx.table, { before, now: this.now() }, after, count)));
+  }
+
+  /** The archive entries (dynamodb-archive.ts), paged by sort key. */
+  async listUnarchived(before: number, page: { limit: number; cursor?: string }): Promise<Page<ArchiveEntry>> {
+    return this.run(() => readUnarchived(this.ctx, before, page));
+  }
+
+  async markArchived(entries: { tenantId: string; taskId: string; version: number }[]): Promise<void> {
+    return this.run(() => markArchivedEntries(this.ctx, entries));
   }
 
   override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {

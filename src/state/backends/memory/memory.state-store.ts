@@ -1,4 +1,4 @@
-import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
+import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { VersionConflictError } from '../../state.errors';
 import { frozenCopy, isExpired, isHidden, pageOf } from '../../state-store.util';
@@ -16,6 +16,8 @@ export interface MemoryStateStoreOptions {
   sweepIntervalMs?: number;
   /** Records (task headers and requests) one sweep examines or removes at most (default 2000). */
   sweepSliceSize?: number;
+  /** Keep the archive index (StateStore.listUnarchived; default false: commits list nothing). */
+  archiveIndex?: boolean;
 }
 
 /** Documented in docs/configuration.md (TA_TASK_TTL_SECONDS). */
@@ -44,6 +46,14 @@ export class MemoryStateStore extends StateStore {
   private readonly streams = new Map<string, { seq: number; events: StreamEvent[] }>();
   /** `${tenantId}\u0000${taskId}` → the lease the task holds (the lease index, set by each commit). */
   private readonly leases = new Map<string, LeaseEntry>();
+  /**
+   * `${tenantId}\u0000${taskId}` → the task's archive entry and its place in the index (a counter):
+   * each commit moves the task to the end, so the map's order is the order of changes.
+   */
+  private readonly archive = new Map<string, { entry: ArchiveEntry; at: number }>();
+  private readonly archiveIndex: boolean;
+  private archiveCount = 0;
+  private lastChangedAt = 0;
   private readonly sweepIntervalMs: number;
   private readonly sweepSliceSize: number;
   private sweepTimer?: NodeJS.Timeout;
@@ -54,6 +64,7 @@ export class MemoryStateStore extends StateStore {
     super();
     this.sweepIntervalMs = options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
     this.sweepSliceSize = Math.max(1, options.sweepSliceSize ?? SWEEP_SLICE_SIZE);
+    this.archiveIndex = options.archiveIndex ?? false;
   }
 
   private tenant(tenantId: string): TenantData {
@@ -164,9 +175,15 @@ export class MemoryStateStore extends StateStore {
       t.requestIndex.set(r.requestId, { taskId, seq: r.seq });
     }
     t.tasks.set(taskId, stored);
-    const leaseKey = `${tenantId}\u0000${taskId}`;
-    if (stored.lease) this.leases.set(leaseKey, { tenantId, taskId, expiresAt: stored.lease.expiresAt });
-    else this.leases.delete(leaseKey);
+    const indexKey = `${tenantId}\u0000${taskId}`;
+    if (stored.lease) this.leases.set(indexKey, { tenantId, taskId, expiresAt: stored.lease.expiresAt });
+    else this.leases.delete(indexKey);
+    if (this.archiveIndex) {
+      // Never earlier than the entry before it, so the map's order is also the order of changedAt.
+      this.lastChangedAt = Math.max(this.now(), this.lastChangedAt);
+      this.archive.delete(indexKey);
+      this.archive.set(indexKey, { entry: { tenantId, taskId, version: stored.version, changedAt: this.lastChangedAt }, at: ++this.archiveCount });
+    }
     return stored;
   }
 
@@ -183,6 +200,31 @@ export class MemoryStateStore extends StateStore {
     const items = lapsed.slice(0, Math.max(1, Math.floor(page.limit)));
     const last = items.at(-1);
     return lapsed.length > items.length && last ? { items, nextCursor: Buffer.from(JSON.stringify(last)).toString('base64url') } : { items };
+  }
+
+  /**
+   * The archive index in the order of changes (see `archive`): a listing walks it from the start,
+   * skipping the entries up to the cursor's place (those not yet marked archived), and stops at the
+   * first entry changed after `before`; a task met expired is removed on the spot, its entry with it.
+   */
+  async listUnarchived(before: number, page: { limit: number; cursor?: string }): Promise<Page<ArchiveEntry>> {
+    const after = page.cursor ? Number(Buffer.from(page.cursor, 'base64url').toString()) || 0 : 0;
+    const limit = Math.max(1, Math.floor(page.limit));
+    const items: { entry: ArchiveEntry; at: number }[] = [];
+    for (const listed of this.archive.values()) {
+      if (listed.entry.changedAt > before) break;
+      if (listed.at <= after || !this.liveTask(listed.entry.tenantId, listed.entry.taskId)) continue;
+      if (items.length === limit) return { items: items.map((x) => x.entry), nextCursor: Buffer.from(String(items[limit - 1].at)).toString('base64url') };
+      items.push(listed);
+    }
+    return { items: items.map((x) => x.entry) };
+  }
+
+  async markArchived(entries: { tenantId: string; taskId: string; version: number }[]): Promise<void> {
+    for (const e of entries) {
+      const key = `${e.tenantId}\u0000${e.taskId}`;
+      if ((this.archive.get(key)?.entry.version ?? Infinity) <= e.version) this.archive.delete(key);
+    }
   }
 
   override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {
@@ -237,12 +279,12 @@ export class MemoryStateStore extends StateStore {
 
   /**
    * How many records the store holds for a tenant: tasks, requests, request-id index entries,
-   * session lists and stream logs. For tests, to show that removed means gone.
+   * session lists, stream logs and archive entries. For tests, to show that removed means gone.
    */
   storedCount(tenantId: string): number {
     const t = this.tenants.get(tenantId);
     const prefix = `${tenantId}\u0000`;
-    const streams = [...this.streams.keys()].filter((k) => k.startsWith(prefix)).length;
+    const streams = [...this.streams.keys(), ...this.archive.keys()].filter((k) => k.startsWith(prefix)).length;
     if (!t) return streams;
     const requests = [...t.requests.values()].reduce((n, list) => n + list.filter(Boolean).length, 0);
     return t.tasks.size + requests + t.requestIndex.size + t.sessions.size + streams;
@@ -280,6 +322,7 @@ export class MemoryStateStore extends StateStore {
     t.tasks.delete(taskId);
     this.streams.delete(`${tenantId}\u0000${taskId}`);
     this.leases.delete(`${tenantId}\u0000${taskId}`);
+    this.archive.delete(`${tenantId}\u0000${taskId}`);
     const key = `${task.ownerId}\u0000${task.sessionId}`;
     const left = (t.sessions.get(key) ?? []).filter((id) => id !== taskId);
     if (left.length) t.sessions.set(key, left);

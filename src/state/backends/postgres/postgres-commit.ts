@@ -5,9 +5,10 @@ import { expiresAtMs } from '../ttl-horizon.util';
 import { PostgresContext } from './postgres-context';
 
 /**
- * The commit (StateStore.commit): one call of `commit_task` (migrations/0001-init.sql.ts), which
- * locks the header row, checks the version and writeId and writes the header and the requests in
- * one statement, so one round trip and one transaction. Each request is its own parameter (the
+ * The commit (StateStore.commit): one call of `commit_task` (migrations/0001-init.sql.ts; the
+ * version with `p_archive` of migrations/0002-archive-index.sql.ts), which locks the header row,
+ * checks the version and writeId and writes the header (with its archive index column, when the
+ * store keeps the index) and the requests in one statement, so one round trip and one transaction. Each request is its own parameter (the
  * arrays are built in the statement), so a record of any size is sent as it is, never escaped into
  * an array literal. The answer carries the database's clock, which keeps the store's estimate of it
  * fresh.
@@ -31,6 +32,7 @@ export async function commitTask(ctx: PostgresContext, tenantId: string, write: 
     stored.deletingAt !== undefined,
     stored.requestCount,
     json,
+    ctx.archiveIndex,
   ];
   const column = (items: string[], type: string) => `ARRAY[${items.join(', ')}]::${type}[]`;
   const param = (value: unknown) => `$${values.push(value)}`;
@@ -40,7 +42,7 @@ export async function commitTask(ctx: PostgresContext, tenantId: string, write: 
   const sentAt = Date.now();
   const [reply] = await ctx.query<{ outcome: 'ok' | 'conflict'; version: string; now_ms: number }>(
     names.row('tasks', tenantId, taskId),
-    `SELECT outcome, version, now_ms FROM ${names.fn('commit_task')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,
+    `SELECT outcome, version, now_ms FROM ${names.fn('commit_task')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
       ${column(seqs, 'integer')}, ${column(ids, 'text')}, ${column(records, 'text')})`,
     values,
   );

@@ -9,6 +9,8 @@ export interface PostgresContext {
   readonly names: PostgresNames;
   /** The database's clock (`clock_timestamp()`): sampled on every new connection and by every commit. */
   readonly clock: StoreClock;
+  /** Whether commits keep the archive index (PostgresStateStoreOptions.archiveIndex). */
+  readonly archiveIndex: boolean;
   now(): number;
   /**
    * Runs one statement (one round trip) on a pooled connection: the wait for a connection is

@@ -1,9 +1,10 @@
 import { Client, ClientBase, ClientConfig, Pool, PoolClient, QueryResult } from 'pg';
 import { ConnectionPoolStats, mustWaitForConnection, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
-import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
+import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
 import { StoreClock } from '../../store-clock';
+import { markArchivedEntries, readUnarchived } from './postgres-archive';
 import { commitTask } from './postgres-commit';
 import { CLOCK_MS_SQL, PostgresContext } from './postgres-context';
 import { deleteTaskStep } from './postgres-delete';
@@ -33,6 +34,8 @@ export interface PostgresStateStoreOptions {
   sweepMs?: number;
   /** Rows one sweep step removes at most (default 500). */
   sweepBatch?: number;
+  /** Keep the archive index (StateStore.listUnarchived; default false: commits leave its column alone). */
+  archiveIndex?: boolean;
 }
 
 /** How far two replicas' estimates of the database's clock may disagree (as Redis: `clock_timestamp()` is exact to the microsecond). */
@@ -88,6 +91,7 @@ export class PostgresStateStore extends StateStore implements PooledStore {
     this.ctx = {
       names: this.names,
       clock: this.clock,
+      archiveIndex: options.archiveIndex ?? false,
       now: () => this.now(),
       query: (what, text, values) => this.query(what, text, values),
     };
@@ -165,6 +169,15 @@ export class PostgresStateStore extends StateStore implements PooledStore {
   /** The lease index (postgres-leases.ts). */
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return readLapsedLeases(this.ctx, before, page);
+  }
+
+  /** The archive index (postgres-archive.ts). */
+  async listUnarchived(before: number, page: { limit: number; cursor?: string }): Promise<Page<ArchiveEntry>> {
+    return readUnarchived(this.ctx, before, page);
+  }
+
+  async markArchived(entries: { tenantId: string; taskId: string; version: number }[]): Promise<void> {
+    return markArchivedEntries(this.ctx, entries);
   }
 
   async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {

@@ -5,14 +5,16 @@
  * store's clock fresh at no extra round trip; see store-clock.ts), `{'conflict', actualVersion}` or
  * `{'corrupt', key}`, and in the last two cases has written nothing.
  *
- * KEYS: 1 task header, 2 requests hash, 3 request-ids set, 4 session zset, 5 the lease index
- *       (redis-keys.ts), 6.. one request-index key per request written (same order as the ARGV groups).
+ * KEYS: 1 task header, 2 requests hash, 3 request-ids set, 4 session zset, 5 the lease index, 6 the
+ *       archive index (redis-keys.ts), 7.. one request-index key per request written (same order as
+ *       the ARGV groups).
  * ARGV: 1 expected version, 2 now (ms), 3 expiresAt (ms or ''), 4 header JSON (already carrying the
  *       new version), 5 task id (session member), 6 request-index key prefix, 7 candidate TTL horizon
  *       (ms or ''; see ttl-horizon.util.ts), 8 the owner's sessions zset, 9 session id (its member),
  *       10 the header's writeId to require (TaskWrite.expectedWriteId, or ''), 11 the new header's
  *       writeId (kept in field `w` for the next such check, or ''), 12 the lease's expiresAt (ms, or
- *       '' when the header holds no lease), then per request: seq, encoded request id, record JSON,
+ *       '' when the header holds no lease), 13 '1' to list the task in the archive index (the store's
+ *       archiveIndex option) or '', then per request: seq, encoded request id, record JSON,
  *       request-index JSON.
  *
  * Keys not declared in KEYS (old request-index keys, dropped or re-expired) share the tenant's hash
@@ -25,7 +27,7 @@ local exp, json, taskId, indexPrefix, candidate = ARGV[3], ARGV[4], ARGV[5], ARG
 
 -- A key of the wrong type would make a write fail halfway through the script (Redis does not roll
 -- back), so refuse before writing anything.
-local kinds = { 'hash', 'hash', 'set', 'zset', 'zset' }
+local kinds = { 'hash', 'hash', 'set', 'zset', 'zset', 'zset' }
 for i = 1, #KEYS do
   local t = redis.call('TYPE', KEYS[i]).ok
   if t ~= 'none' and t ~= (kinds[i] or 'string') then return { 'corrupt', KEYS[i] } end
@@ -65,11 +67,15 @@ end
 redis.call('HSET', KEYS[1], 'v', expected + 1, 'exp', exp, 'ttl', horizon, 'w', ARGV[11], 'data', json)
 -- The lease index follows the header: listed at the lease's expiry while it holds one.
 if ARGV[12] == '' then redis.call('ZREM', KEYS[5], KEYS[1]) else redis.call('ZADD', KEYS[5], ARGV[12], KEYS[1]) end
-for i = 1, #KEYS - 5 do
-  local a = 12 + (i - 1) * 4
+local time = redis.call('TIME')
+-- So does the archive index, when kept: listed at the server's time of this commit, in microseconds
+-- (built as a string: Lua would print so large a number in exponent form, losing digits).
+if ARGV[13] ~= '' then redis.call('ZADD', KEYS[6], time[1] .. string.format('%06d', tonumber(time[2])), KEYS[1]) end
+for i = 1, #KEYS - 6 do
+  local a = 13 + (i - 1) * 4
   redis.call('HSET', KEYS[2], ARGV[a + 1], ARGV[a + 3])
   redis.call('SADD', KEYS[3], ARGV[a + 2])
-  redis.call('SET', KEYS[5 + i], ARGV[a + 4])
+  redis.call('SET', KEYS[6 + i], ARGV[a + 4])
 end
 
 local function expire(key)
@@ -77,7 +83,7 @@ local function expire(key)
 end
 -- The task's own keys are O(1); a new index key lost its TTL to SET. Only when the horizon moves
 -- (rarely) are all of the task's request-index keys re-expired.
-for i = 6, #KEYS do expire(KEYS[i]) end
+for i = 7, #KEYS do expire(KEYS[i]) end
 if horizon ~= oldHorizon or not live then
   for _, rid in ipairs(redis.call('SMEMBERS', KEYS[3])) do expire(indexPrefix .. rid) end
 end
@@ -90,6 +96,5 @@ else
   local t = redis.call('PEXPIRETIME', KEYS[4])
   if (t == -1 and sessionIsNew) or (t >= 0 and t < tonumber(horizon)) then redis.call('PEXPIREAT', KEYS[4], horizon) end
 end
-local time = redis.call('TIME')
 return { 'ok', time[1], time[2] }
 `;

@@ -3,7 +3,7 @@ import { TaskRecord } from '../../state.entities';
 import { StateCorruptError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
 import { bulkTimeout, RedisContext, redisTimeMs } from './redis-context';
-import { enc, leaseIndexKey } from './redis-keys';
+import { archiveIndexKey, enc, leaseIndexKey } from './redis-keys';
 
 /**
  * The commit (StateStore.commit): the keys and arguments of redis-commit.lua.ts, which checks the
@@ -24,6 +24,7 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
     k.requestIds(taskId),
     k.session(stored.ownerId, stored.sessionId),
     leaseIndexKey(ctx.prefix),
+    archiveIndexKey(ctx.prefix),
     ...requests.map((r) => k.requestIndex(r.requestId)),
   ];
   const args = [
@@ -39,6 +40,7 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
     write.expectedWriteId ?? '',
     stored.writeId ?? '',
     stored.lease ? stored.lease.expiresAt : '',
+    ctx.archiveIndex ? '1' : '',
     ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
   ];
   const sentAt = Date.now();

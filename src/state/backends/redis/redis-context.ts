@@ -10,6 +10,8 @@ export type WithCommit = Redis & {
   taDeleteBatch(numKeys: number, ...args: (string | number)[]): Promise<'gone' | 'changed' | 'more' | 'done'>;
   taStreamAppend(numKeys: number, ...args: (string | number)[]): Promise<number>;
   taLeases(numKeys: number, ...args: (string | number)[]): Promise<[(string | number)[], number]>;
+  taArchiveList(numKeys: number, ...args: (string | number)[]): Promise<[(string | number)[], number]>;
+  taArchiveMark(numKeys: number, ...args: (string | number)[]): Promise<number>;
 };
 
 /**
@@ -23,6 +25,8 @@ export interface RedisContext {
   readonly timeoutMs: number;
   /** The Redis server's clock (`TIME`): sampled on every connect and by every commit. */
   readonly clock: StoreClock;
+  /** Whether commits keep the archive index (RedisStateStoreOptions.archiveIndex). */
+  readonly archiveIndex: boolean;
   keys(tenantId: string): RedisKeys;
   now(): number;
   /** Waits (boundedly) for a connection, runs `fn`, and maps failures to the contract's errors (`key` names what failed). */

@@ -5,7 +5,7 @@
  * (the header is not the marked one the caller read: left alone), `'more'` or `'done'`.
  *
  * KEYS: 1 task header, 2 requests hash, 3 request-ids set, 4 session zset, 5 the owner's sessions
- *       zset, 6 the stream log.
+ *       zset, 6 the stream log, 7 the archive index (redis-keys.ts).
  * ARGV: 1 the marked header's version, 2 batch size, 3 request-index key prefix, 4 task id (session
  *       member), 5 session id (owner's sessions member), 6 the marked header's writeId (or '').
  *
@@ -16,7 +16,8 @@
  * A step removes at most `batch` request-index keys and `batch` request fields (request seqs are
  * dense from 0, so the highest are removed first); once none remain, the header, the stream log,
  * the session entry and, when that leaves the session empty, the owner's entry for it, together
- * (a stream log removed later could be a new task's). Undeclared keys (the request-index ones)
+ * (a stream log removed later could be a new task's), and the task's archive index entry (its
+ * member is the header key). Undeclared keys (the request-index ones)
  * share the tenant's hash tag, as in the commit.
  */
 export const DELETE_BATCH_LUA = `
@@ -41,6 +42,7 @@ end
 
 if redis.call('SCARD', KEYS[3]) > 0 or redis.call('HLEN', KEYS[2]) > 0 then return 'more' end
 redis.call('DEL', KEYS[1], KEYS[6])
+redis.call('ZREM', KEYS[7], KEYS[1])
 redis.call('ZREM', KEYS[4], ARGV[4])
 if redis.call('ZCARD', KEYS[4]) == 0 then redis.call('ZREM', KEYS[5], ARGV[5]) end
 return 'done'

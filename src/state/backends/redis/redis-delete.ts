@@ -1,5 +1,6 @@
 import { TaskRecord } from '../../state.entities';
 import { RedisContext } from './redis-context';
+import { archiveIndexKey } from './redis-keys';
 
 /**
  * One step of deleting a task marked `deletingAt` (StateStore.deleteTaskBatch), given its header
@@ -19,6 +20,7 @@ export async function deleteTaskStep(ctx: RedisContext, tenantId: string, taskId
     k.session(task.ownerId, task.sessionId),
     k.ownerSessions(task.ownerId),
     k.stream(taskId),
+    archiveIndexKey(ctx.prefix),
   ];
   const args = [task.version, Math.max(1, Math.floor(batchSize)), k.requestIndexPrefix, taskId, task.sessionId, task.writeId ?? ''];
   const reply = await ctx.run(keys[0], () => ctx.redis.taDeleteBatch(keys.length, ...keys, ...args));

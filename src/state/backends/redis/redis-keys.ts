@@ -15,12 +15,21 @@
  *   {prefix}leases                                zset    the lease index (StateStore.listLapsedLeases): the
  *                                                         header key of each task holding a lease, scored by
  *                                                         the lease's expiresAt; kept by the commit script
+ *   {prefix}archive                               zset    the archive index (StateStore.listUnarchived), kept
+ *                                                         only with the store's archiveIndex option: the
+ *                                                         header key of each task committed since the archive
+ *                                                         took it, scored by the server's time of its last
+ *                                                         commit in microseconds (its listed version is the
+ *                                                         header's `v`); written by the commit script, removed
+ *                                                         by markArchived (redis-archive.lua.ts) and by the
+ *                                                         deletion's last step
  *
  * `{<tenant>}` is a Redis Cluster hash tag: all keys of one tenant live in one slot, so the commit
- * script may touch any of them atomically. The lease index is the one key of no tenant: the commit
- * script writes it beside the tenant's keys, which a single Redis node (what the store connects to)
- * allows; its members are header keys, so it names tenants and task ids and holds nothing of theirs. Every variable part is percent-encoded, so an id that
- * contains `:`, `{` or `}` can neither collide with another key nor move the hash tag; for the same
+ * script may touch any of them atomically. The lease and archive indexes are the keys of no tenant:
+ * the commit script writes them beside the tenant's keys, which a single Redis node (what the store
+ * connects to) allows; their members are header keys, so they name tenants and task ids and hold
+ * nothing of theirs. Every variable part is percent-encoded, so an id that contains `:`, `{` or `}`
+ * can neither collide with another key nor move the hash tag; for the same
  * reason the prefix must not contain `{`.
  */
 export class RedisKeys {
@@ -75,7 +84,12 @@ export function leaseIndexKey(prefix: string): string {
   return `${prefix}leases`;
 }
 
-/** The tenant and task of a header key (a lease index member); undefined for any other key. */
+/** The archive index of the store under `prefix` (see the layout above). */
+export function archiveIndexKey(prefix: string): string {
+  return `${prefix}archive`;
+}
+
+/** The tenant and task of a header key (a lease or archive index member); undefined for any other key. */
 export function parseTaskKey(prefix: string, key: string): { tenantId: string; taskId: string } | undefined {
   const match = /^\{([^{}]*)\}:task:([^:]*)$/.exec(key.startsWith(prefix) ? key.slice(prefix.length) : '');
   return match ? { tenantId: decodeURIComponent(match[1]), taskId: decodeURIComponent(match[2]) } : undefined;

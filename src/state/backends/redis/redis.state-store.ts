@@ -1,8 +1,10 @@
 import Redis from 'ioredis';
-import { LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
+import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
 import { StoreClock } from '../../store-clock';
+import { markArchivedEntries, readUnarchived } from './redis-archive';
+import { ARCHIVE_LIST_LUA, ARCHIVE_MARK_LUA } from './redis-archive.lua';
 import { commitTask } from './redis-commit';
 import { COMMIT_LUA } from './redis-commit.lua';
 import { RedisContext, redisTimeMs, WithCommit } from './redis-context';
@@ -29,6 +31,8 @@ export interface RedisStateStoreOptions {
    * (default 1000). A call to an unreachable Redis fails within about twice this.
    */
   timeoutMs?: number;
+  /** Keep the archive index (StateStore.listUnarchived; default false: commits list nothing). */
+  archiveIndex?: boolean;
 }
 
 /**
@@ -83,11 +87,14 @@ export class RedisStateStore extends StateStore {
     this.redis.defineCommand('taDeleteBatch', { lua: DELETE_BATCH_LUA });
     this.redis.defineCommand('taStreamAppend', { lua: STREAM_APPEND_LUA });
     this.redis.defineCommand('taLeases', { lua: LEASES_LUA });
+    this.redis.defineCommand('taArchiveList', { lua: ARCHIVE_LIST_LUA });
+    this.redis.defineCommand('taArchiveMark', { lua: ARCHIVE_MARK_LUA });
     this.ctx = {
       redis: this.redis,
       prefix: this.prefix,
       timeoutMs: this.timeoutMs,
       clock: this.clock,
+      archiveIndex: options.archiveIndex ?? false,
       keys: (tenantId) => this.keys(tenantId),
       now: () => this.now(),
       run: (key, fn, timeoutMs) => this.run(key, fn, timeoutMs),
@@ -169,6 +176,15 @@ export class RedisStateStore extends StateStore {
   /** The lease index's entries (redis-leases.ts). */
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return readLapsedLeases(this.ctx, before, page);
+  }
+
+  /** The archive index's entries (redis-archive.ts). */
+  async listUnarchived(before: number, page: { limit: number; cursor?: string }): Promise<Page<ArchiveEntry>> {
+    return readUnarchived(this.ctx, before, page);
+  }
+
+  async markArchived(entries: { tenantId: string; taskId: string; version: number }[]): Promise<void> {
+    return markArchivedEntries(this.ctx, entries);
   }
 
   async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
