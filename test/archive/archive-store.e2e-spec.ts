@@ -9,6 +9,7 @@ import { encodeTimelineCursor, timelineKey } from '../../src/archive/timeline';
 import { DomainError } from '../../src/common/errors/domain-error';
 import { postgresBootError } from '../../src/state/backends/postgres/postgres-errors';
 import { ErrorCode } from '../../src/common/errors/error-code';
+import { BackendBootError } from '../../src/state/backend-boot-error';
 import { freePort, testPostgresUrl, uniqueSchema } from '../support/services';
 
 /**
@@ -119,6 +120,29 @@ describe('ArchiveStore: migrations', () => {
     } finally {
       await client.end();
     }
+  });
+
+  it('refuses a schema newer than this release, and with off a schema behind it, in one line (BackendBootError)', async () => {
+    const client = new Client({ connectionString: testPostgresUrl() });
+    await client.connect();
+    try {
+      await client.query(`INSERT INTO ${schema}.schema_version (version, name) VALUES (99, 'from the future')`);
+      const newer = await open()
+        .migrate()
+        .catch((e: unknown) => e);
+      expect(newer).toBeInstanceOf(BackendBootError);
+      expect((newer as Error).message).toBe(
+        `Archive schema ${schema} is at version 99, newer than this teal-agent-server knows (${ARCHIVE_SCHEMA_VERSION}): run a release that knows it`,
+      );
+    } finally {
+      await client.query(`DELETE FROM ${schema}.schema_version WHERE version = 99`);
+      await client.end();
+    }
+    const empty = uniqueSchema('archive_off');
+    const off = await new ArchiveStore({ url: testPostgresUrl(), schema: empty }).migrate('off').catch((e: unknown) => e);
+    expect((off as Error).message).toBe(
+      `Archive schema ${empty} is at version 0, this teal-agent-server needs ${ARCHIVE_SCHEMA_VERSION}: let a replica migrate it (auto)`,
+    );
   });
 
   it('refuses a schema name that would need quoting', () => {
@@ -436,6 +460,34 @@ describe('ArchiveStore: erasure', () => {
     expect(await ctx.store.taskInfo('tenant-z', 'a-1')).toBeDefined();
   });
 
+  it('two replicas erasing the same person at once delete each row once, count each once, and record one row', async () => {
+    const many = Array.from({ length: 20 }, (_, i) => event({ tenant: 'tenant-q', task: `q-${i % 4}`, seq: i, ord: 0, at: i, owner: 'dana' }));
+    await ctx.store.insertEvents(
+      many,
+      [0, 1, 2, 3].map((i) => note(`q-${i}`, 'dana', 'tenant-q')),
+    );
+    const replica = async (store: ArchiveStore) => {
+      let deleted = 0;
+      for (let step = await store.erasePrincipalBatch('tenant-q', 'dana', 3); ; step = await store.erasePrincipalBatch('tenant-q', 'dana', 3)) {
+        deleted += step.deleted;
+        if (step.done) break;
+      }
+      // A replica that finished while the other still deletes finds rows left: it steps again.
+      let row = await store.recordErasure('tenant-q', 'dana', 'tenant-q//0/principal_erased/dana');
+      while (!row) {
+        deleted += (await store.erasePrincipalBatch('tenant-q', 'dana', 3)).deleted;
+        row = await store.recordErasure('tenant-q', 'dana', 'tenant-q//0/principal_erased/dana');
+      }
+      return { deleted, row };
+    };
+    const [a, b] = await Promise.all([replica(ctx.more()), replica(ctx.more())]);
+    expect(a.deleted + b.deleted).toBe(24);
+    expect(a.row).toEqual(b.row);
+    expect(a.row.payload).toMatchObject({ eventsDeleted: 20, tasksDeleted: 4 });
+    const left = await ctx.store.listEvents({ tenantId: 'tenant-q' }, { limit: 100 });
+    expect(left.items.map((e) => e.type)).toEqual(['principal_erased']);
+  });
+
   it('a second erasure of the same person starts from zero and keeps the first record', async () => {
     await ctx.store.insertEvents([event({ task: 'a-3', seq: 1, ord: 0, at: 30 })]);
     expect(await ctx.store.erasePrincipalBatch('tenant-a', 'alice', 10)).toEqual({ done: true, deleted: 1, events: 1, tasks: 0 });
@@ -443,6 +495,10 @@ describe('ArchiveStore: erasure', () => {
     expect(second?.payload).toMatchObject({ eventsDeleted: 1, tasksDeleted: 0 });
     const alice = await ctx.store.listEvents({ tenantId: 'tenant-a', ownerId: 'alice' }, { limit: 100 });
     expect(alice.items.map((e) => e.type)).toEqual(['principal_erased', 'principal_erased']);
+    // A step finding nothing after a recorded erasure (a replica's late step) does not reopen it.
+    expect(await ctx.store.erasePrincipalBatch('tenant-a', 'alice', 10)).toEqual({ done: true, deleted: 0, events: 0, tasks: 0 });
+    expect(await ctx.store.pendingErasures()).toEqual([]);
+    expect(await ctx.store.recordErasure('tenant-a', 'alice', 'tenant-a//0/principal_erased/alice#2')).toEqual(second);
     expect(await ctx.store.recordErasure('tenant-a', 'nobody', 'x')).toBeUndefined(); // never started
     await expect(ctx.store.erasePrincipalBatch('tenant-a', 'alice', 0)).rejects.toThrow(RangeError);
   });

@@ -26,7 +26,9 @@ export const ERASURE_TYPE = 'principal_erased';
  * One bounded step of erasing a person (`oid`, the owner of tasks) from a tenant's archive: at most
  * `batch` of their event rows (earlier erasure records excepted) and at most `batch` of their tasks
  * rows, in one statement that also adds the counts to their erasures row (created by the first
- * step; a step after a finished erasure starts a new one, counts from 0). Rows of other owners are
+ * step; a step after a finished erasure that finds rows again starts a new one, counts from 0, and
+ * one that finds none leaves the finished one as it is: a replica's late step of an erasure another
+ * replica just recorded does not reopen it). Rows of other owners are
  * never touched, also when they name the person in a payload (an approver's `by`). Resumable: the
  * erasures row stays pending until recordErasure, so a step that never finished (a crash) is
  * simply called again.
@@ -50,10 +52,16 @@ export async function eraseStep(ctx: ArchiveContext, tenantId: string, oid: stri
   INSERT INTO ${erasures} AS x (tenant_id, oid, events_deleted, tasks_deleted)
   SELECT $1, $2, events, tasks FROM counts
   ON CONFLICT (tenant_id, oid) DO UPDATE SET
-    started_at = CASE WHEN x.done_at IS NULL THEN x.started_at ELSE clock_timestamp() END,
-    events_deleted = CASE WHEN x.done_at IS NULL THEN x.events_deleted ELSE 0 END + excluded.events_deleted,
-    tasks_deleted = CASE WHEN x.done_at IS NULL THEN x.tasks_deleted ELSE 0 END + excluded.tasks_deleted,
-    done_at = NULL
+    started_at = CASE WHEN x.done_at IS NOT NULL AND excluded.events_deleted + excluded.tasks_deleted > 0 THEN clock_timestamp() ELSE x.started_at END,
+    events_deleted = CASE
+      WHEN x.done_at IS NULL THEN x.events_deleted + excluded.events_deleted
+      WHEN excluded.events_deleted + excluded.tasks_deleted > 0 THEN excluded.events_deleted
+      ELSE x.events_deleted END,
+    tasks_deleted = CASE
+      WHEN x.done_at IS NULL THEN x.tasks_deleted + excluded.tasks_deleted
+      WHEN excluded.events_deleted + excluded.tasks_deleted > 0 THEN excluded.tasks_deleted
+      ELSE x.tasks_deleted END,
+    done_at = CASE WHEN x.done_at IS NOT NULL AND excluded.events_deleted + excluded.tasks_deleted = 0 THEN x.done_at END
   RETURNING 1
 )
 SELECT events, tasks FROM counts`,
