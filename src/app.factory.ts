@@ -27,6 +27,8 @@ import { activeTraceIds, Telemetry } from './telemetry/telemetry';
 import { isPooledStore } from './state/connection-pool';
 import { StateStore } from './state/state-store';
 import { createStateStore } from './state/state-store.factory';
+import type { ArchivePort } from './archive/archive.port';
+import { createArchive } from './archive/archive.factory';
 
 export interface CreateAppOptions {
   /** Defaults to the validated process environment. */
@@ -39,6 +41,8 @@ export interface CreateAppOptions {
   llmFetch?: FetchLike;
   /** A ready state store (default: the one TA_STATE_STORE selects). */
   store?: StateStore;
+  /** A ready audit archive (default: the one TA_ARCHIVE_URL names, if any). */
+  archive?: ArchivePort;
   /** Set by a config reload (src/reload): the parts of the first app the new one shares. */
   shared?: SharedParts;
 }
@@ -47,6 +51,7 @@ interface SharedParts {
   logger: Logger;
   telemetry: Telemetry;
   store: StateStore;
+  archive?: ArchivePort;
   audit: AuditLog;
   shutdown: ShutdownStateService;
 }
@@ -99,14 +104,17 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
       otlpEndpoint: env.telemetry.otlpEndpoint,
       prometheus: env.telemetry.prometheus,
     });
-  const store = options.shared?.store ?? options.store ?? (await createStateStore(env.state, { production: env.production, logger }));
+  // With an archive, the store keeps the archive index its catch-up reads (StateStore.listUnarchived).
+  const archiveIndex = !!env.archive;
+  const store = options.shared?.store ?? options.store ?? (await createStateStore(env.state, { production: env.production, logger, archiveIndex }));
+  const archive = options.shared ? options.shared.archive : (options.archive ?? (await createArchiveOrClose(env, store)));
   // The pool's waits and connections (PostgreSQL), only for a store that keeps a pool; a reload shares both, already observed.
   if (!options.shared && isPooledStore(store)) telemetry.observeStorePool(store);
   let reload: AgentReload | undefined;
   const reloaded = options.shared && { audit: options.shared.audit, shutdown: options.shared.shutdown };
   const beforeClose = options.shared ? undefined : async () => reload?.close();
   const app = await NestFactory.create<NestExpressApplication>(
-    AppModule.forRoot({ env, agents, logger, telemetry, llm, store, reloaded, beforeClose }),
+    AppModule.forRoot({ env, agents, logger, telemetry, llm, store, archive, reloaded, beforeClose }),
     new ExpressAdapter(),
     {
       bodyParser: false,
@@ -115,7 +123,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     },
   );
   if (!options.shared) {
-    const shared = { logger, telemetry, store, audit: app.get(AuditLog), shutdown: app.get(ShutdownStateService) };
+    const shared = { logger, telemetry, store, archive, audit: app.get(AuditLog), shutdown: app.get(ShutdownStateService) };
     const build = () => buildReloadedApp({ ...options, env, configPath, shared });
     reload = new AgentReload(app, { configPath, agents, watch: env.configWatch, logger, build });
     // First: a request goes whole to the app of the config that is current when it arrives.
@@ -152,4 +160,14 @@ async function buildReloadedApp(options: CreateAppOptions): Promise<BuiltGenerat
     throw err;
   }
   return { app, agents };
+}
+
+/** The archive TA_ARCHIVE_URL names; a boot it stops closes the store it opened first. */
+async function createArchiveOrClose(env: EnvConfig, store: StateStore): Promise<ArchivePort | undefined> {
+  try {
+    return await createArchive(env.archive);
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
 }

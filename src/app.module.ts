@@ -1,3 +1,4 @@
+import { AuditModule } from './api/audit/audit.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
@@ -38,6 +39,7 @@ export class AppModule {
         ServiceIndexModule.register(deps.agents, deps.env),
         ConsoleModule.register(deps.env, deps.agents),
         MetricsModule.register(deps.env.telemetry.prometheus),
+        AuditModule.register(!!deps.archive),
       ],
       providers: [
         { provide: APP_FILTER, useFactory: (logger: Logger, telemetry: Telemetry) => new ProblemDetailsFilter(logger, telemetry), inject: [LOGGER, TELEMETRY] },

@@ -1,7 +1,8 @@
 import { DynamicModule, Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AgentDefinition } from './agents/config/agent-definition';
-import { AGENTS, ENV_CONFIG, LOGGER, TELEMETRY } from './app.tokens';
+import { AGENTS, ARCHIVE, ENV_CONFIG, LOGGER, TELEMETRY } from './app.tokens';
+import type { ArchivePort } from './archive/archive.port';
 import { AuditLog } from './common/logging/audit-log';
 import { ShutdownStateService } from './common/shutdown/shutdown-state.service';
 import type { EnvConfig } from './config/env.config';
@@ -21,6 +22,8 @@ export interface CoreDependencies {
   telemetry: Telemetry;
   llm: LlmProvider;
   store: StateStore;
+  /** The audit archive (TA_ARCHIVE_URL), ready (migrated); shared by reloaded apps, closed by the first. */
+  archive?: ArchivePort;
   /**
    * An app built by a config reload (src/reload): it shares the first app's audit log and
    * shutdown state (one drain for the process), and leaves them, the store and telemetry for the
@@ -42,6 +45,7 @@ class CoreShutdown implements OnApplicationShutdown {
   constructor(
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     private readonly store: StateStore,
+    @Inject(ARCHIVE) private readonly archive: ArchivePort | null,
     private readonly tools: ToolRegistry,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly audit: AuditLog,
@@ -50,7 +54,7 @@ class CoreShutdown implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.closing.beforeClose?.().catch((err: unknown) => this.logger.error({ err }, 'closing the reloaded agents failed'));
     if (!this.closing.ownsShared) return void (await this.tools.close().catch(() => undefined));
-    await Promise.allSettled([this.telemetry.shutdown(), this.store.close(), this.tools.close(), this.audit.close()]);
+    await Promise.allSettled([this.telemetry.shutdown(), this.store.close(), this.archive?.close(), this.tools.close(), this.audit.close()]);
     // Log lines are written asynchronously: write out what is pending before the process ends.
     await new Promise<void>((resolve) => this.logger.flush(() => resolve()));
   }
@@ -75,6 +79,7 @@ export class CoreModule {
       { provide: ToolExecutor, useValue: executor },
       { provide: AgentRunner, useFactory: (llm: LlmProvider) => new AgentRunner(llm, tools, executor), inject: [LlmProvider] },
       { provide: StateStore, useValue: deps.store },
+      { provide: ARCHIVE, useValue: deps.archive ?? null },
       { provide: RateLimiter, useValue: createRateLimiter(deps.store, deps.agents, deps.env.rateLimits, deps.telemetry, deps.logger) },
       { provide: AuditLog, useValue: deps.reloaded?.audit ?? new AuditLog(deps.logger, deps.env.telemetry.auditLogPath) },
       { provide: CORE_CLOSING, useValue: { ownsShared: !deps.reloaded, beforeClose: deps.beforeClose } satisfies CoreClosing },
@@ -84,7 +89,20 @@ export class CoreModule {
     return {
       module: CoreModule,
       providers,
-      exports: [ENV_CONFIG, AGENTS, LOGGER, TELEMETRY, LlmProvider, AgentRunner, StateStore, AuditLog, ToolRegistry, ShutdownStateService, RateLimiter],
+      exports: [
+        ENV_CONFIG,
+        AGENTS,
+        LOGGER,
+        TELEMETRY,
+        ARCHIVE,
+        LlmProvider,
+        AgentRunner,
+        StateStore,
+        AuditLog,
+        ToolRegistry,
+        ShutdownStateService,
+        RateLimiter,
+      ],
     };
   }
 }

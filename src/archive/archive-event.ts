@@ -3,24 +3,27 @@
  * stateful task, derived from what the live store holds (src/archive/archive-events.ts), so the
  * same request derived twice, on any replica, yields the same rows under the same ids.
  */
-export type ArchiveEventType =
-  | 'request_accepted'
-  | 'model_call'
-  | 'plan_proposed'
-  | 'decision'
-  | 'plan_refined'
-  | 'approval_expired'
-  | 'tool_call_started'
-  | 'tool_call_completed'
-  | 'tool_call_failed'
-  | 'request_completed'
-  | 'request_failed'
-  | 'request_canceled'
-  | 'edit'
-  | 'fork'
-  | 'task_deleted'
-  | 'session_deleted'
-  | 'principal_erased';
+export const ARCHIVE_EVENT_TYPES = [
+  'request_accepted',
+  'model_call',
+  'plan_proposed',
+  'decision',
+  'plan_refined',
+  'approval_expired',
+  'tool_call_started',
+  'tool_call_completed',
+  'tool_call_failed',
+  'request_completed',
+  'request_failed',
+  'request_canceled',
+  'edit',
+  'fork',
+  'task_deleted',
+  'session_deleted',
+  'principal_erased',
+] as const;
+
+export type ArchiveEventType = (typeof ARCHIVE_EVENT_TYPES)[number];
 
 export interface ArchiveEvent {
   /** Deterministic: `{tenant}/{task}/{seq}/{type}/{n}` (`n`: a tool call id, a pause id, or 0). */

@@ -100,6 +100,25 @@ export function taskDeletedEvent(task: TaskRecord, at: string, by: string): Arch
   return { ...taskBase(task), eventId: `${task.tenantId}/${task.taskId}@${task.createdAt}/task_deleted`, type: 'task_deleted', at, ord: 0, payload: { by } };
 }
 
+/** A session's deletion (of one agent's tasks in it), after its tasks' own `task_deleted` rows. */
+export function sessionDeletedEvent(who: { tenantId: string; ownerId: string }, sessionId: string, agent: string, at: string, tasks: number): ArchiveEvent {
+  const [agentName, agentVersion] = splitAgent(agent);
+  return {
+    eventId: `${who.tenantId}/session/${who.ownerId}/${sessionId}/${agent}@${at}/session_deleted`,
+    tenantId: who.tenantId,
+    ownerId: who.ownerId,
+    sessionId,
+    taskId: '',
+    agentName,
+    agentVersion,
+    type: 'session_deleted',
+    at,
+    seq: 0,
+    ord: 0,
+    payload: { tasks },
+  };
+}
+
 /** Every pause of a request, in order (records stored before `pauses` existed hold only the current one). */
 export function pausesOf(r: RequestRecord): PendingApprovals[] {
   if (r.pauses?.length) return r.pauses;
@@ -158,14 +177,12 @@ function base(task: TaskRecord, r: RequestRecord): Omit<ArchiveEvent, 'eventId' 
 }
 
 function taskBase(task: TaskRecord): Omit<ArchiveEvent, 'eventId' | 'type' | 'at' | 'ord' | 'payload'> {
-  const colon = task.agent.lastIndexOf(':');
-  return {
-    tenantId: task.tenantId,
-    ownerId: task.ownerId,
-    sessionId: task.sessionId,
-    taskId: task.taskId,
-    agentName: colon < 0 ? task.agent : task.agent.slice(0, colon),
-    agentVersion: colon < 0 ? '' : task.agent.slice(colon + 1),
-    seq: task.requestCount,
-  };
+  const [agentName, agentVersion] = splitAgent(task.agent);
+  return { tenantId: task.tenantId, ownerId: task.ownerId, sessionId: task.sessionId, taskId: task.taskId, agentName, agentVersion, seq: task.requestCount };
+}
+
+/** `"{name}:{version}"` → [name, version]. */
+function splitAgent(agent: string): [string, string] {
+  const colon = agent.lastIndexOf(':');
+  return colon < 0 ? [agent, ''] : [agent.slice(0, colon), agent.slice(colon + 1)];
 }

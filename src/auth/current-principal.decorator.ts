@@ -10,3 +10,6 @@ export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: Execution
   if (!principal) throw new DomainError(ErrorCode.INTERNAL, 'route reached without an authenticated principal');
   return principal;
 });
+
+/** The caller's app roles (Request.roles): empty when its token has none. */
+export const CallerRoles = createParamDecorator((_: unknown, ctx: ExecutionContext): readonly string[] => ctx.switchToHttp().getRequest<Request>().roles ?? []);

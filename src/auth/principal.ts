@@ -16,6 +16,11 @@ declare module 'express-serve-static-core' {
      * A connection that outlives its check (the `/stream` WebSocket) refuses input after it.
      */
     credentialAcceptedUntilMs?: number;
+    /**
+     * The caller's app roles (the token's `roles` claim; in dev mode the `X-Dev-Roles` header):
+     * what the audit archive's readers and erasure check (TA_AUDIT_ROLE, TA_ADMIN_ROLE).
+     */
+    roles?: readonly string[];
   }
 }
 

@@ -87,6 +87,20 @@ export interface EnvConfig {
     /** TA_POSTGRES_* (docs/configuration.md, PostgreSQL); set when TA_STATE_STORE=postgres or TA_POSTGRES_URL is. */
     postgres?: { url: string; schema: string; poolMax: number; acquireTimeoutMs: number; statementTimeoutMs: number; migrate: 'auto' | 'off' };
   };
+  /** TA_ARCHIVE_* (docs/archive.md); set when TA_ARCHIVE_URL is. */
+  archive?: {
+    url: string;
+    schema: string;
+    maxPayloadBytes: number;
+    retentionDays: number;
+    queueMax: number;
+    catchupMs: number;
+    graceMs: number;
+    poolMax: number;
+    statementTimeoutMs: number;
+  };
+  /** The app roles of the archive's readers and of erasure (TA_AUDIT_ROLE, TA_ADMIN_ROLE). */
+  roles: { audit: string; admin: string };
   auth: {
     mode: 'entra' | 'dev';
     tenantId?: string;
@@ -184,6 +198,20 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
           }
         : undefined,
     },
+    archive: vars.TA_ARCHIVE_URL
+      ? {
+          url: vars.TA_ARCHIVE_URL,
+          schema: vars.TA_ARCHIVE_SCHEMA,
+          maxPayloadBytes: vars.TA_ARCHIVE_MAX_PAYLOAD_BYTES,
+          retentionDays: vars.TA_ARCHIVE_RETENTION_DAYS,
+          queueMax: vars.TA_ARCHIVE_QUEUE_MAX,
+          catchupMs: vars.TA_ARCHIVE_CATCHUP_MS,
+          graceMs: vars.TA_ARCHIVE_GRACE_MS,
+          poolMax: vars.TA_ARCHIVE_POOL_MAX,
+          statementTimeoutMs: vars.TA_ARCHIVE_STATEMENT_TIMEOUT_MS,
+        }
+      : undefined,
+    roles: { audit: vars.TA_AUDIT_ROLE, admin: vars.TA_ADMIN_ROLE },
     auth: {
       mode: vars.TA_AUTH_MODE,
       tenantId: vars.TA_ENTRA_TENANT_ID,

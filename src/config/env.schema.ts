@@ -108,6 +108,32 @@ export class EnvVars {
   /** The task writer's cache of the tasks this replica wrote, in bytes of request JSON (0: none; src/tasks/writer/task-cache.ts). */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_TASK_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 
+  // the audit archive (docs/archive.md)
+  /** A PostgreSQL connection string for the audit archive (unset: no archive); may be the store's own database. Never echoed. */
+  @IsOptional()
+  @EnvRule((v) => typeof v === 'string' && /^postgres(ql)?:\/\/\S*$/i.test(v), 'a postgres:// or postgresql:// connection string', { secret: true })
+  TA_ARCHIVE_URL?: string;
+  /** The archive's schema (an unquoted identifier). */
+  @IsOptional()
+  @EnvRule((v) => typeof v === 'string' && /^[a-z_][a-z0-9_]{0,62}$/.test(v), 'a schema name of a-z 0-9 _ (not starting with a digit, at most 63)')
+  TA_ARCHIVE_SCHEMA = 'teal_archive';
+  /** The most a text in an archived event keeps (arguments, results, messages); longer ones are cut and marked. */
+  @IsOptional() @Transform(toInt) @EnvInt(256) TA_ARCHIVE_MAX_PAYLOAD_BYTES = 64 * 1024;
+  /** Days an archived event is kept; older ones are purged in bounded batches. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_ARCHIVE_RETENTION_DAYS = 365;
+  /** Tasks a replica's archive queue holds at most; a commit beyond it is left to the catch-up. */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_ARCHIVE_QUEUE_MAX = 10_000;
+  /** How often each replica's catch-up reads the archive index (0: never). */
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_ARCHIVE_CATCHUP_MS = 10_000;
+  /** How old an index entry must be before the catch-up takes it (the queue's drain normally clears it within milliseconds). */
+  @IsOptional() @Transform(toInt) @EnvInt(0) TA_ARCHIVE_GRACE_MS = 5_000;
+  @IsOptional() @Transform(toInt) @EnvInt(1, 1000) TA_ARCHIVE_POOL_MAX = 4;
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_ARCHIVE_STATEMENT_TIMEOUT_MS = 5000;
+  /** The app role that reads a whole tenant's archive (`GET /audit/events`). */
+  @IsOptional() @IsString() TA_AUDIT_ROLE = 'Agents.Audit';
+  /** The app role that erases a person's data (`DELETE /admin/principals/{oid}`). */
+  @IsOptional() @IsString() TA_ADMIN_ROLE = 'Agents.Admin';
+
   // tools (docs/tools.md)
   /** Per call attempt of a tool, unless its MCP server sets request_timeout or its plugin timeout_ms. */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_TOOL_TIMEOUT_MS = 30_000;

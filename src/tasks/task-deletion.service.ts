@@ -6,7 +6,9 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { AuditLog } from '../common/logging/audit-log';
 import { LogContext } from '../common/logging/log-context';
+import { sessionDeletedEvent } from '../archive/archive-events';
 import { TaskRecord } from '../state/state.entities';
+import { ArchiverService } from './archive/archiver.service';
 import { cancel } from './lifecycle/cancel';
 import { markDeleting } from './lifecycle/delete';
 import { leaseActive } from './lifecycle/lease';
@@ -53,6 +55,7 @@ export class TaskDeletionService {
     private readonly running: RunningRequestsService,
     private readonly events: TaskEventLogService,
     private readonly audit: AuditLog,
+    private readonly archiver: ArchiverService,
   ) {}
 
   async deleteTask(agent: AgentDefinition, principal: Principal, taskId: string): Promise<void> {
@@ -68,10 +71,12 @@ export class TaskDeletionService {
 
   async deleteSession(agent: AgentDefinition, principal: Principal, sessionId: string): Promise<void> {
     LogContext.active()?.set({ session_id: sessionId });
+    let deleted = 0;
     for (let round = 0; ; round++) {
       const tasks = await this.sessionTasks(agent, principal, sessionId);
       if (!tasks.length) {
         if (round === 0) throw new DomainError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}`);
+        await this.archiver.write([sessionDeletedEvent(principal, sessionId, agent.source, this.nowIso(), deleted)], []);
         this.audit.record('session.deleted', { session_id: sessionId });
         return;
       }
@@ -84,9 +89,12 @@ export class TaskDeletionService {
       }
       // One by one: a task another call deletes meanwhile is simply gone (its 404 is not ours).
       for (const task of tasks) {
-        await this.delete(agent, principal, task).catch((err: unknown) => {
-          if (!(err instanceof DomainError && err.code === ErrorCode.TASK_NOT_FOUND)) throw err;
-        });
+        await this.delete(agent, principal, task).then(
+          () => deleted++,
+          (err: unknown) => {
+            if (!(err instanceof DomainError && err.code === ErrorCode.TASK_NOT_FOUND)) throw err;
+          },
+        );
       }
     }
   }
@@ -114,9 +122,14 @@ export class TaskDeletionService {
   async finishInterrupted(tenantId: string, taskId: string): Promise<boolean> {
     const task = await this.reader.forDeletion(tenantId, taskId);
     if (task?.deletingAt === undefined) return false;
+    await this.archiver.deleted(task, task.deletingAt);
     this.events.forget(tenantId, taskId);
     await this.finish(tenantId, taskId, task.requestCount);
     return true;
+  }
+
+  private nowIso(): string {
+    return new Date(this.writer.now()).toISOString();
   }
 
   private async delete(agent: AgentDefinition, principal: Principal, task: TaskRecord): Promise<void> {
@@ -125,8 +138,11 @@ export class TaskDeletionService {
       const access = { tenantId, taskId: task.taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
       const holder = task.lease?.requestId;
       if (holder && leaseActive(task, this.writer.now()) && !(await this.running.cancel(holder))) await this.cancelRemote(access, holder);
-      await this.writer.update(access, markDeleting());
+      // The archive takes everything of the task before it is marked (and so hidden from every read).
+      await this.archiver.beforeDeletion(tenantId, task.taskId);
+      task = (await this.writer.update(access, markDeleting())).task;
     }
+    await this.archiver.deleted(task, task.deletingAt ?? this.nowIso());
     this.events.forget(tenantId, task.taskId);
     await this.finish(tenantId, task.taskId, task.requestCount);
   }

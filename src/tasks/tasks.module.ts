@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { ArchiverService } from './archive/archiver.service';
+import { AuditEventsService } from './archive/audit-events.service';
+import { TaskAuditService } from './archive/task-audit.service';
 import { TaskEventLogService } from './events/task-event-log.service';
 import { StreamEventWriterService } from './events/stream-event-writer.service';
 import { ReplayAdmissionService } from './reattach/replay-admission.service';
@@ -46,6 +49,9 @@ import { TaskWriterService } from './writer/task-writer.service';
     StreamEventWriterService,
     StoredStreamFollowerService,
     ReplayAdmissionService,
+    ArchiverService,
+    TaskAuditService,
+    AuditEventsService,
   ],
   exports: [
     StatefulInvokerService,
@@ -57,6 +63,9 @@ import { TaskWriterService } from './writer/task-writer.service';
     TaskStreamReplayService,
     TaskStreamAttachService,
     TaskEventLogService,
+    ArchiverService,
+    TaskAuditService,
+    AuditEventsService,
     // Read by the config reload through app.get: how many requests run, and the sweep to stop.
     RunningRequestsService,
     LeaseSweeperService,

@@ -80,6 +80,7 @@ export class Telemetry implements StoreErrorCounter {
   readonly invocations: Counter;
   readonly invocationDuration: Histogram;
   readonly tokenUsage: Histogram;
+  private archiveFailures?: Counter;
   readonly tokens: Counter;
   readonly toolCalls: Counter;
   readonly toolDuration: Histogram;
@@ -221,6 +222,32 @@ export class Telemetry implements StoreErrorCounter {
   /** A request refused by a rate limit: for the limiter to call where it answers 429 (`ta_rate_limited_total`). */
   recordRateLimited(limit: RateLimitKind, attributes: Attributes = {}): void {
     this.rateLimited.add(1, { ...attributes, 'ta.limit': limit });
+  }
+
+  /**
+   * The audit archive's queue and lag (src/tasks/archive/archiver.service.ts), read at collection:
+   * `ta.archive.queue` (tasks waiting on this replica), `ta.archive.lag` (seconds since the oldest
+   * change this replica knows unarchived), `ta.archive.dropped` (commits a full queue left to the
+   * catch-up), and `ta.archive.failures` (writes the archive did not take).
+   */
+  observeArchive(read: () => { queued: number; lagSeconds: number; dropped: number }): void {
+    if (this.archiveFailures) return;
+    this.archiveFailures = this.meter.createCounter('ta.archive.failures', { description: 'Writes the audit archive did not take (retried by the catch-up)' });
+    this.archiveFailures.add(0);
+    this.meter
+      .createObservableGauge('ta.archive.queue', { description: 'Tasks waiting in this replica archive queue' })
+      .addCallback((result: ObservableResult) => result.observe(read().queued));
+    this.meter
+      .createObservableGauge('ta.archive.lag', { description: 'Seconds since the oldest change this replica knows is not archived yet', unit: 's' })
+      .addCallback((result: ObservableResult) => result.observe(read().lagSeconds));
+    this.meter
+      .createObservableCounter('ta.archive.dropped', { description: 'Commits a full archive queue left to the catch-up' })
+      .addCallback((result: ObservableResult) => result.observe(read().dropped));
+  }
+
+  /** A write the audit archive did not take. */
+  recordArchiveFailure(): void {
+    this.archiveFailures?.add(1);
   }
 
   /** A state store failure (STATE_STORE_UNAVAILABLE or STATE_CORRUPT). */

@@ -85,7 +85,9 @@ async function allPages(read: (cursor?: string) => Promise<{ items: ArchivedEven
   return { ids, pages };
 }
 
-const byTime = (a: ArchiveEvent, b: ArchiveEvent) => Date.parse(a.at) - Date.parse(b.at) || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
+/** The tenant listing's order: time, then (within a millisecond) request and causal place, then id. */
+const byTime = (a: ArchiveEvent, b: ArchiveEvent) =>
+  Date.parse(a.at) - Date.parse(b.at) || a.seq - b.seq || a.ord - b.ord || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
 
 function shuffled<T>(items: T[]): T[] {
   const copy = [...items];
@@ -253,7 +255,7 @@ describe('ArchiveStore: reads', () => {
     expect(after.nextCursor).toBe(encodeTimelineCursor(timelineKey(expected[6]!)));
   });
 
-  it('listEvents orders by (at, event_id) and pages through every filter, each row once', async () => {
+  it('listEvents orders by (at, seq, ord, event_id) and pages through every filter, each row once', async () => {
     const filters: Omit<ArchiveFilter, 'tenantId'>[] = [
       {},
       { ownerId: 'alice' },

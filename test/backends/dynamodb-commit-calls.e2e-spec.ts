@@ -19,8 +19,8 @@ let client: DynamoDBClient;
 let doc: DynamoDBDocumentClient;
 let proxy: StoreCounter & { url: string };
 const stores: DynamoDbStateStore[] = [];
-const newStore = () => {
-  const store = new DynamoDbStateStore({ table, endpoint: proxy.url, ...DYNAMODB_LOCAL });
+const newStore = (options: { archiveIndex?: boolean } = {}) => {
+  const store = new DynamoDbStateStore({ table, endpoint: proxy.url, ...DYNAMODB_LOCAL, ...options });
   stores.push(store);
   return store;
 };
@@ -129,6 +129,47 @@ describe('DynamoDbStateStore commit calls', () => {
     expect(await calls(() => newStore().commit(tenant, { task: again, expectedVersion: 0 }))).toEqual({ TransactWriteItems: 2 });
     expect(await store.getTask(tenant, task.taskId)).toMatchObject({ version: 1, sessionId: 'again' });
     expect(await store.listRequests(tenant, task.taskId)).toEqual([]);
+  });
+
+  it('with the archive index kept, a commit is still one transaction, and marking what this store listed or committed reads nothing', async () => {
+    const [store, other] = [newStore({ archiveIndex: true }), newStore({ archiveIndex: true })];
+    const tenant = uniqueName('tenant');
+    const [task, elsewhere, mine] = [makeTask(tenant), makeTask(tenant), makeTask(tenant)];
+    expect(await calls(() => store.commit(tenant, { task, expectedVersion: 0, requests: [makeRequest(task, 0)] }))).toEqual({ TransactWriteItems: 1 });
+    expect(await calls(() => store.commit(tenant, { task, expectedVersion: 1 }))).toEqual({ TransactWriteItems: 1 });
+    await other.commit(tenant, { task: elsewhere, expectedVersion: 0 });
+    await store.commit(tenant, { task: mine, expectedVersion: 0 });
+
+    // (Two stores' estimates of the clock may disagree by up to clockSkewMs: their entries' order is that close.)
+    const listed = (await store.listUnarchived(Date.now() + 3_600_000, { limit: 1000 })).items.filter((e) => e.tenantId === tenant);
+    expect(Object.fromEntries(listed.map((e) => [e.taskId, e.version]))).toEqual({ [task.taskId]: 2, [elsewhere.taskId]: 1, [mine.taskId]: 1 });
+    // Listed by it: one delete each, all at once.
+    expect(await calls(() => store.markArchived(listed.filter((e) => e.taskId !== elsewhere.taskId)))).toEqual({ DeleteItem: 2 });
+    // Committed by it (the header it remembers names the entry): no read either.
+    expect(await calls(() => other.markArchived([{ tenantId: tenant, taskId: elsewhere.taskId, version: 1 }]))).toEqual({ DeleteItem: 1 });
+    // Neither (another store's task, to a store that saw nothing): the headers are read first, in one call.
+    await other.commit(tenant, { task: elsewhere, expectedVersion: 1 });
+    expect(await calls(() => newStore({ archiveIndex: true }).markArchived([{ tenantId: tenant, taskId: elsewhere.taskId, version: 2 }]))).toEqual({
+      BatchGetItem: 1,
+      DeleteItem: 1,
+    });
+    expect((await store.listUnarchived(Date.now() + 3_600_000, { limit: 1000 })).items.filter((e) => e.tenantId === tenant)).toEqual([]);
+  });
+
+  it('with the archive index kept, a commit writes one request fewer (48, or 47 with a lease), in one transaction', async () => {
+    const store = newStore({ archiveIndex: true });
+    const tenant = uniqueName('tenant');
+    const task = makeTask(tenant, { requestCount: 48 });
+    const requests = Array.from({ length: 49 }, (_, seq) => makeRequest(task, seq));
+    await expect(store.commit(tenant, { task, expectedVersion: 0, requests })).rejects.toThrow('at most 48 requests when the archive index is kept');
+    expect(await calls(() => store.commit(tenant, { task, expectedVersion: 0, requests: requests.slice(0, 48) }))).toEqual({ TransactWriteItems: 1 });
+    const leased = { ...task, lease: { requestId: requests[0].requestId, expiresAt: Date.now() + 60_000 } };
+    const again = requests.slice(0, 48).map((r) => ({ ...r, output: 'again' }));
+    await expect(store.commit(tenant, { task: leased, expectedVersion: 1, requests: again })).rejects.toThrow(
+      'at most 47 requests when the task holds a lease and the archive index is kept',
+    );
+    expect(await calls(() => store.commit(tenant, { task: leased, expectedVersion: 1, requests: again.slice(0, 47) }))).toEqual({ TransactWriteItems: 1 });
+    expect((await store.listOwnerSessions(tenant, task.ownerId, { limit: 10 })).items).toEqual([task.sessionId]);
   });
 });
 

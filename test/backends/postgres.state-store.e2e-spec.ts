@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { loadEnvConfig } from '../../src/config/env.config';
 import { BackendBootError } from '../../src/state/backend-boot-error';
+import { MIGRATION_0001 } from '../../src/state/backends/postgres/migrations/0001-init.sql';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/state/backends/postgres/migrations/migration-list';
 import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { createStateStore } from '../../src/state/state-store.factory';
@@ -114,6 +115,41 @@ describe('PostgresStateStore', () => {
         await Promise.all(replicas.map((r) => r.close()));
       }
     }, 30_000);
+
+    it("a schema at version 1 holding tasks migrates in place: they stay, the previous release's commit_task still commits, and only commits since are listed as unarchived", async () => {
+      const fresh = other();
+      dropped.push(fresh);
+      await raw.query(`CREATE SCHEMA ${fresh}`);
+      await raw.query(`CREATE TABLE ${fresh}.schema_version (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await raw.query(MIGRATION_0001.sql(fresh));
+      await raw.query(`INSERT INTO ${fresh}.schema_version (version, name) VALUES (1, 'init')`);
+      const tenant = uniqueName('tenant');
+      const task = makeTask(tenant);
+      // As the previous release commits: commit_task of migration 1 (15 arguments).
+      const oldCommit = async (expected: number) => {
+        const { rows } = await raw.query<{ outcome: string }>(
+          `SELECT outcome FROM ${fresh}.commit_task($1, $2, $3, NULL, NULL, $4, $5, NULL, NULL, false, 0, $6, ARRAY[]::integer[], ARRAY[]::text[], ARRAY[]::text[])`,
+          [tenant, task.taskId, expected, task.ownerId, task.sessionId, JSON.stringify({ ...task, version: expected + 1 })],
+        );
+        return rows[0].outcome;
+      };
+      expect(await oldCommit(0)).toBe('ok');
+
+      const store = newStore({ schema: fresh, archiveIndex: true });
+      try {
+        expect(await store.prepare()).toEqual({ schema: fresh, from: 1, to: SCHEMA_VERSION });
+        expect(await store.getTask(tenant, task.taskId)).toMatchObject({ version: 1 });
+        expect(await store.listUnarchived(Date.now() + 3_600_000, { limit: 10 })).toEqual({ items: [] });
+        expect(await oldCommit(1)).toBe('ok');
+        expect(await store.listUnarchived(Date.now() + 3_600_000, { limit: 10 })).toEqual({ items: [] });
+        await store.commit(tenant, { task, expectedVersion: 2 });
+        expect((await store.listUnarchived(Date.now() + 3_600_000, { limit: 10 })).items).toEqual([
+          { tenantId: tenant, taskId: task.taskId, version: 3, changedAt: expect.any(Number) },
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
 
     it('a role that may only read and write boots on a migrated schema; one that may not create the schema gets one line saying so', async () => {
       const role = uniqueSchema('ta_app');

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
-import { RedisKeys } from '../../src/state/backends/redis/redis-keys';
+import { archiveIndexKey, RedisKeys } from '../../src/state/backends/redis/redis-keys';
 import { StateCorruptError } from '../../src/state/state.errors';
 import { describeStateStoreConformance } from '../conformance/state-store.conformance';
 import { makeRequest, makeTask } from '../conformance/fixtures';
@@ -80,6 +80,23 @@ describe('RedisStateStore', () => {
     await expect(store.commit(tenant, write)).rejects.toBeInstanceOf(StateCorruptError);
     expect(await raw.get(keys.task(other.taskId))).toBe('garbage');
     expect(await raw.exists(keys.requests(other.taskId), keys.requestIds(other.taskId))).toBe(0);
+  });
+
+  it('keeps the archive index as a sorted set of header keys scored in whole microseconds of the server clock, only when asked to', async () => {
+    const archive = new RedisStateStore({ url: testRedisUrl(), keyPrefix: prefix, archiveIndex: true });
+    try {
+      const { tenant, task, keys } = await seeded();
+      expect(await raw.zscore(archiveIndexKey(prefix), keys.task(task.taskId))).toBeNull();
+
+      await archive.commit(tenant, { task, expectedVersion: 1 });
+      const score = await raw.zscore(archiveIndexKey(prefix), keys.task(task.taskId));
+      // All 16 digits (Lua would have printed so large a number as 1.7642912345671e+15).
+      expect(score).toMatch(/^\d{16}$/);
+      const listed = (await archive.listUnarchived(Date.now() + 3_600_000, { limit: 1000 })).items.filter((e) => e.tenantId === tenant);
+      expect(listed).toEqual([{ tenantId: tenant, taskId: task.taskId, version: 2, changedAt: Math.floor(Number(score) / 1000) }]);
+    } finally {
+      await archive.close();
+    }
   });
 
   it('expires every key of a task no earlier than the task, re-expiring them only when the horizon moves', async () => {

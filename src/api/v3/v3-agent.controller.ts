@@ -2,13 +2,14 @@ import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Re
 import type { Request, Response } from 'express';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { ENV_CONFIG } from '../../app.tokens';
-import { CurrentPrincipal } from '../../auth/current-principal.decorator';
+import { CallerRoles, CurrentPrincipal } from '../../auth/current-principal.decorator';
 import type { Principal } from '../../auth/principal';
 import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { StateResponse } from '../../tasks/views/state-response';
 import { StatefulInvokerService } from '../../tasks/stateful-invoker.service';
+import { TaskAuditService } from '../../tasks/archive/task-audit.service';
 import { SessionListService } from '../../tasks/session-list.service';
 import { TaskCancelService } from '../../tasks/task-cancel.service';
 import { TaskDeletionService } from '../../tasks/task-deletion.service';
@@ -26,6 +27,10 @@ import { parseClientIdParam } from './client-id';
 import { parsePageSize, parseUuidParam } from './params';
 import { resumeResponseOf } from './resume-response';
 import { sendEventStream } from './v3-event-stream';
+
+/** A task timeline's page: 500 events unless `limit` says otherwise (at most 1000). */
+const TIMELINE_PAGE = 500;
+const MAX_TIMELINE_PAGE = 1000;
 
 /**
  * The stateful routes of one tealagents/v1alpha1 agent. Thin: parse, then one service call.
@@ -45,6 +50,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       private readonly deletion: TaskDeletionService,
       private readonly sessions: SessionListService,
       private readonly attach: TaskStreamAttachService,
+      private readonly audit: TaskAuditService,
     ) {}
 
     /**
@@ -135,6 +141,25 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     @Get('tasks/:task_id')
     getTask(@Param('task_id') taskId: string, @Query('include') include: string | undefined, @CurrentPrincipal() principal: Principal) {
       return this.tasks.getTask(agent, principal, parseClientIdParam('task_id', taskId), includesSuperseded(include));
+    }
+
+    /** The task's timeline (docs/archive.md): its owner's or an auditor's, also after the task was deleted, when the archive keeps it. */
+    @Get('tasks/:task_id/events')
+    timeline(
+      @Param('task_id') taskId: string,
+      @Query('limit') limit: string | undefined,
+      @Query('cursor') cursor: string | undefined,
+      @CurrentPrincipal() principal: Principal,
+      @CallerRoles() roles: readonly string[],
+    ) {
+      const page = { limit: parsePageSize(limit, TIMELINE_PAGE, MAX_TIMELINE_PAGE), ...(cursor !== undefined ? { cursor } : {}) };
+      return this.audit.timeline(agent, principal, roles, parseClientIdParam('task_id', taskId), page);
+    }
+
+    /** The task's plans with their status and timings (docs/archive.md), read from the archive once the task is gone. */
+    @Get('tasks/:task_id/plans')
+    plans(@Param('task_id') taskId: string, @CurrentPrincipal() principal: Principal, @CallerRoles() roles: readonly string[]) {
+      return this.audit.plans(agent, principal, roles, parseClientIdParam('task_id', taskId));
     }
 
     /**

@@ -53,11 +53,13 @@ export interface ArchivedTask {
 /** The largest page a read returns. */
 export const MAX_ARCHIVE_PAGE = 1000;
 
+const INT32 = /^-?\d{1,10}$/;
 const TIME_KEY = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
 /**
- * Events of one tenant in time order, (at, event_id), one keyset page: the cursor is the last row's
- * (at to the microsecond, event_id), opaque (base64url), and refused (ArchiveCursorError) unless it
+ * Events of one tenant in time order, (at, seq, ord, event_id) — events of one millisecond in their
+ * causal order within a request — one keyset page: the cursor is the last row's (at to the
+ * microsecond, seq, ord, event_id), opaque (base64url), and refused (ArchiveCursorError) unless it
  * is one listEvents issued.
  */
 export async function readEvents(ctx: ArchiveContext, filter: ArchiveFilter, page: ArchivePageRequest): Promise<ArchivePage> {
@@ -75,17 +77,18 @@ export async function readEvents(ctx: ArchiveContext, filter: ArchiveFilter, pag
   if (filter.since !== undefined) add('at >= ?', filter.since.toISOString());
   if (filter.until !== undefined) add('at < ?', filter.until.toISOString());
   if (page.cursor !== undefined) {
-    const [at, eventId] = eventsPosition(page.cursor);
-    values.push(at, eventId);
-    where.push(`(at, event_id) > ($${values.length - 1}::timestamptz, $${values.length})`);
+    const [at, seq, ord, eventId] = eventsPosition(page.cursor);
+    values.push(at, seq, ord, eventId);
+    const n = values.length;
+    where.push(`(at, seq, ord, event_id) > ($${n - 3}::timestamptz, $${n - 2}::int, $${n - 1}::int, $${n})`);
   }
   values.push(limit + 1);
   const rows = await ctx.query<EventRow>(
     'listEvents',
-    `SELECT ${EVENT_COLUMNS} FROM ${ctx.names.events} WHERE ${where.join(' AND ')} ORDER BY at, event_id LIMIT $${values.length}`,
+    `SELECT ${EVENT_COLUMNS} FROM ${ctx.names.events} WHERE ${where.join(' AND ')} ORDER BY at, seq, ord, event_id LIMIT $${values.length}`,
     values,
   );
-  return pageOf(rows, limit, (last) => encodePosition('e', last.at_key, last.event_id));
+  return pageOf(rows, limit, (last) => encodePosition('e', last.at_key, last.seq, last.ord, last.event_id));
 }
 
 /**
@@ -144,8 +147,8 @@ function positionOf(cursor: string, count: number, tag: string): string[] {
   return parts.slice(1);
 }
 
-function eventsPosition(cursor: string): [string, string] {
-  const [at, eventId] = positionOf(cursor, 3, 'e') as [string, string];
-  if (!TIME_KEY.test(at) || Number.isNaN(Date.parse(at))) throw new ArchiveCursorError();
-  return [at, eventId];
+function eventsPosition(cursor: string): [string, number, number, string] {
+  const [at, seq, ord, eventId] = positionOf(cursor, 5, 'e') as [string, string, string, string];
+  if (!TIME_KEY.test(at) || Number.isNaN(Date.parse(at)) || !INT32.test(seq) || !INT32.test(ord)) throw new ArchiveCursorError();
+  return [at, Number(seq), Number(ord), eventId];
 }

@@ -42,6 +42,7 @@ export class EntraAuthenticator extends Authenticator {
     Object.defineProperty(req, 'bearerToken', { value: result.token, enumerable: false, configurable: true });
     const { identity } = result;
     req.credentialAcceptedUntilMs = identity.acceptedUntilMs;
+    req.roles = identity.roles;
     // The request's lines name the caller from here on (the guard then leaves them as they are).
     req.logContext?.set(callerFields({ tenantId: identity.tenantId, ownerId: identity.objectId }));
     // Its fields are built only when the line is written (debug is off as shipped; one per request).

@@ -53,6 +53,8 @@ export enum ErrorCode {
   /** The replica is shutting down: a request arriving while it drains, or one still running at the end of its grace. */
   SHUTTING_DOWN = 'SHUTTING_DOWN',
   STATE_CORRUPT = 'STATE_CORRUPT',
+  /** The audit archive (TA_ARCHIVE_URL) did not answer: a deletion that would lose its audit waits for it, as do reads of the archive. */
+  ARCHIVE_UNAVAILABLE = 'ARCHIVE_UNAVAILABLE',
   // model provider
   LLM_RATE_LIMITED = 'LLM_RATE_LIMITED',
   LLM_TIMEOUT = 'LLM_TIMEOUT',

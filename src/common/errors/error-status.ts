@@ -42,6 +42,7 @@ export const ERROR_STATUS = {
   [ErrorCode.STATE_STORE_UNAVAILABLE]: { status: 503, title: 'State store unavailable' },
   [ErrorCode.SHUTTING_DOWN]: { status: 503, title: 'Server shutting down' },
   [ErrorCode.STATE_CORRUPT]: { status: 500, title: 'Stored state cannot be read' },
+  [ErrorCode.ARCHIVE_UNAVAILABLE]: { status: 503, title: 'Audit archive unavailable' },
   [ErrorCode.LLM_RATE_LIMITED]: { status: 429, title: 'Model provider rate limit' },
   [ErrorCode.LLM_TIMEOUT]: { status: 504, title: 'Model provider timed out' },
   [ErrorCode.LLM_UNAVAILABLE]: { status: 502, title: 'Model provider unavailable' },

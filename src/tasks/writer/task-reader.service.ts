@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../auth/principal';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import { LeaseEntry, Page, StateStore, StreamEvent } from '../../state/state-store';
+import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent } from '../../state/state-store';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
 import { TaskState } from '../lifecycle/transition';
 import { TaskAccess } from './task-access';
@@ -89,6 +89,20 @@ export class TaskReaderService {
   /** The task under the id, a half-deleted one included, unchecked: the deletion checks it itself. */
   forDeletion(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
     return this.store.getTaskForDeletion(tenantId, taskId);
+  }
+
+  /** A page of the archive index: tasks committed at or before `before` (store clock) that the archive has not taken yet. */
+  unarchived(before: number, page: PageOptions): Promise<Page<ArchiveEntry>> {
+    return this.store.listUnarchived(before, page);
+  }
+
+  /**
+   * The task with every request, unchecked, for the archive to derive its events from (the
+   * archive's catch-up, and a deletion before it marks the task). Undefined when it reads as missing.
+   */
+  async archivable(tenantId: string, taskId: string): Promise<{ task: TaskRecord; requests: RequestRecord[] } | undefined> {
+    const task = await this.store.getTask(tenantId, taskId);
+    return task && { task, requests: await this.store.listRequests(tenantId, taskId) };
   }
 
   /** A page of the lease index: leases lapsed by the store's clock (the sweep of lapsed leases). */

@@ -27,6 +27,9 @@ export interface WriteOptions {
   persistent?: { stopped?: () => boolean };
 }
 
+/** Told of each commit this replica made: the task as stored and the request records the commit wrote. */
+export type CommitListener = (tenantId: string, task: TaskRecord, requests: RequestRecord[]) => void;
+
 export interface Applied<R> {
   task: TaskRecord;
   result: R;
@@ -61,6 +64,7 @@ export class TaskWriterService {
   private readonly lanes = new TaskLanes();
   /** What this replica last wrote of each task, to commit from without reading (src/tasks/writer/task-cache.ts). */
   private readonly cache: TaskCache;
+  private readonly commitListeners: CommitListener[] = [];
 
   constructor(
     private readonly store: StateStore,
@@ -128,6 +132,20 @@ export class TaskWriterService {
     return this.store.deleteTaskBatch(tenantId, taskId, batchSize);
   }
 
+  /**
+   * Calls `listener` after each commit of this writer, synchronously and before the caller hears of
+   * it (the audit archive queues the change: src/tasks/archive/archiver.service.ts). A listener must
+   * not throw and must not wait on anything: it is on every write's path.
+   */
+  onCommit(listener: CommitListener): void {
+    this.commitListeners.push(listener);
+  }
+
+  /** Clears the archive index's entries of what the archive now holds (StateStore.markArchived). */
+  markArchived(entries: { tenantId: string; taskId: string; version: number }[]): Promise<void> {
+    return this.store.markArchived(entries);
+  }
+
   /** Creates a task (`expectedVersion: 0`) with its first request(s). */
   async create<R>(tenantId: string, change: Change<R>): Promise<Applied<R>> {
     const task = { ...change.task, writeId: randomUUID() };
@@ -135,6 +153,7 @@ export class TaskWriterService {
     try {
       const stored = await this.commit(tenantId, task, 0, change.requests, {});
       this.cache.remember(key, stored, [], change.requests);
+      this.committed(tenantId, stored, change.requests);
       return { task: stored, result: change.result };
     } catch (err) {
       this.cache.delete(key);
@@ -201,6 +220,7 @@ export class TaskWriterService {
         if (all) this.cache.remember(key, stored, all, change.requests);
         else this.cache.delete(key);
         this.countPause(task, stored);
+        this.committed(access.tenantId, stored, change.requests);
         return { task: stored, result: change.result };
       } catch (err) {
         this.cache.delete(key);
@@ -253,6 +273,10 @@ export class TaskWriterService {
         await sleep(backoff(attempt));
       }
     }
+  }
+
+  private committed(tenantId: string, task: TaskRecord, requests: RequestRecord[]): void {
+    for (const listener of this.commitListeners) listener(tenantId, task, requests);
   }
 
   private async readBack(tenantId: string, taskId: string, deadline: number): Promise<TaskRecord | undefined> {

@@ -81,7 +81,7 @@ export async function markArchivedEntries(ctx: DynamoDbContext, entries: { tenan
         const pk = taskPk(e.tenantId, e.taskId);
         const seen = tried.get(pk) ?? new Set<string>();
         tried.set(pk, seen);
-        const fresh = keysOf(pk).filter((sk): sk is string => sk !== undefined && !seen.has(sk));
+        const fresh = [...new Set(keysOf(pk))].filter((sk): sk is string => sk !== undefined && !seen.has(sk));
         for (const sk of fresh) seen.add(sk);
         const shard = archivePk(leaseShard(e.tenantId, e.taskId));
         const versioned = { ConditionExpression: '#v <= :v', ExpressionAttributeNames: { '#v': 'version' }, ExpressionAttributeValues: { ':v': e.version } };

@@ -7,10 +7,14 @@
  *                                            owner_id, session_id, position (creation order, from the
  *                                            sequence task_order), expires_at (epoch ms or null),
  *                                            lease_until (the lease's expiresAt, or null: the lease index),
- *                                            deleting (deletingAt is set), request_count, data (TaskRecord JSON)
+ *                                            deleting (deletingAt is set), request_count, data (TaskRecord JSON),
+ *                                            unarchived_at (when a store keeping the archive index last
+ *                                            committed it, or null once the archive took it: migration 2)
  *                  (tenant_id, owner_id, session_id, position)   a session's tasks, oldest first; also an
  *                                            owner's sessions (a loose index scan: postgres-query.ts)
  *                  (lease_until, tenant_id, task_id) where lease_until is not null   the lease index
+ *                  (unarchived_at, tenant_id, task_id) where unarchived_at is not null
+ *                                                                                     the archive index
  *                  (expires_at) where expires_at is not null                          the expiry sweep
  *   requests       (tenant_id, task_id, seq) PK   request_id, data (RequestRecord JSON, any size: TOAST
  *                                            keeps it out of line, so no record is ever split)
@@ -23,9 +27,9 @@
  * parsed here: a row that does not parse is reported corrupt and left as it is. The columns beside
  * it are what statements filter and order on. Writes go through the functions the migrations
  * create (`commit_task`, `delete_batch`, `append_stream`, `sweep_expired`, in
- * migrations/0001-init.sql.ts): each is one statement, so one round trip and one transaction, the
- * way a Lua script is on Redis. Reads and writes judge expiry by the database's own clock
- * (`now_ms()`: `clock_timestamp()` in epoch ms).
+ * migrations/0001-init.sql.ts; `commit_task` with `p_archive` in 0002-archive-index.sql.ts): each
+ * is one statement, so one round trip and one transaction, the way a Lua script is on Redis. Reads
+ * and writes judge expiry by the database's own clock (`now_ms()`: `clock_timestamp()` in epoch ms).
  *
  * Expired tasks read as missing at once and are deleted later, in bounded batches, by one replica
  * at a time (postgres-ttl.ts). There is no owner-sessions table: an owner's sessions are the

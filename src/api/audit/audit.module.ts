@@ -1,0 +1,11 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TasksModule } from '../../tasks/tasks.module';
+import { AuditController } from './audit.controller';
+
+/** `GET /audit/events`, registered only with an audit archive (TA_ARCHIVE_URL; otherwise the path is a plain 404). */
+@Module({})
+export class AuditModule {
+  static register(enabled: boolean): DynamicModule {
+    return { module: AuditModule, imports: [TasksModule], controllers: enabled ? [AuditController] : [] };
+  }
+}
