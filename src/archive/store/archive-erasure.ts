@@ -39,7 +39,7 @@ export async function eraseStep(ctx: ArchiveContext, tenantId: string, oid: stri
   const rows = await ctx.query<{ events: number; tasks: number }>(
     'erasePrincipalBatch',
     `WITH victims AS (
-  SELECT event_id FROM ${events} WHERE tenant_id = $1 AND owner_id = $2 AND type <> '${ERASURE_TYPE}' ORDER BY at, event_id LIMIT $3 FOR UPDATE
+  SELECT event_id FROM ${events} WHERE tenant_id = $1 AND owner_id = $2 AND type <> '${ERASURE_TYPE}' ORDER BY at, seq, ord, event_id LIMIT $3 FOR UPDATE
 ), gone AS (
   DELETE FROM ${events} e USING victims v WHERE e.event_id = v.event_id RETURNING 1
 ), task_victims AS (

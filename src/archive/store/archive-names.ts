@@ -14,9 +14,9 @@ import { SCHEMA_NAME } from '../../state/backends/postgres/postgres-keys';
  *                                       rows), agent_name, agent_version, type, at, seq, ord, payload
  *                                       (jsonb), archived_at (set when the task was deleted from the
  *                                       live store: the rows stay)
- *             (tenant_id, at, event_id)                 a tenant's events in time order (listEvents)
- *             (tenant_id, owner_id, at, event_id)       an owner's events; the erasure's batches
- *             (tenant_id, session_id, at, event_id)     a session's events
+ *             (tenant_id, at, seq, ord, event_id)             a tenant's events in time order (listEvents)
+ *             (tenant_id, owner_id, at, seq, ord, event_id)   an owner's events; the erasure's batches
+ *             (tenant_id, session_id, at, seq, ord, event_id) a session's events
  *             (tenant_id, task_id, seq, at, ord, event_id)  a task's timeline (src/archive/timeline.ts); markDeleted
  *             (at)                                      the retention's batches
  *   tasks     (tenant_id, task_id) PK   owner_id, session_id, agent (`name:version`), archived_version

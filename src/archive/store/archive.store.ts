@@ -130,7 +130,7 @@ export class ArchiveStore implements ArchivePort, PooledStore {
     return markTaskDeleted(this.ctx, tenantId, taskId, at);
   }
 
-  /** A tenant's events in time order (at, event_id), narrowed by `filter`; keyset pages (a bad cursor: ArchiveCursorError). */
+  /** A tenant's events in time order (at, seq, ord, event_id), narrowed by `filter`; keyset pages (a bad cursor: ArchiveCursorError). */
   async listEvents(filter: ArchiveFilter, page: ArchivePageRequest): Promise<ArchivePage> {
     return readEvents(this.ctx, filter, page);
   }
