@@ -190,6 +190,10 @@ export abstract class StateStore {
    *   last step of its deletion (`deleteTaskBatch`) unlists it with the header. A task that is
    *   missing or expired is never listed (an entry an expired task left behind is dropped when a
    *   listing meets it).
+   * - `changedAt` is the store's clock: the server's own where the commit runs on it (Redis,
+   *   PostgreSQL), else the committing process's reading of it (`now()`), never earlier than that
+   *   process's previous one; commits of two processes within `clockSkewMs` of each other may be
+   *   listed in either order.
    * - The cursor is a position in the index: it stays valid for a later call with a later `before`.
    * - Tenant isolation: a read across tenants, as `listLapsedLeases` is. An entry names only a
    *   tenant, a task id and a version; whoever acts on it reads the task under that tenant.

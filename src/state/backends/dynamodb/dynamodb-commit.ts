@@ -119,7 +119,7 @@ async function applyCommit(
   const pk = taskPk(tenantId, write.task.taskId);
   const base = !current ? {} : (current.splits ?? (await readSplits(ctx.doc, ctx.table, pk)));
   const { splits, replaced } = replaceSplits(pk, base, layouts);
-  const layout = { inc, requests: layouts, splits, archiveIndex: ctx.archiveIndex };
+  const layout = { inc, requests: layouts, splits, archiveAt: ctx.archiveIndex ? ctx.changedAt(now) : undefined };
   const { input, json, snapshot, ownerSession } = buildCommit(ctx.table, tenantId, write, current, ttl, now, layout);
   if (ownerSession) await ctx.doc.send(new PutCommand({ TableName: ctx.table, Item: ownerSession }));
   let failed: { old?: Item } | undefined;
@@ -193,7 +193,8 @@ function oldSnapshot(item: Item): HeaderSnapshot | undefined {
  * absence), so the commit applies only on top of that state, and a cancelled transaction writes
  * nothing. `layout` is the task's incarnation (a new one for a create), how each request is stored
  * (dynamodb-parts.ts: split ones have their parts written before, and the request item here is what
- * makes them visible), the header's splits once they are, and whether the archive index is kept.
+ * makes them visible), the header's splits once they are, and, when the archive index is kept, the
+ * time to list the task at.
  * `snapshot` is the header it writes.
  */
 export function buildCommit(
@@ -203,7 +204,7 @@ export function buildCommit(
   current: HeaderSnapshot | undefined,
   ttl: ChildTtlPlan,
   now: number,
-  layout: { inc: string; requests: RequestLayout[]; splits: Splits; archiveIndex?: boolean },
+  layout: { inc: string; requests: RequestLayout[]; splits: Splits; archiveAt?: number },
 ): { input: TransactWriteCommandInput; json: string; snapshot: HeaderSnapshot; ownerSession?: Record<string, unknown> } {
   const { taskId } = write.task;
   const live = isLive(current, now);
@@ -217,7 +218,7 @@ export function buildCommit(
   const pk = taskPk(tenantId, taskId);
   const childTtl = ttl.childTtl === undefined ? {} : { ttl: ttl.childTtl };
   const lease = leaseIndexWrites(table, tenantId, stored, live ? current : undefined, inc, exp);
-  const archive = archiveIndexWrites(table, tenantId, stored, live ? current : undefined, { inc, exp, now, keep: layout.archiveIndex ?? false });
+  const archive = archiveIndexWrites(table, tenantId, stored, live ? current : undefined, { inc, exp, at: layout.archiveAt });
 
   const header = {
     Put: {
@@ -302,16 +303,17 @@ function archiveIndexWrites(
   tenantId: string,
   stored: TaskRecord,
   current: HeaderSnapshot | undefined,
-  at: { inc: string; exp: number | undefined; now: number; keep: boolean },
+  listed: { inc: string; exp: number | undefined; at: number | undefined },
 ) {
-  if (!at.keep) return { sk: current?.archiveSk, items: [] };
+  const { inc, exp, at } = listed;
+  if (at === undefined) return { sk: current?.archiveSk, items: [] };
   const { taskId } = stored;
   const pk = archivePk(leaseShard(tenantId, taskId));
-  const sk = archiveSk(at.now, tenantId, taskId);
+  const sk = archiveSk(at, tenantId, taskId);
   const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
   if (current?.archiveSk !== undefined && current.archiveSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.archiveSk } } });
-  const expiry = at.exp === undefined ? {} : { taskExp: at.exp, ttl: Math.ceil(at.exp / 1000) };
-  const entry = { pk, sk, tenantId, taskId, version: stored.version, changedAt: Math.floor(at.now), inc: at.inc, ...expiry };
+  const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
+  const entry = { pk, sk, tenantId, taskId, version: stored.version, changedAt: at, inc, ...expiry };
   items.push({ Put: { TableName: table, Item: entry } });
   return { sk, items };
 }

@@ -15,5 +15,10 @@ export interface DynamoDbContext {
   readonly archiveIndex: boolean;
   /** The archive entry keys this store last listed (dynamodb-archive.ts). */
   readonly listedArchiveKeys: ListedArchiveKeys;
+  /**
+   * The time (whole ms) a commit made at `now` lists its task at in the archive index: never before
+   * one this store listed earlier, as the estimate of the clock can step back (store-clock.ts).
+   */
+  changedAt(now: number): number;
   now(): number;
 }

@@ -54,6 +54,8 @@ export class DynamoDbStateStore extends StateStore {
   override readonly clockSkewMs = DYNAMODB_CLOCK_SKEW_MS;
   /** The table, the remembered headers and the clock, as every room gets them (dynamodb-context.ts). */
   private readonly ctx: DynamoDbContext;
+  /** The latest time this store listed a task at in the archive index (DynamoDbContext.changedAt). */
+  private lastChangedAt = 0;
 
   constructor(options: DynamoDbStateStoreOptions) {
     super();
@@ -77,6 +79,7 @@ export class DynamoDbStateStore extends StateStore {
       headers: new HeaderCache(options.headerCacheSize),
       archiveIndex: options.archiveIndex ?? false,
       listedArchiveKeys: new ListedArchiveKeys(),
+      changedAt: (now) => (this.lastChangedAt = Math.max(this.lastChangedAt, Math.floor(now))),
       now: () => this.now(),
     };
   }
