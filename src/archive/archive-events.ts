@@ -66,15 +66,22 @@ export function eventsOfRequest(task: TaskRecord, r: RequestRecord, max: number)
   );
   pausesOf(r).forEach((p, i) => add('plan_proposed', p.pauseId, i, p.requestedAt, planPayload(p, max)));
   (r.approvals ?? []).forEach((d, i) =>
-    add('decision', d.pauseId, i, d.decidedAt, {
-      pause_id: d.pauseId,
-      action: d.action,
-      approved: d.approved,
-      rejected: d.rejected,
-      decided_by: d.decidedBy,
-      ...(d.reason !== undefined ? cutField('reason', d.reason, max) : {}),
-      ...(d.reasons ? { reasons: d.reasons } : {}),
-    }),
+    d.action === 'refine'
+      ? add('plan_refined', d.pauseId, i, d.decidedAt, {
+          pause_id: d.pauseId,
+          refined_by: d.decidedBy,
+          rejected: d.rejected,
+          ...cutField('text', d.reason ?? '', max),
+        })
+      : add('decision', d.pauseId, i, d.decidedAt, {
+          pause_id: d.pauseId,
+          action: d.action,
+          approved: d.approved,
+          rejected: d.rejected,
+          decided_by: d.decidedBy,
+          ...(d.reason !== undefined ? cutField('reason', d.reason, max) : {}),
+          ...(d.reasons ? { reasons: d.reasons } : {}),
+        }),
   );
   r.toolCalls.forEach((t, i) => {
     // Rejected and canceled calls never started: their decision (or the request's end) says so.

@@ -83,7 +83,10 @@ export function plansOf(events: ArchiveEvent[]): PlanView[] {
         if (!plan) break;
         plan.status = e.type === 'plan_refined' ? 'refined' : 'expired';
         plan.completed_at = e.at;
-        if (e.type === 'plan_refined' && typeof p.text === 'string') plan.reason = p.text;
+        if (e.type === 'plan_refined') {
+          plan.decided_by = (p.refined_by as string | undefined) ?? null;
+          if (typeof p.text === 'string') plan.reason = p.text;
+        }
         break;
       }
       case 'tool_call_started': {

@@ -80,10 +80,13 @@ export interface PendingApprovals {
   expiresAt?: string;
 }
 
-/** One decision on a pause (`POST .../resume/{request_id}`). */
+/**
+ * One decision on a pause (`POST .../resume/{request_id}`), or its refinement (`refine`: a new
+ * message sent while it waited, with `spec.governance.on_paused: refine`; `reason` is its text).
+ */
 export interface ApprovalDecision {
   pauseId: string;
-  action: 'approve' | 'reject';
+  action: 'approve' | 'reject' | 'refine';
   approved: string[];
   rejected: string[];
   /** The deciding identity's object id (always the owner: others are refused). */

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
@@ -9,6 +10,7 @@ import { ApprovalDecision, RequestRecord, TaskRecord } from '../state/state.enti
 import { VersionConflictError } from '../state/state.errors';
 import { admitFollowOn, admitNew, RunNow } from './lifecycle/admit';
 import { decide, Decided, ResumeDecision } from './lifecycle/decide';
+import { refine } from './lifecycle/refine';
 import { idsOf, responseOf } from './views/request-response';
 import { Emit, RequestRunnerService, RunOptions } from './run/request-runner.service';
 import { RequestWatcherService } from './run/request-watcher.service';
@@ -118,16 +120,40 @@ export class StatefulInvokerService {
 
   private async followOn(agent: AgentDefinition, principal: Principal, msg: UserMessage, taskId: string, options: StartOptions): Promise<StartedRequest> {
     const placeholder = { taskId, sessionId: msg.session_id ?? '' } as TaskRecord;
-    const admission = admitFollowOn({
-      request: assertStorable(this.writer.maxRequestBytes, newRequestRecord(placeholder, principal, msg, 0, options.requestId)),
-      sessionId: msg.session_id,
-      onBusy: agent.concurrency.on_busy,
-      timing: this.writer.timing,
-    });
-    const { result } = await this.writer.update(owned(agent, principal, taskId), admission);
+    const record = assertStorable(this.writer.maxRequestBytes, newRequestRecord(placeholder, principal, msg, 0, options.requestId));
+    const admission = admitFollowOn({ request: record, sessionId: msg.session_id, onBusy: agent.concurrency.on_busy, timing: this.writer.timing });
+    let result;
+    try {
+      ({ result } = await this.writer.update(owned(agent, principal, taskId), admission));
+    } catch (err) {
+      if (!isCode(err, ErrorCode.TASK_PAUSED) || agent.governance.on_paused !== 'refine') throw err;
+      return this.refine(agent, principal, msg, taskId, record);
+    }
     if (result.kind === 'run') return this.runnable(agent, result, { clientTools: options.clientTools });
     if (result.takeOver) this.runner.runInBackground(agent, result.takeOver);
     return this.waiting(agent, result.request);
+  }
+
+  /**
+   * `on_paused: refine`: the message refines the waiting plan (lifecycle `refine`) and the paused
+   * request runs on under its own id, the model planning again from the message; it may pause again.
+   */
+  private async refine(agent: AgentDefinition, principal: Principal, msg: UserMessage, taskId: string, record: RequestRecord): Promise<StartedRequest> {
+    const user = record.messages.find((m) => m.role === 'user');
+    const items = user?.role === 'user' ? user.items : [];
+    const text = items
+      .filter((i) => i.content_type === 'text')
+      .map((i) => i.content)
+      .join('\n');
+    const access = owned(agent, principal, taskId);
+    const transition = refine({ items, text, sessionId: msg.session_id, refinedBy: principal.ownerId, mint: randomUUID, timing: this.writer.timing });
+    const { request, decision } = (await this.writer.update(access, transition)).result;
+    const ids = idsOf(request);
+    const names = toolCallNames(request);
+    this.audit.record('approval.refined', { ...ids, pause_id: decision.pauseId, tool_calls: decision.rejected.map((id) => ({ id, name: names.get(id) ?? '' })) });
+    const earlier = (await this.reader.task(access, 'all', { cached: true })).requests.filter((r) => r.seq < request.seq);
+    const announce = (emit?: Emit) => emit?.('rejected', { ...ids, tool_call_ids: decision.rejected, reason: 'refined' });
+    return this.runnable(agent, { request, earlier }, { announce, startAt: () => this.resumeStartAt(request) });
   }
 
   /**

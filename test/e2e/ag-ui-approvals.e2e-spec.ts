@@ -251,14 +251,14 @@ describe('AG-UI: tools and interrupts', () => {
     expect(decisionsAudited()).toMatchObject([{ event: 'approval.approved', tool_calls: [{ id: 'w1', name: 'Notes-wipe' }] }]);
   });
 
-  it('a new user message while an interrupt is open is a RUN_ERROR (TASK_BUSY); the interrupt stays open', async () => {
+  it('a new user message while an interrupt is open is a RUN_ERROR (TASK_PAUSED); the interrupt stays open', async () => {
     const { agent } = await interrupted();
     // The official client refuses locally to run past an open interrupt; a second client does not know of it.
     const local = await runOnce(agent, { say: 'hello?' });
     expect(local.error?.message).toMatch(/pending interrupt/);
     const other = agUiAgent(url(), { threadId: agent.threadId });
     const run = await runOnce(other, { say: 'hello?' });
-    expect(run.events).toMatchObject([{ type: 'RUN_ERROR', code: 'TASK_BUSY' }]);
+    expect(run.events).toMatchObject([{ type: 'RUN_ERROR', code: 'TASK_PAUSED' }]);
     const task = await v3Client(`${t.url}/Guard/1`).task(agent.threadId);
     expect(task.body).toMatchObject({ status: 'Paused', requests: [{ status: 'Paused' }] });
     // and the other client cannot resume without naming the interrupt

@@ -30,6 +30,7 @@ spec:
   governance:
     autonomy_level: L1
     approval_ttl_seconds: 1
+    on_paused: refine
   agent:
     name: default
     model: gpt-test
@@ -66,7 +67,7 @@ describe('the audit archive', () => {
     await db?.end();
   });
 
-  it('archives a plan approved, one rejected and one expired: each event once, in order; the plans; the timeline after deletion', async () => {
+  it('archives a plan approved, one rejected, one refined and one expired: each event once, in order; the plans; the timeline after deletion', async () => {
     // 1. A plan of three calls (plan_threshold 3), approved: read and edit run, wipe fails.
     llm.script(
       reply.toolCalls([tc('a1', 'Notes-read', { id: 'x' }), tc('a2', 'Notes-edit', { id: 'x' }), tc('a3', 'Notes-wipe', { id: 'x' })]),
@@ -84,7 +85,19 @@ describe('the audit archive', () => {
     expect(second.body.status).toBe('Paused');
     expect((await resume(second.body.request_id, { action: 'reject', reason: 'keep y' })).status).toBe(200);
 
-    // 3. Another, left to expire (approval_ttl_seconds: 1): the next read expires it.
+    // 3. Another, refined: a new message while it waits (on_paused: refine) rejects it as refined,
+    //    and the model plans again in the same request, from the message.
+    llm.script(reply.toolCalls([tc('d1', 'Notes-wipe', { id: 'w' })]), reply.toolCalls([tc('d2', 'Notes-read', { id: 'w' })]), reply.text('read w instead'));
+    const fourth = await say('wipe w', { task_id: taskId });
+    expect(fourth.body.status).toBe('Paused');
+    const refined = await say('no, only read w', { task_id: taskId });
+    expect(refined.status).toBe(200);
+    expect(refined.body).toMatchObject({ status: 'Completed', request_id: fourth.body.request_id, content: { output: 'read w instead' } });
+    const replanned = llm.requests.at(-2)!.body.messages as { role: string; content: unknown }[];
+    expect(replanned.slice(-3).map((m) => m.role)).toEqual(['assistant', 'tool', 'user']);
+    expect(String(replanned.at(-2)!.content)).toMatch(/refined the plan: "no, only read w"/);
+
+    // 4. Another, left to expire (approval_ttl_seconds: 1): the next read expires it.
     llm.script(reply.toolCalls([tc('c1', 'Notes-wipe', { id: 'z' })]));
     const third = await say('wipe z', { task_id: taskId });
     expect(third.body.status).toBe('Paused');
@@ -96,6 +109,17 @@ describe('the audit archive', () => {
       ...['tool_call_started', 'tool_call_started', 'tool_call_started', 'tool_call_completed', 'tool_call_completed', 'tool_call_failed'],
       ...['model_call', 'request_completed'],
       ...['request_accepted', 'model_call', 'plan_proposed', 'decision', 'request_canceled'],
+      ...[
+        'request_accepted',
+        'model_call',
+        'plan_proposed',
+        'plan_refined',
+        'model_call',
+        'tool_call_started',
+        'tool_call_completed',
+        'model_call',
+        'request_completed',
+      ],
       ...['request_accepted', 'model_call', 'plan_proposed', 'approval_expired', 'request_canceled'],
     ];
     // The archive catches up within moments (the queue drains after each commit), each event once.
@@ -115,8 +139,10 @@ describe('the audit archive', () => {
     expect(plans.body.plans.map((p: { status: string; plan: boolean }) => [p.status, p.plan])).toEqual([
       ['completed', true],
       ['rejected', false],
+      ['refined', false],
       ['expired', false],
     ]);
+    expect(plans.body.plans[2]).toMatchObject({ reason: 'no, only read w', decided_by: 'dev-user' });
     const [done] = plans.body.plans;
     expect(done).toMatchObject({ max_risk: 'write_high_risk', decided_by: 'dev-user' });
     expect(Date.parse(done.approved_at)).toBeLessThanOrEqual(Date.parse(done.executed_at));
@@ -138,7 +164,12 @@ describe('the audit archive', () => {
     const kept = after.body.events as Event[];
     expect(kept.map((e) => e.type)).toEqual([...expected, 'task_deleted']);
     expect(kept.every((e) => e.archived_at !== null)).toBe(true);
-    expect((await get(`/Planner/1/tasks/${taskId}/plans`)).body.plans.map((p: { status: string }) => p.status)).toEqual(['completed', 'rejected', 'expired']);
+    expect((await get(`/Planner/1/tasks/${taskId}/plans`)).body.plans.map((p: { status: string }) => p.status)).toEqual([
+      'completed',
+      'rejected',
+      'refined',
+      'expired',
+    ]);
     expect((await get(`/Planner/1/tasks/${taskId}/events`, { 'x-dev-user': 'mallory' })).status).toBe(404);
     expect((await get(`/Planner/1/tasks/${taskId}/events`, { 'x-dev-user': 'mallory', 'x-dev-roles': 'Agents.Audit' })).status).toBe(200);
   });

@@ -154,8 +154,8 @@ describe('v3 approvals (one instance)', () => {
         tool_calls: paused.content.tool_calls,
       },
     ]);
-    // a follow-on while paused is refused
-    expect((await api.say('hello?', { task_id: ids.task_id })).body.code).toBe('TASK_BUSY');
+    // a follow-on while paused is refused (409 TASK_PAUSED, as upstream; on_paused: refine takes it instead)
+    expect((await api.say('hello?', { task_id: ids.task_id })).body.code).toBe('TASK_PAUSED');
     // another owner may not decide
     expect((await resume(ids.request_id, { action: 'approve' }, { 'x-dev-user': 'mallory' })).status).toBe(401);
 

@@ -22,6 +22,12 @@ export class GovernanceConfig {
   @Defaulted() @IsOneOf(AUTONOMY_LEVELS) autonomy_level: AutonomyLevel = 'L1';
   /** A model turn asking for at least this many tool calls is approved or rejected as one plan. */
   @Defaulted() @IsIntFrom(1) plan_threshold = 3;
+  /**
+   * A new message sent while a pause waits: `reject` (409 TASK_PAUSED: decide or cancel first, as
+   * upstream), or `refine` (the waiting calls are rejected as `refined` with the message's text, the
+   * message is added, and the model plans again in the same request: src/tasks/lifecycle/refine.ts).
+   */
+  @Defaulted() @IsOneOf(['reject', 'refine']) on_paused: 'reject' | 'refine' = 'reject';
   /** A pause not decided within this many seconds ends Canceled as `expired` (default: pauses wait forever). */
   @Optional() @IsIntFrom(1) approval_ttl_seconds?: number;
   /** Per-tool policy keyed by the tool name sent to the model (`plugin-function`). */

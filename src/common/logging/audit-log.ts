@@ -5,7 +5,7 @@ import { LogContext, LogFields } from './log-context';
 
 /** What is audited (docs/operations.md, Audit log). */
 export type AuditEvent =
-  'auth.failed' | 'approval.approved' | 'approval.rejected' | 'request.cancelled' | 'request.edited' | 'task.deleted' | 'session.deleted';
+  'auth.failed' | 'approval.approved' | 'approval.rejected' | 'approval.refined' | 'request.cancelled' | 'request.edited' | 'task.deleted' | 'session.deleted';
 
 /** One audit record's own fields; the ids of the request being served (LogFields) are added from its log context. */
 export interface AuditFields extends LogFields {

@@ -51,7 +51,7 @@ export function admitFollowOn(input: FollowOn): Transition<Admission> {
           errors: [{ field: 'session_id', message: `task ${task.taskId} belongs to another session` }],
         });
       }
-      if (task.status === 'Paused') throw busy(task, 'is waiting for an approval decision');
+      if (task.status === 'Paused') throw paused(task);
       const seq = task.requestCount;
       const waiting = waitingRequest(state);
       if (leaseActive(task, now)) {
@@ -77,6 +77,14 @@ export function admitFollowOn(input: FollowOn): Transition<Admission> {
       return { task: next, requests: writes, result: { kind: 'run', request, earlier } };
     },
   };
+}
+
+/** 409 TASK_PAUSED (upstream's answer to a message while a pause waits; `on_paused: refine` takes it instead). */
+export function paused(task: TaskRecord): DomainError {
+  return new DomainError(
+    ErrorCode.TASK_PAUSED,
+    `Task ${task.taskId} is waiting for an approval decision: decide, cancel, or (with on_paused: refine) refine it`,
+  );
 }
 
 /** `on_busy: enqueue` on a busy task: the follow-on waits, superseding the one that waited. */

@@ -55,9 +55,9 @@ describe('admit', () => {
     expect(c.requests.map((r) => r.requestId)).toEqual(['new']);
   });
 
-  it('refuses a busy task (409), a paused one (409) and another session (422)', () => {
+  it('refuses a busy task (409 TASK_BUSY), a paused one (409 TASK_PAUSED, as upstream) and another session (422)', () => {
     expect(refusal(() => followOn().apply({ task: task({ status: 'Running', ...held('r0') }), requests: [req(0, 'Running')] }, NOW))).toBe(ErrorCode.TASK_BUSY);
-    expect(refusal(() => followOn('enqueue').apply({ task: task({ status: 'Paused' }), requests: [req(0, 'Paused')] }, NOW))).toBe(ErrorCode.TASK_BUSY);
+    expect(refusal(() => followOn('enqueue').apply({ task: task({ status: 'Paused' }), requests: [req(0, 'Paused')] }, NOW))).toBe(ErrorCode.TASK_PAUSED);
     expect(refusal(() => followOn('reject', 'other').apply({ task: task(), requests: [] }, NOW))).toBe(ErrorCode.VALIDATION_FAILED);
   });
 
