@@ -41,6 +41,10 @@ export function checkEnvCombinations(v: EnvVars): string[] {
   if (v.TA_CORS_ORIGINS?.includes('*') && v.TA_AUTH_MODE !== 'dev') {
     out.push('TA_CORS_ORIGINS=* is refused when TA_AUTH_MODE=entra: list the origins of your web apps (scheme://host[:port], comma-separated)');
   }
+  // The archive keeps its own schema and migrations: sharing the store's would mix two schema_version tables.
+  if (v.TA_ARCHIVE_URL && v.TA_ARCHIVE_URL === v.TA_POSTGRES_URL && v.TA_ARCHIVE_SCHEMA === v.TA_POSTGRES_SCHEMA) {
+    out.push(`TA_ARCHIVE_SCHEMA must differ from TA_POSTGRES_SCHEMA when the archive is in the store's database (both are "${v.TA_ARCHIVE_SCHEMA}")`);
+  }
   if (v.TA_AZURE_OPENAI_ENDPOINT && v.TA_BASE_URL) {
     out.push('TA_BASE_URL and TA_AZURE_OPENAI_ENDPOINT are exclusive: set one provider');
   }

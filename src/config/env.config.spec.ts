@@ -123,6 +123,12 @@ describe('loadEnvConfig', () => {
     [{ TA_POSTGRES_ACQUIRE_TIMEOUT_MS: 'never' }, 'TA_POSTGRES_ACQUIRE_TIMEOUT_MS must be an integer >= 1 (got "never")'],
     [{ TA_POSTGRES_STATEMENT_TIMEOUT_MS: '0' }, 'TA_POSTGRES_STATEMENT_TIMEOUT_MS must be an integer >= 1 (got 0)'],
     [{ TA_POSTGRES_MIGRATE: 'always' }, 'TA_POSTGRES_MIGRATE must be one of auto, off (got "always")'],
+    [{ TA_ARCHIVE_URL: 'mysql://db' }, 'TA_ARCHIVE_URL must be a postgres:// or postgresql:// connection string'],
+    [{ TA_ARCHIVE_MAX_PAYLOAD_BYTES: '10' }, 'TA_ARCHIVE_MAX_PAYLOAD_BYTES must be an integer >= 256 (got 10)'],
+    [
+      { TA_ARCHIVE_URL: 'postgres://db/x', TA_POSTGRES_URL: 'postgres://db/x', TA_ARCHIVE_SCHEMA: 'same', TA_POSTGRES_SCHEMA: 'same' },
+      'TA_ARCHIVE_SCHEMA must differ from TA_POSTGRES_SCHEMA when the archive is in the store\'s database (both are "same")',
+    ],
     [{ TA_STATE_STORE: 'redis' }, 'TA_REDIS_URL is required when TA_STATE_STORE=redis (a redis:// or rediss:// URL)'],
     [{ TA_STATE_STORE: 'redis', TA_REDIS_URL: 'localhost:6379' }, 'TA_REDIS_URL must be a redis:// or rediss:// URL (got "localhost:6379")'],
     [{ TA_DYNAMODB_TABLE: 'ab' }, 'TA_DYNAMODB_TABLE must be 3 to 255 of A-Z a-z 0-9 _ . - (got "ab")'],
