@@ -3,6 +3,7 @@ import type { DataType } from '../../agents/custom-types/data-type';
 import { openApiComponents } from './openapi-json-schema';
 import { addAgUiPaths } from './openapi-ag-ui-paths';
 import { addTaskStreamPaths } from './openapi-task-stream-paths';
+import { addArchivePaths } from './openapi-archive-paths';
 import { addDeleteAndListPaths } from './openapi-delete-list-paths';
 import { addEditPaths } from './openapi-edit-paths';
 import { OPENAPI_SCHEMAS, ref } from './openapi-schemas';
@@ -183,5 +184,6 @@ function addStatefulPaths(paths: Record<string, Record<string, Operation>>, p: s
   };
   addDeleteAndListPaths(paths, p, tags, taskParam);
   addTaskStreamPaths(paths, p, tags, taskParam);
+  addArchivePaths(paths, p, tags, taskParam);
   addAgUiPaths(paths, p, tags);
 }
