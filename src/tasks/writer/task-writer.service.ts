@@ -346,10 +346,23 @@ function cacheKey(tenantId: string, taskId: string): string {
   return `${tenantId}\u0000${taskId}`;
 }
 
-/** The requests a transition names, from a cached view (as readRequests reads them from the store). */
+/**
+ * The requests a transition names, from a cached view, in `seq` order (as readRequests reads them
+ * from the store). Searched from the newest: a transition names the running or the latest
+ * requests, so a turn of a long conversation finds them at once instead of scanning every request.
+ */
 function named(view: CachedTask, ids: (string | undefined)[]): RequestRecord[] {
-  const wanted = new Set(ids.filter((id): id is string => id !== undefined));
-  return view.requests.filter((r) => wanted.has(r.requestId));
+  const found: RequestRecord[] = [];
+  for (const id of ids) {
+    if (id === undefined) continue;
+    for (let i = view.requests.length - 1; i >= 0; i--) {
+      const r = view.requests[i]!;
+      if (r.requestId !== id) continue;
+      if (!found.includes(r)) found.push(r);
+      break;
+    }
+  }
+  return found.length > 1 ? found.sort((a, b) => a.seq - b.seq) : found;
 }
 
 function conflictBackoff(attempt: number): number {
