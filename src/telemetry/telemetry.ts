@@ -238,7 +238,7 @@ export class Telemetry implements StoreErrorCounter {
       .createObservableGauge('ta.archive.queue', { description: 'Tasks waiting in this replica archive queue' })
       .addCallback((result: ObservableResult) => result.observe(read().queued));
     this.meter
-      .createObservableGauge('ta.archive.lag', { description: 'Seconds since the oldest change this replica knows is not archived yet', unit: 's' })
+      .createObservableGauge('ta.archive.lag.seconds', { description: 'Seconds since the oldest change this replica knows is not archived yet', unit: 's' })
       .addCallback((result: ObservableResult) => result.observe(read().lagSeconds));
     this.meter
       .createObservableCounter('ta.archive.dropped', { description: 'Commits a full archive queue left to the catch-up' })

@@ -56,7 +56,14 @@ describe('the audit archive', () => {
     llm = await startFakeOpenAi();
     const dir = writeAgentDir({ 'planner.yaml': AGENT });
     writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN);
-    const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_ARCHIVE_URL: testPostgresUrl(), TA_ARCHIVE_SCHEMA: schema };
+    const env = {
+      TA_BASE_URL: llm.baseURL,
+      TA_API_KEY: 'sk-test',
+      TA_LLM_MAX_RETRIES: '0',
+      TA_ARCHIVE_URL: testPostgresUrl(),
+      TA_ARCHIVE_SCHEMA: schema,
+      TA_METRICS_PROMETHEUS: 'true',
+    };
     t = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch });
     db = new Client({ connectionString: testPostgresUrl() });
     await db.connect();
@@ -185,6 +192,14 @@ describe('the audit archive', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as Event);
     expect(lines.map((e) => e.type)).toEqual(['request_accepted', 'model_call', 'request_completed']);
+  });
+
+  it('reports its queue, lag, drops and failures as metrics', async () => {
+    const { text } = await get('/metrics');
+    expect(text).toMatch(/^ta_archive_queue(\{[^}]*\})? \d+$/m);
+    expect(text).toMatch(/^ta_archive_lag_seconds(\{[^}]*\})? [\d.e-]+$/m);
+    expect(text).toMatch(/^ta_archive_dropped_total(\{[^}]*\})? 0$/m);
+    expect(text).toMatch(/^ta_archive_failures_total(\{[^}]*\})? 0$/m);
   });
 
   it('refuses a bad query with the field named', async () => {
