@@ -1,4 +1,7 @@
-/** A paused request's calls: approve or reject each (with an optional reason), then submit all at once. */
+/**
+ * A paused request's calls: approve or reject each (with an optional reason), then submit all at
+ * once; or refine: a new message instead of decisions (the model plans again, when the agent allows it).
+ */
 import type { Dispatch, StateUpdater } from 'preact/hooks';
 import type { Decision } from './console.types';
 import type { Pending } from './conversation';
@@ -9,9 +12,11 @@ interface Props {
   setDecisions: Dispatch<StateUpdater<Record<string, Decision>>>;
   running: boolean;
   onSubmit: () => void;
+  /** Stateful agents only: the text of a refinement, and where it goes. */
+  refine?: { text: string; setText: (text: string) => void; onRefine: () => void; note: string | undefined };
 }
 
-export function ApprovalsPanel({ pending, decisions, setDecisions, running, onSubmit }: Props) {
+export function ApprovalsPanel({ pending, decisions, setDecisions, running, onSubmit, refine }: Props) {
   // Every call of the pause is answered in one resume, so submit waits until each has a choice.
   const allDecided = pending.calls.every((c) => decisions[c.id]?.approved !== undefined && decisions[c.id]?.approved !== null);
   return (
@@ -46,6 +51,30 @@ export function ApprovalsPanel({ pending, decisions, setDecisions, running, onSu
       <button data-testid="submit-decisions" disabled={!allDecided || running} onClick={onSubmit}>
         Submit decisions
       </button>
+      {refine && (
+        <form
+          class="refine"
+          onSubmit={(e) => {
+            e.preventDefault();
+            refine.onRefine();
+          }}
+        >
+          <input
+            data-testid="refine-text"
+            placeholder="or refine: tell the agent what to do instead"
+            value={refine.text}
+            onInput={(e) => refine.setText((e.target as HTMLInputElement).value)}
+          />
+          <button type="submit" data-testid="refine" disabled={!refine.text.trim() || running}>
+            Refine
+          </button>
+          {refine.note && (
+            <div class="error small" data-testid="refine-note">
+              {refine.note}
+            </div>
+          )}
+        </form>
+      )}
     </section>
   );
 }

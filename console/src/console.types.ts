@@ -63,3 +63,31 @@ export interface Decision {
 }
 
 export const RUNNING = new Set(['Running', 'Queued']);
+
+/** One event of a task's timeline (`GET /{name}/{version}/tasks/{task_id}/events`, docs/archive.md). */
+export interface TimelineEvent {
+  event_id: string;
+  type: string;
+  at: string;
+  request_id: string | null;
+  seq: number;
+  payload: Record<string, any>;
+  archived_at: string | null;
+}
+
+/** One plan of a task (`GET /{name}/{version}/tasks/{task_id}/plans`): a pause and what became of it. */
+export interface PlanRow {
+  plan_id: string;
+  request_id: string;
+  status: string;
+  plan: boolean;
+  steps: { tool_call_id: string; name: string; risk?: string }[];
+  max_risk: string | null;
+  proposed_at: string;
+  approved_at: string | null;
+  executed_at: string | null;
+  completed_at: string | null;
+  duration_ms: number | null;
+  decided_by: string | null;
+  reason: string | null;
+}

@@ -1,10 +1,12 @@
 /**
  * The web console (docs/console.md): pick an agent, chat with live streaming, watch tool calls,
- * approve or reject paused calls, cancel, edit and rerun, browse sessions, reattach after a reload.
+ * approve, reject or refine paused calls, cancel, edit and rerun, browse sessions, reattach after a
+ * reload, read a task's timeline and plans.
  * This file only composes the page: each panel is its own component, and the state and actions
  * are in hooks by concern: the shown task (use-task-view.hook.ts), the running turn it owns
- * (use-turn.hook.ts), and approvals and edits (use-approvals.hook.ts). State that must survive a
- * reload lives in the URL hash and sessionStorage (reload.state.ts).
+ * (use-turn.hook.ts), approvals, refinements and edits (use-approvals.hook.ts), the timeline
+ * (use-timeline.hook.ts). State that must survive a reload lives in the URL hash and
+ * sessionStorage (reload.state.ts).
  */
 import { render } from 'preact';
 import { AgentPicker } from './agent-picker.component';
@@ -13,8 +15,10 @@ import { AuthBar } from './auth-bar.component';
 import { Composer } from './composer.component';
 import { ConversationLog } from './conversation-log.component';
 import { SessionsPanel } from './sessions-panel.component';
+import { TimelinePanel } from './timeline-panel.component';
 import { useApprovals } from './use-approvals.hook';
 import { useTaskView } from './use-task-view.hook';
+import { useTimeline } from './use-timeline.hook';
 import './style.css';
 
 function App() {
@@ -22,18 +26,24 @@ function App() {
   const { config, agent, taskId, pending, turn } = c;
   const { running } = turn;
   const approvals = useApprovals(c, turn);
+  const timeline = useTimeline(agent, taskId, running);
 
   if (c.fatal) return <p class="error">Console failed to start: {c.fatal}</p>;
   if (!config) return <p class="muted">Loading…</p>;
 
   return (
-    <div class="layout">
+    <div class={timeline.open ? 'layout with-timeline' : 'layout'}>
       <header>
         <strong>teal-agent-server</strong>
         <AgentPicker agents={config.agents} agent={agent} onPick={c.pick} />
         <button data-testid="new-chat" onClick={() => c.newChat()} disabled={running}>
           New chat
         </button>
+        {agent?.stateful && (
+          <button data-testid="timeline-toggle" onClick={() => timeline.setOpen(!timeline.open)} aria-pressed={timeline.open}>
+            Timeline
+          </button>
+        )}
         <AuthBar config={config} note={c.authNote} />
       </header>
       <aside>
@@ -69,10 +79,16 @@ function App() {
             setDecisions={approvals.setDecisions}
             running={running}
             onSubmit={approvals.decide}
+            refine={
+              agent?.stateful
+                ? { text: approvals.refineText, setText: approvals.setRefineText, onRefine: () => void approvals.refine(), note: approvals.refineNote }
+                : undefined
+            }
           />
         )}
         <Composer agent={agent} draft={turn.draft} onDraft={turn.setDraft} running={running} paused={!!pending} onSend={turn.send} onCancel={turn.cancel} />
       </main>
+      {timeline.open && agent?.stateful && <TimelinePanel timeline={timeline} />}
     </div>
   );
 }

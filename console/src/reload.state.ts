@@ -18,3 +18,6 @@ export function writeHash(agent: string, task?: string): void {
 
 /** `?transport=ag-ui|sse` forces the turn protocol (tests and debugging); absent, the console detects it. */
 export const transportParam = new URLSearchParams(location.search).get('transport');
+
+/** `?timeline_page=N` sets the timeline's page size (tests and debugging; default 50, the server allows up to 1000). */
+export const timelinePageParam = Math.min(1000, Math.max(1, Number(new URLSearchParams(location.search).get('timeline_page')) || 50));
