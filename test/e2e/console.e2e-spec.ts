@@ -1,7 +1,8 @@
 /**
  * The web console (docs/console.md) in a real headless Chromium (Debian's, driven by
  * playwright-core): it loads from the app at /console, streams an answer, shows a tool call and
- * its approval, cancels a slow call, and reattaches to a running request after a reload. Only the
+ * its approval, cancels a slow call, reattaches to a running request after a reload, shows a task's
+ * timeline and plans, and refines a paused plan. Only the
  * offline model runs (local/echo with `/tool` lines). Screenshots go to test-artifacts/console/.
  */
 import { randomUUID } from 'node:crypto';
@@ -25,6 +26,23 @@ description: Console e2e desk
 spec:
   governance:
     autonomy_level: L1
+  agent:
+    name: default
+    model: local/echo
+    system_prompt: Be brief.
+    plugins: [Desk]
+`;
+
+// The same desk, but a message sent while a pause waits refines the plan (issue 23).
+const PLANNER = `
+apiVersion: tealagents/v1alpha1
+name: Planner
+version: 1
+description: Console e2e planner
+spec:
+  governance:
+    autonomy_level: L1
+    on_paused: refine
   agent:
     name: default
     model: local/echo
@@ -69,7 +87,7 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
 
   beforeAll(async () => {
     ensureConsoleBuilt();
-    const dir = writeAgentDir({ 'desk.yaml': DESK, 'parrot.yaml': ECHO });
+    const dir = writeAgentDir({ 'desk.yaml': DESK, 'parrot.yaml': ECHO, 'planner.yaml': PLANNER });
     writeFileSync(join(dir, 'custom_plugins.js'), DESK_PLUGIN);
     app = await startTestApp({ configPath: dir, env: { TA_LOG_LEVEL: 'warn' } });
     browser = await launchBrowser();
@@ -89,14 +107,16 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
   };
 
   it('loads from /console with a strict policy, lists the agents, and streams an answer', async () => {
-    const res = await page.goto(`${app.url}/console?transport=${transport}`);
+    // Timeline pages of 5 events, so a short conversation takes several ("more").
+    const res = await page.goto(`${app.url}/console?transport=${transport}&timeline_page=5`);
     expect(res?.status()).toBe(200);
     expect(res?.headers()['content-security-policy']).toContain("script-src 'self'");
     // The options come from /console/config.json after the first render: wait for them, then read.
-    await page.getByTestId('agent').locator('option').nth(1).waitFor({ state: 'attached' });
+    await page.getByTestId('agent').locator('option').nth(2).waitFor({ state: 'attached' });
     await expect(page.getByTestId('agent').locator('option').allTextContents()).resolves.toEqual([
       'Desk 1 (tealagents/v1alpha1)',
       'Parrot 0.1 (skagents/v2alpha1)',
+      'Planner 1 (tealagents/v1alpha1)',
     ]);
     // The answer arrives as a stream of events (word by word from the offline model).
     const streamed = page.waitForResponse((r) => r.url() === `${app.url}/Desk/1/${transport}`);
@@ -133,6 +153,35 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
     const decided = task.body.requests.at(-1).approvals[0];
     expect(decided).toMatchObject({ approved: [expect.any(String)], rejected: [expect.any(String)] });
     expect(Object.values(decided.reasons)).toEqual(['not final yet']);
+  });
+
+  it("shows the task's timeline (a page at a time) and its plan with its status", async () => {
+    await page.getByTestId('timeline-toggle').click();
+    const events = page.getByTestId('event');
+    await events.nth(4).waitFor();
+    expect(await events.count()).toBe(5);
+    // 3 events for the first request, 8 for the second: three pages of 5.
+    await page.getByTestId('timeline-more').click();
+    await events.nth(9).waitFor();
+    await page.getByTestId('timeline-more').click();
+    await events.nth(10).waitFor();
+    await page.getByTestId('timeline-more').waitFor({ state: 'detached' });
+    // Timeline order is (request, time, kind): a model call may share its millisecond with the result before it.
+    const types = await events.evaluateAll((lis) => lis.map((li) => li.getAttribute('data-type')));
+    expect(types.slice(0, 6)).toEqual(['request_accepted', 'model_call', 'request_completed', 'request_accepted', 'model_call', 'plan_proposed']);
+    expect(types.slice(6).sort()).toEqual(['decision', 'model_call', 'request_completed', 'tool_call_completed', 'tool_call_started']);
+    expect(types.at(-1)).toBe('request_completed');
+    const line = (type: string) => page.locator(`[data-testid="event"][data-type="${type}"]`).first().getByTestId('event-summary').textContent();
+    expect(await line('request_accepted')).toBe('hello from the browser');
+    expect(await line('model_call')).toMatch(/^local\/echo · \d+ tokens · \d+ ms · stop$/);
+    expect(await line('plan_proposed')).toBe('2 steps · max risk write_high_risk · Desk-file, Desk-file');
+    expect(await line('decision')).toBe('approve · 1 approved · 1 rejected · “not final yet”');
+    expect(await line('tool_call_completed')).toMatch(/^Desk-file → ok · \d+ ms · filed q3 report$/);
+    // One pause, one approved call that ran: its plan completed.
+    expect(await page.getByTestId('plan-status').allTextContents()).toEqual(['completed']);
+    await shot('3b-timeline');
+    await page.getByTestId('timeline-toggle').click();
+    await page.getByTestId('timeline').waitFor({ state: 'detached' });
   });
 
   it('cancels a slow tool call', async () => {
@@ -226,6 +275,38 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
     // The cut connection is the only error the tab logged.
     expect(browser.consoleErrors.splice(errorsBefore).filter((e) => !e.includes('ERR_CONNECTION_RESET'))).toEqual([]);
     await tab.close();
+  });
+
+  // A refinement is a message on the v3 stream whichever protocol runs turns: once is enough.
+  (transport === 'sse' ? it : it.skip)('refines a paused plan: refused by an agent without on_paused: refine, planned again by one with it', async () => {
+    // Desk keeps the default (reject): the message is refused with 409 TASK_PAUSED and the pause stays.
+    await page.getByTestId('agent').selectOption('/Desk/1');
+    await send('/tool Desk-file {"title": "memo"}');
+    await page.getByTestId('pending-call').filter({ hasText: '"memo"' }).waitFor();
+    await page.getByTestId('refine-text').fill('file it tomorrow');
+    const refused = page.waitForResponse((r) => r.url() === `${app.url}/Desk/1/sse` && r.request().method() === 'POST');
+    await page.getByTestId('refine').click();
+    expect((await refused).status()).toBe(409);
+    await page.getByTestId('refine-note').filter({ hasText: 'Refine is not enabled for this agent' }).waitFor();
+    await page.getByTestId('pending-call').filter({ hasText: '"memo"' }).waitFor();
+    expect(await page.getByTestId('refine-text').inputValue()).toBe('file it tomorrow');
+    await shot('10-refine-refused');
+
+    // Planner refines: the waiting call is rejected as refined and the model plans again, here a new call to approve.
+    await page.getByTestId('agent').selectOption('/Planner/1');
+    await send('/tool Desk-file {"title": "memo"}');
+    await page.getByTestId('pending-call').filter({ hasText: '"memo"' }).waitFor();
+    await page.getByTestId('refine-text').fill('/tool Desk-file {"title": "memo v2"}');
+    await page.getByTestId('refine').click();
+    await page.getByTestId('pending-call').filter({ hasText: '"memo v2"' }).waitFor();
+    await page.getByTestId('running').waitFor({ state: 'detached' });
+    expect(await page.getByTestId('refine-note').count()).toBe(0);
+    await page.getByTestId('timeline-toggle').click();
+    await page.locator('[data-testid="event"][data-type="plan_refined"]').waitFor();
+    expect(await page.getByTestId('plan-status').allTextContents()).toEqual(['refined', 'proposed']);
+    await shot('11-refined');
+    await page.getByTestId('timeline-toggle').click();
+    expect(browser.consoleErrors.filter((e) => !e.includes('409'))).toEqual([]);
   });
 });
 
