@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { agUiAgent, runOnce } from '../support/ag-ui-client';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { postJson, request } from '../support/http';
@@ -29,7 +30,8 @@ description: Archive e2e
 spec:
   governance:
     autonomy_level: L1
-    approval_ttl_seconds: 1
+    # Long enough that a busy machine refines or decides a pause before it expires; the expiry step waits it out.
+    approval_ttl_seconds: 3
     on_paused: refine
   agent:
     name: default
@@ -104,11 +106,11 @@ describe('the audit archive', () => {
     expect(replanned.slice(-3).map((m) => m.role)).toEqual(['assistant', 'tool', 'user']);
     expect(String(replanned.at(-2)!.content)).toMatch(/refined the plan: "no, only read w"/);
 
-    // 4. Another, left to expire (approval_ttl_seconds: 1): the next read expires it.
+    // 4. Another, left to expire (approval_ttl_seconds: 3): the next read expires it.
     llm.script(reply.toolCalls([tc('c1', 'Notes-wipe', { id: 'z' })]));
     const third = await say('wipe z', { task_id: taskId });
     expect(third.body.status).toBe('Paused');
-    await new Promise((r) => setTimeout(r, 1200));
+    await new Promise((r) => setTimeout(r, 3200));
     expect((await get(`/Planner/1/tasks/${taskId}`)).body.status).toBe('Canceled');
 
     const expected = [
@@ -192,6 +194,23 @@ describe('the audit archive', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as Event);
     expect(lines.map((e) => e.type)).toEqual(['request_accepted', 'model_call', 'request_completed']);
+  });
+
+  it('refines over AG-UI: a user message while an interrupt is open plans again in the same run', async () => {
+    llm.script(reply.toolCalls([tc('g1', 'Notes-wipe', { id: 'q' })], { text: 'On it.' }));
+    const first = agUiAgent(`${t.url}/Planner/1/ag-ui`);
+    const paused = await runOnce(first, { say: 'wipe q' });
+    expect(paused.error).toBeUndefined();
+    expect(paused.types).toContain('RUN_FINISHED');
+    // The official client will not run past an open interrupt itself; a second client of the thread does not know of it.
+    llm.script(reply.text('kept q, as you asked'));
+    const other = agUiAgent(`${t.url}/Planner/1/ag-ui`, { threadId: first.threadId });
+    const refined = await runOnce(other, { say: 'keep q' });
+    expect(refined.error).toBeUndefined();
+    expect(refined.types).not.toContain('RUN_ERROR');
+    expect(JSON.stringify(refined.events)).toContain('kept q, as you asked');
+    const plans = await get(`/Planner/1/tasks/${first.threadId}/plans`);
+    expect(plans.body.plans).toMatchObject([{ status: 'refined', reason: 'keep q' }]);
   });
 
   it('reports its queue, lag, drops and failures as metrics', async () => {
