@@ -206,7 +206,11 @@ export abstract class StateStore {
    * Unlists tasks the archive has taken (see `listUnarchived`): per entry, a compare-and-set on the
    * version, so the task is unlisted only if its listed version is at or below the one given; an
    * entry a later commit listed stays. One round trip for the batch (callers pass at most 100
-   * entries); entries of tasks that are not listed are skipped. Does nothing without `archiveIndex`.
+   * entries; DynamoDB reads the headers first, once, for entries the store neither listed nor
+   * committed itself); entries of tasks that are not listed are skipped. Does nothing without
+   * `archiveIndex`. The version alone pins the entry: a task deleted or expired and created again
+   * climbs from version 1 again, so a late mark of the earlier task's version can unlist the new
+   * one (until its next commit lists it again).
    */
   abstract markArchived(entries: { tenantId: string; taskId: string; version: number }[]): Promise<void>;
 
