@@ -2,6 +2,8 @@ import { ArchiveEvent } from './archive-event';
 import type { TimelineKey } from './timeline';
 import type { ArchiveFilter, ArchivePage, ArchivePageRequest, ArchivedTask } from './store/archive-query';
 import type { TaskNote } from './store/archive-write';
+import type { ErasureStep, PendingErasure } from './store/archive-erasure';
+import type { ArchivedEvent } from './store/archive-rows';
 
 /** The task version an insert brought the archive up to (its `tasks` row). */
 export type ArchivedVersion = TaskNote;
@@ -21,6 +23,14 @@ export interface ArchivePort {
   taskTimeline(tenantId: string, taskId: string, page: { limit: number; after?: TimelineKey }): Promise<ArchivePage>;
   /** The archive's row of a task (its owner, whether it was deleted), or undefined. */
   taskInfo(tenantId: string, taskId: string): Promise<ArchivedTask | undefined>;
+  /** One bounded retention step: at most `batchSize` event rows older than `cutoff` (and deleted tasks' rows); returns the rows removed. */
+  purgeOlderThan(cutoff: Date, batchSize: number): Promise<number>;
+  /** One bounded step of erasing a person from a tenant (their events and task rows); `done` when it found fewer than a batch. */
+  erasePrincipalBatch(tenantId: string, oid: string, batchSize: number): Promise<ErasureStep>;
+  /** Ends an erasure with its one content-free `principal_erased` row (the same row again for the same id); undefined while rows remain. */
+  recordErasure(tenantId: string, oid: string, eventId: string): Promise<ArchivedEvent | undefined>;
+  /** Erasures started and not recorded (a replica stopped mid-way), oldest first. */
+  pendingErasures(limit?: number): Promise<PendingErasure[]>;
   /** Resolves when the archive answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -93,6 +93,8 @@ export interface EnvConfig {
     schema: string;
     maxPayloadBytes: number;
     retentionDays: number;
+    /** TA_ARCHIVE_RETENTION_SWEEP_MS: the retention's pass interval (0: never). */
+    retentionSweepMs: number;
     queueMax: number;
     catchupMs: number;
     graceMs: number;
@@ -204,6 +206,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
           schema: vars.TA_ARCHIVE_SCHEMA,
           maxPayloadBytes: vars.TA_ARCHIVE_MAX_PAYLOAD_BYTES,
           retentionDays: vars.TA_ARCHIVE_RETENTION_DAYS,
+          retentionSweepMs: vars.TA_ARCHIVE_RETENTION_SWEEP_MS,
           queueMax: vars.TA_ARCHIVE_QUEUE_MAX,
           catchupMs: vars.TA_ARCHIVE_CATCHUP_MS,
           graceMs: vars.TA_ARCHIVE_GRACE_MS,

@@ -121,6 +121,8 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(256) TA_ARCHIVE_MAX_PAYLOAD_BYTES = 64 * 1024;
   /** Days an archived event is kept; older ones are purged in bounded batches. */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_ARCHIVE_RETENTION_DAYS = 365;
+  /** How often each replica purges events older than the retention, in bounded batches (0: never; jittered to 75–100 %). */
+  @IsOptional() @Transform(toInt) @EnvInt(0, 2_147_483_647) TA_ARCHIVE_RETENTION_SWEEP_MS = 3_600_000;
   /** Tasks a replica's archive queue holds at most; a commit beyond it is left to the catch-up. */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_ARCHIVE_QUEUE_MAX = 10_000;
   /** How often each replica's catch-up reads the archive index (0: never). */

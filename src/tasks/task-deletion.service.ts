@@ -128,6 +128,32 @@ export class TaskDeletionService {
     return true;
   }
 
+  /**
+   * Erasure (PrincipalErasureService, `DELETE /admin/principals/{oid}`): removes the task as
+   * `delete` does (a running request canceled first, here or on another replica; then marked; then
+   * removed in batches) but archives nothing of it: no events, no `task_deleted` row, no mark in the
+   * archive, whose rows of the person are erased next. Any agent's task; the caller found it in the
+   * person's own listings. False when another call marked it first (its listing shows it again,
+   * half-deleted, and this finishes it then).
+   */
+  async eraseTask(task: TaskRecord): Promise<boolean> {
+    const { tenantId, taskId } = task;
+    if (task.deletingAt === undefined) {
+      const access = { tenantId, taskId, agentSource: task.agent, ownerId: task.ownerId, foreign: 'not-found' as const };
+      const holder = task.lease?.requestId;
+      try {
+        if (holder && leaseActive(task, this.writer.now()) && !(await this.running.cancel(holder))) await this.cancelRemote(access, holder);
+        task = (await this.writer.update(access, markDeleting())).task;
+      } catch (err) {
+        if (err instanceof DomainError && err.code === ErrorCode.TASK_NOT_FOUND) return false;
+        throw err;
+      }
+    }
+    this.events.forget(tenantId, taskId);
+    await this.finish(tenantId, taskId, task.requestCount);
+    return true;
+  }
+
   private nowIso(): string {
     return new Date(this.writer.now()).toISOString();
   }

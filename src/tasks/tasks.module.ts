@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
+import { ArchiveRetentionService } from './archive/archive-retention.service';
 import { ArchiverService } from './archive/archiver.service';
 import { AuditEventsService } from './archive/audit-events.service';
+import { PrincipalErasureService } from './archive/principal-erasure.service';
 import { TaskAuditService } from './archive/task-audit.service';
 import { TaskEventLogService } from './events/task-event-log.service';
 import { StreamEventWriterService } from './events/stream-event-writer.service';
@@ -52,6 +54,8 @@ import { TaskWriterService } from './writer/task-writer.service';
     ArchiverService,
     TaskAuditService,
     AuditEventsService,
+    PrincipalErasureService,
+    ArchiveRetentionService,
   ],
   exports: [
     StatefulInvokerService,
@@ -66,6 +70,8 @@ import { TaskWriterService } from './writer/task-writer.service';
     ArchiverService,
     TaskAuditService,
     AuditEventsService,
+    PrincipalErasureService,
+    ArchiveRetentionService,
     // Read by the config reload through app.get: how many requests run, and the sweep to stop.
     RunningRequestsService,
     LeaseSweeperService,
