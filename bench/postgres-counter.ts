@@ -7,7 +7,8 @@ import { ROUND_TRIPS, StoreCounter } from './store-counters';
  * and a read alike: the extended protocol's Parse/Bind/Execute/Sync go out in one write) and the
  * start-up of a new connection. Statements are also counted by what they do: the store function
  * they call (`commit_task`, `append_stream`, `delete_batch`, `sweep_expired`), `stream read` (the
- * stream log), `insert` (an INSERT, as the bench's same-store baseline sends) or `read`. Point the
+ * stream log), the archive index's `markArchived` (clearing entries) and `listUnarchived` (a
+ * catch-up's read), `insert` (an INSERT, as the bench's same-store baseline sends) or `read`. Point the
  * server's TA_POSTGRES_URL at `127.0.0.1:{port}`. Plain connections only (no TLS to read through).
  */
 export async function postgresCountingProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<StoreCounter & { port: number }> {
@@ -27,7 +28,15 @@ export async function postgresCountingProxy(targetPort: number, targetHost = '12
         const text = body.toString('utf8', type === 'P' ? body.indexOf(0) + 1 : 0);
         const op =
           /\.(commit_task|append_stream|delete_batch|sweep_expired)\(/.exec(text)?.[1] ??
-          (/\.stream_events\b/.test(text) ? 'stream read' : /^\s*INSERT\b/i.test(text) ? 'insert' : 'read');
+          (/\.stream_events\b/.test(text)
+            ? 'stream read'
+            : /\bSET unarchived_at = NULL\b/.test(text)
+              ? 'markArchived'
+              : /\bunarchived_at IS NOT NULL\b/.test(text)
+                ? 'listUnarchived'
+                : /^\s*INSERT\b/i.test(text)
+                  ? 'insert'
+                  : 'read');
         counts[op] = (counts[op] ?? 0) + 1;
       }
     });

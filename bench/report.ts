@@ -1,7 +1,20 @@
 import { cpus } from 'node:os';
 import { Measured } from './measure';
 import { ROUND_TRIPS } from './store-counters';
-import { ENTRA_TARGETS, median, Ratio, ROUND_TRIP_LIMITS, Round, SAME_STORE_RATIOS, SAME_STORE_TARGETS, Sizes, Target, TARGETS } from './rounds';
+import { ArchiveReceived, EVENTS_PER_PLAIN_TURN } from './archive';
+import {
+  ARCHIVE_RATIOS,
+  ENTRA_TARGETS,
+  median,
+  Ratio,
+  ROUND_TRIP_LIMITS,
+  Round,
+  SAME_STORE_RATIOS,
+  SAME_STORE_TARGETS,
+  Sizes,
+  Target,
+  TARGETS,
+} from './rounds';
 
 /** Store requests per turn, averaged: on first turns and on follow-ons, by counter (see store-counters.ts). */
 export interface PerTurnCounts {
@@ -23,6 +36,10 @@ export interface StoreReport {
   sameStorePerTurn?: PerTurnCounts;
   /** With the Entra variant: the requests its server made to the identity provider over the whole run. */
   entraIdp?: { metadata: number; jwks: number };
+  /** Ours with the audit archive on: its store requests per turn (a server of its own, an archive of its own). */
+  archivePerTurn?: PerTurnCounts;
+  /** With the archive variant: what its archive received over the run. */
+  archiveEvents?: ArchiveReceived;
 }
 
 export interface BaselineFigures {
@@ -47,8 +64,20 @@ export function formatReport(sizes: Sizes, baseline: BaselineFigures, stores: St
   if (withEntra.length) {
     out.push(
       '',
-      `With Entra auth (${withEntra.join(', ')}; BENCH_ENTRA): ours again, a third neighbour in each phase (baseline, ours, ours with Entra auth; the last two swapped every other round), with TA_AUTH_MODE=entra against a local OpenID issuer ` +
+      `With Entra auth (${withEntra.join(', ')}; BENCH_ENTRA): ours again, a third neighbour in each phase (baseline, ours, ours with Entra auth; ours and its variants take turns in first place, rotated every round), with TA_AUTH_MODE=entra against a local OpenID issuer ` +
         '(discovery + JWKS, RS256 access tokens shaped like Entra v2.0 ones, a few minted once for one user and sent in turn); its keys are fetched on the first request and cached, so this is the per-request token check.',
+    );
+  }
+  const withArchive = stores.filter((s) => s.rounds[0]?.archive).map((s) => s.store);
+  if (withArchive.length) {
+    out.push(
+      '',
+      `With the audit archive (${withArchive.join(', ')}; BENCH_ARCHIVE): ours again with TA_ARCHIVE_URL at the run's PostgreSQL (a schema of its own), another neighbour in each phase (ours and its variants take turns in first place, rotated every round). ` +
+        "After each commit the server queues the task, and a drain on the next turn of the event loop derives the events and INSERTs them in one statement, then clears the live store's archive index: " +
+        "work off the answer's path, counted in CPU per turn (the server process's; the archive's PostgreSQL's own is not). " +
+        "Its latency shows where the drains share the event loop with the next turns, and where the archive's PostgreSQL, on the same machine, takes cores from the server and the load (on a small machine the latency ratios hold the database's work too). " +
+        'Ours with ÷ without is the cost of archiving on a turn (issue 23): information, no limit. ' +
+        `A plain turn leaves ${EVENTS_PER_PLAIN_TURN.length} events (${EVENTS_PER_PLAIN_TURN.join(', ')}); the archive's rows are counted after the rounds.`,
     );
   }
   const withSameStore = stores.filter((s) => s.rounds[0]?.sameStore).map((s) => s.store);
@@ -76,8 +105,8 @@ function storeSection(s: StoreReport): string[] {
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const row = (label: string, who: string, c1: Measured, c16: Measured, h: Measured) =>
     `| ${label} | ${who} | ${f(c1.throughput, 0)} | ${f(c1.p50, 2)} | ${f(c1.p95, 2)} | ${f(c1.cpuMsPerTurn, 2)} | ${f(c16.throughput, 0)} | ${f(c16.p50, 2)} | ${f(c16.p95, 2)} | ${f(c16.cpuMsPerTurn, 2)} | ${f(h.p50, 2)} | ${f(h.p95, 2)} | ${f(h.cpuMsPerTurn, 2)} |`;
-  const who = (r: Round) => (['baseline', 'ours', 'entra', 'sameStore'] as const).filter((w) => r[w]);
-  const label = { baseline: 'baseline', ours: 'ours', entra: 'ours, Entra auth', sameStore: 'same-store baseline' } as const;
+  const who = (r: Round) => (['baseline', 'ours', 'entra', 'archive', 'sameStore'] as const).filter((w) => r[w]);
+  const label = { baseline: 'baseline', ours: 'ours', entra: 'ours, Entra auth', archive: 'ours with the archive', sameStore: 'same-store baseline' } as const;
   s.rounds.forEach((r, i) => {
     for (const w of who(r)) lines.push(row(String(i + 1), label[w], r[w]!.c1, r[w]!.c16, r[w]!.history));
   });
@@ -112,12 +141,27 @@ function storeSection(s: StoreReport): string[] {
         `Identity provider requests by the Entra server over the whole run: metadata ${idp.metadata}, keys ${idp.jwks} (cached after the first request).`,
       );
   }
+  if (s.rounds[0]!.archive) {
+    lines.push('', ...ratioTable('information (ours with the archive ÷ ours without, neighbours; no limit)', ARCHIVE_RATIOS, s.rounds));
+    const a = s.archiveEvents;
+    if (a) lines.push('', archiveLine(a));
+  }
   if (s.rounds[0]!.sameStore) {
     lines.push('', ...ratioTable(`information (ours ÷ same-store baseline, neighbours; no limit)`, SAME_STORE_RATIOS, s.rounds));
     const targets = SAME_STORE_TARGETS[s.store];
     if (targets) lines.push('', ...ratioTable('target (ours ÷ same-store baseline, neighbours)', targets, s.rounds));
   }
   return lines;
+}
+
+/** What the archive received against what the archived subject's turns should have left there. */
+function archiveLine(a: ArchiveReceived): string {
+  const expected = a.turns * EVENTS_PER_PLAIN_TURN.length;
+  const types = Object.entries(a.byType)
+    .map(([type, n]) => `${type} ${n}`)
+    .join(', ');
+  const verdict = a.events === expected ? 'all there' : a.events < expected ? `${expected - a.events} MISSING` : `${a.events - expected} more than expected`;
+  return `Archive received: **${a.events}** events in ${a.schema}.events (${types}) for the ${a.turns} turns ours with the archive answered over the run (warm-up and long conversation included; × ${EVENTS_PER_PLAIN_TURN.length} = ${expected}): ${verdict}.`;
 }
 
 /** Ratios per round and their median; with limits (targets) a limit column and whether the median meets it. */
@@ -165,7 +209,9 @@ function roundTripSection(stores: StoreReport[]): string[] {
       `Targets, ours: ${Object.entries(ROUND_TRIP_LIMITS)
         .map(([store, n]) => `${store} ≤ ${n}`)
         .join(', ')} round trips a turn. ` +
-      'The same-store baseline counted alike, for comparison (its floor: one read and one write).',
+      'The same-store baseline counted alike, for comparison (its floor: one read and one write). ' +
+      "Ours with the archive (BENCH_ARCHIVE's stores) counted alike: the live store's requests only (the archive's PostgreSQL is reached directly, not through the counter), " +
+      "the drains' clearing of the archive index (markArchived: one per drain, and with turns one at a time a drain follows each of a turn's commits, admit and finish, so up to 2 a turn, after the commit that queued it rather than before the answer) and a catch-up's reads of the index (listUnarchived) if one falls in the count; no target.",
   );
   lines.push('');
   lines.push('| store | subject | turn | round trips | commands sent | commands run by scripts | by command / operation | target |');
@@ -173,6 +219,7 @@ function roundTripSection(stores: StoreReport[]): string[] {
   for (const s of counted) {
     for (const [who, perTurn] of [
       ['ours', s.perTurn],
+      ['ours with the archive', s.archivePerTurn],
       ['same-store baseline', s.sameStorePerTurn],
     ] as const) {
       if (!perTurn) continue;

@@ -21,6 +21,8 @@ export interface Round {
   ours: Cells;
   /** Ours again with Entra ID auth (cached keys), when measured (see ENTRA_TARGETS). */
   entra?: Cells;
+  /** Ours again with the audit archive on (TA_ARCHIVE_URL), when measured (see ARCHIVE_RATIOS). */
+  archive?: Cells;
   /** The same-store baseline (histories in this Redis / DynamoDB / PostgreSQL; see SAME_STORE_RATIOS). */
   sameStore?: Cells;
 }
@@ -28,24 +30,27 @@ export interface Round {
 /** The neighbours of a round besides the Map baseline and ours. */
 export interface Neighbours {
   entra?: Subject;
+  archive?: Subject;
   sameStore?: Subject;
 }
 
 /**
  * The baseline and our server measured as neighbours, round after round (baseline, ours, baseline,
  * …, all running): a shared 2-core machine drifts between minutes, so only ratios of neighbours
- * are compared. With `entra` (our server again, with Entra ID auth), each phase runs baseline,
- * ours, ours with Entra (the last two swapped every other round), so that Entra ÷ dev is a ratio of
- * neighbours too; with `sameStore` (the baseline keeping histories in the store ours uses) it runs
- * last in each phase, so ours ÷ same-store baseline is one too. The long conversations are built
- * once and grow alike, by the samples of each round.
+ * are compared. With `entra` (our server again, with Entra ID auth) and `archive` (again, with the
+ * audit archive on), each phase runs baseline, then ours and its variants in an order rotated by
+ * one every round (with one variant: swapped every other round), so that Entra ÷ dev and archive ÷
+ * none are ratios of neighbours too; with `sameStore` (the baseline keeping histories in the store
+ * ours uses) it runs last in each phase, so ours ÷ same-store baseline is one too. The long
+ * conversations are built once and grow alike, by the samples of each round.
  */
 export async function alternatingRounds(baseline: Subject, ours: Subject, sizes: Sizes, neighbours: Neighbours = {}): Promise<Round[]> {
-  const { entra, sameStore } = neighbours;
+  const { entra, archive, sameStore } = neighbours;
   const named: [keyof Round, Subject | undefined][] = [
     ['baseline', baseline],
     ['ours', ours],
     ['entra', entra],
+    ['archive', archive],
     ['sameStore', sameStore],
   ];
   const present = named.filter((n): n is [keyof Round, Subject] => n[1] !== undefined);
@@ -56,10 +61,11 @@ export async function alternatingRounds(baseline: Subject, ours: Subject, sizes:
   const rounds: Round[] = [];
   for (let round = 1; round <= sizes.rounds; round++) {
     process.stderr.write(`  round ${round}/${sizes.rounds}\n`);
-    // Ours and ours with Entra swap places every other round, so neither is always the one that
-    // runs right after the other's load (a busy machine's drift would otherwise favour one).
-    const order = subjects.map((_, i) => i);
-    if (entra && round % 2 === 0) [order[1], order[2]] = [order[2]!, order[1]!];
+    // Ours and its variants (indexes 1 … variants) take turns in first place, so none is always the
+    // one that runs right after another's load (a busy machine's drift would otherwise favour one).
+    const variants = 1 + (entra ? 1 : 0) + (archive ? 1 : 0);
+    const ourIndexes = Array.from({ length: variants }, (_, i) => 1 + ((i + round - 1) % variants));
+    const order = [0, ...ourIndexes, ...subjects.map((_, i) => i).slice(1 + variants)];
     const each = async (measure: (s: Subject, i: number) => Promise<Measured>) => {
       const out: Measured[] = [];
       for (const i of order) out[i] = await measure(subjects[i]!, i);
@@ -113,6 +119,20 @@ export const ENTRA_TARGETS: Target[] = [
   { label: 'p50 at c=1', ratio: (r) => r.entra!.c1.p50 / r.ours.c1.p50, limit: 1.1 },
   { label: 'p50 at c=16', ratio: (r) => r.entra!.c16.p50 / r.ours.c16.p50, limit: 1.1 },
   { label: 'follow-on p50 on the long conversation', ratio: (r) => r.entra!.history.p50 / r.ours.history.p50, limit: 1.1 },
+];
+
+/**
+ * Issue 23: what the audit archive costs a turn (the queue, the events derived, the INSERT of each
+ * drain, the live store's archive index cleared). Each a ratio ours with TA_ARCHIVE_URL ÷ ours
+ * without, of one round (neighbours). Information, with no limit.
+ */
+export const ARCHIVE_RATIOS: Ratio[] = [
+  { label: 'CPU per turn at c=16', ratio: (r) => r.archive!.c16.cpuMsPerTurn / r.ours.c16.cpuMsPerTurn },
+  { label: 'CPU per turn at c=1', ratio: (r) => r.archive!.c1.cpuMsPerTurn / r.ours.c1.cpuMsPerTurn },
+  { label: 'throughput at c=16', ratio: (r) => r.archive!.c16.throughput / r.ours.c16.throughput },
+  { label: 'p50 at c=1', ratio: (r) => r.archive!.c1.p50 / r.ours.c1.p50 },
+  { label: 'p50 at c=16', ratio: (r) => r.archive!.c16.p50 / r.ours.c16.p50 },
+  { label: 'follow-on p50 on the long conversation', ratio: (r) => r.archive!.history.p50 / r.ours.history.p50 },
 ];
 
 /**

@@ -12,6 +12,11 @@
  * On the stores BENCH_ENTRA names (default `memory`; `0` for none) our server is measured a second
  * time with Entra ID auth against a local OpenID issuer, as a third neighbour (bench/entra-auth.ts).
  *
+ * On the stores BENCH_ARCHIVE names (default `memory`; `0` for none) it is measured once more with
+ * the audit archive on (TA_ARCHIVE_URL at the run's PostgreSQL, started for it if the run has no
+ * postgres store; a schema of its own), another neighbour: archive ÷ none is the cost of archiving
+ * on a turn (issue 23). The archive's rows are counted after the rounds (none: the bench fails).
+ *
  * With BENCH_CPU_PROF=<dir> it profiles instead (bench/profile.ts).
  */
 import { join } from 'node:path';
@@ -19,9 +24,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnWithPort, Proc } from './processes';
 import { alternatingRounds, median, Sizes } from './rounds';
 import { BaselineFigures, formatReport, PerTurnCounts, StoreReport } from './report';
+import { archiveReceived, BenchArchive, benchArchive, countingTurns } from './archive';
 import { startEntraAuth } from './entra-auth';
 import { runLoad } from './load';
-import { startBenchStores, StoreEnv } from './stores';
+import { BenchStores, startBenchStores, StoreEnv } from './stores';
 import { perTurn } from './store-counters';
 import { startBaseline, startOurs, Subject } from './subjects';
 import { profileOurs } from './profile';
@@ -45,6 +51,8 @@ const COUNT_TURNS = Number(process.env.BENCH_COUNT_TURNS ?? 50);
 const SAME_STORE_STORES = new Set((process.env.BENCH_SAME_STORE ?? 'redis,dynamodb,postgres').split(','));
 /** Stores on which ours is also measured with Entra auth (`0`: none). */
 const ENTRA_STORES = new Set((process.env.BENCH_ENTRA ?? 'memory').split(','));
+/** Stores on which ours is also measured with the audit archive on (`0`: none). */
+const ARCHIVE_STORES = new Set((process.env.BENCH_ARCHIVE ?? 'memory').split(','));
 
 /** RSS 1.5 s after start, then idle: after 10 turns and 2 s of rest. */
 async function memoryAtRest(subject: Subject): Promise<{ rssAtStart: number; rssIdle: number }> {
@@ -109,15 +117,29 @@ async function spawnToReady(storeEnv: StoreEnv, modelUrl: string): Promise<numbe
   return median(times);
 }
 
-async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: string): Promise<StoreReport> {
+/** The archive of ours with TA_ARCHIVE_URL on this store, in a schema of its own (BENCH_ARCHIVE), else undefined. */
+async function archiveOf(storeEnv: StoreEnv, stores: BenchStores): Promise<BenchArchive | undefined> {
+  return ARCHIVE_STORES.has(storeEnv.name) ? benchArchive(await stores.postgres(), storeEnv.name) : undefined;
+}
+
+async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: string, stores: BenchStores): Promise<StoreReport> {
   process.stderr.write(`measuring ours (${storeEnv.name})\n`);
   const perTurnCounts = await countRoundTrips(storeEnv, (c) => startOurs(storeEnv, modelUrl, { env: c.env }));
   const baselineEnv = SAME_STORE_STORES.has(storeEnv.name) ? storeEnv.baselineEnv : undefined;
   const sameStorePerTurn = baselineEnv ? await countRoundTrips(storeEnv, (c) => startBaseline(modelUrl, c.baselineEnv)) : undefined;
+  const archive = await archiveOf(storeEnv, stores);
+  // With the archive on, the live store's round trips again (its archive index cleared per drain), in an archive of their own.
+  const countedArchive = archive && storeEnv.counting ? benchArchive(await stores.postgres(), `${storeEnv.name}_counted`) : undefined;
+  const archivePerTurn = countedArchive
+    ? await countRoundTrips(storeEnv, (c) => startOurs(storeEnv, modelUrl, { env: c.env, extraEnv: countedArchive.env, variant: 'archive' })).finally(() =>
+        countedArchive.drop(),
+      )
+    : undefined;
   const spawnToReadyMs = await spawnToReady(storeEnv, modelUrl);
   const ours = await startOurs(storeEnv, modelUrl);
   const entraAuth = ENTRA_STORES.has(storeEnv.name) ? await startEntraAuth() : undefined;
   let entra: Subject | undefined;
+  let archived: ReturnType<typeof countingTurns> | undefined;
   let sameStore: Subject | undefined;
   try {
     const memory = await memoryAtRest(ours);
@@ -126,17 +148,34 @@ async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: str
       entra = await startOurs(storeEnv, modelUrl, { auth: entraAuth });
       await runLoad(entra.turn, 4, 200); // and the identity provider's metadata and keys, fetched once
     }
+    if (archive) {
+      archived = countingTurns(await startOurs(storeEnv, modelUrl, { extraEnv: archive.env, variant: 'archive' }));
+      await runLoad(archived.turn, 4, 200); // and the archive's pool
+    }
     if (baselineEnv) {
       sameStore = await startBaseline(modelUrl, baselineEnv);
       await runLoad(sameStore.turn, 4, 200);
     }
-    const rounds = await alternatingRounds(baseline, ours, SIZES, { entra, sameStore });
+    const rounds = await alternatingRounds(baseline, ours, SIZES, { entra, archive: archived, sameStore });
+    const archiveEvents = archive && archived ? await archiveReceived(archive, archived) : undefined;
     const rssAfterStored = STORED_TURNS ? await rssAfterStoredTurns(ours) : undefined;
     const entraIdp = entraAuth?.idpRequests();
-    return { store: storeEnv.name, spawnToReadyMs, ...memory, rssAfterStored, rounds, perTurn: perTurnCounts, sameStorePerTurn, entraIdp };
+    return {
+      store: storeEnv.name,
+      spawnToReadyMs,
+      ...memory,
+      rssAfterStored,
+      rounds,
+      perTurn: perTurnCounts,
+      sameStorePerTurn,
+      archivePerTurn,
+      entraIdp,
+      archiveEvents,
+    };
   } finally {
-    await Promise.all([ours.proc.stop(), entra?.proc.stop(), sameStore?.proc.stop()]);
+    await Promise.all([ours.proc.stop(), entra?.proc.stop(), archived?.proc.stop(), sameStore?.proc.stop()]);
     await entraAuth?.stop();
+    await archive?.drop().catch((err: Error) => process.stderr.write(`could not drop the archive schema ${archive.schema}: ${err.message}\n`));
   }
 }
 
@@ -155,7 +194,7 @@ async function main(): Promise<void> {
     const baseline: BaselineFigures = await memoryAtRest(baselineSubject);
     await runLoad(baselineSubject.turn, 4, 200);
     const reports: StoreReport[] = [];
-    for (const storeEnv of stores.envs) reports.push(await measureStore(storeEnv, baselineSubject, modelUrl));
+    for (const storeEnv of stores.envs) reports.push(await measureStore(storeEnv, baselineSubject, modelUrl, stores));
     if (STORED_TURNS) baseline.rssAfterStored = await rssAfterStoredTurns(baselineSubject);
     process.stdout.write(formatReport(SIZES, baseline, reports, STORED_TURNS));
   } finally {

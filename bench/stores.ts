@@ -17,6 +17,17 @@ export interface StoreEnv {
   counting?: () => Promise<{ counter: StoreCounter; env: Record<string, string>; baselineEnv: Record<string, string> }>;
 }
 
+export interface BenchStores {
+  envs: StoreEnv[];
+  /**
+   * The run's PostgreSQL (its URL, plain TCP): BENCH_POSTGRES_URL's, else the one started for the
+   * postgres store, else one started on the first call (for the audit archive, BENCH_ARCHIVE, on a
+   * run without the postgres store); stopped with the stores.
+   */
+  postgres: () => Promise<string>;
+  stop: () => Promise<void>;
+}
+
 /**
  * Memory always; Redis, DynamoDB Local and PostgreSQL too, started here as for the tests (real
  * servers on loopback; PostgreSQL from the Debian package, initdb into a temporary directory).
@@ -24,10 +35,20 @@ export interface StoreEnv {
  * starting one (plain TCP: the round-trip counter reads the wire protocol); ours and the
  * same-store baseline then work in a schema of the run's own, dropped at the end.
  */
-export async function startBenchStores(): Promise<{ envs: StoreEnv[]; stop: () => Promise<void> }> {
+export async function startBenchStores(): Promise<BenchStores> {
   const wanted = new Set((process.env.BENCH_STORES ?? 'memory,redis,dynamodb,postgres').split(','));
   const envs: StoreEnv[] = [];
   const servers: Pick<ServerHandle, 'stop'>[] = [];
+  let postgresUrl: Promise<string> | undefined;
+  // The PostgreSQL of the run: BENCH_POSTGRES_URL's, or one started here (once, on first need).
+  const postgres = (): Promise<string> =>
+    (postgresUrl ??= (async () => {
+      const given = process.env.BENCH_POSTGRES_URL;
+      if (given) return given;
+      const pg = await startPostgresServer();
+      servers.push(pg);
+      return pg.url;
+    })());
   if (wanted.has('memory')) envs.push({ name: 'memory', env: { TA_STATE_STORE: 'memory' } });
   if (wanted.has('redis')) {
     const redis = await startRedisServer();
@@ -59,13 +80,12 @@ export async function startBenchStores(): Promise<{ envs: StoreEnv[]; stop: () =
   }
   if (wanted.has('postgres')) {
     const given = process.env.BENCH_POSTGRES_URL;
-    const pg = given ? undefined : await startPostgresServer();
-    const url = given ?? pg!.url;
+    const url = await postgres();
     const schema = given ? `bench_${process.pid}_${Date.now().toString(36)}` : 'bench';
-    servers.push(pg ?? { stop: () => dropSchema(url, schema) });
+    if (given) servers.push({ stop: () => dropSchema(url, schema) });
     envs.push(postgresBenchEnv(url, schema));
   }
-  return { envs, stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
+  return { envs, postgres, stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
 }
 
 /**

@@ -21,6 +21,10 @@ export interface OursOptions {
   env?: Record<string, string>;
   /** Entra ID instead of dev auth: its env on top, its headers on every turn. */
   auth?: BenchAuth;
+  /** More env on top of the store's (or `env`): the audit archive's (bench/archive.ts). */
+  extraEnv?: Record<string, string>;
+  /** Shown beside the subject's name ("archive"). */
+  variant?: string;
 }
 
 /** The repository: two up from dist-bench/bench (npm run bench), one up from bench/ (the tests, from source). */
@@ -28,7 +32,7 @@ const ROOT = resolve(__dirname, basename(resolve(__dirname, '..')) === 'dist-ben
 
 /** Our server as shipped for dev: dev auth (unless `auth` says otherwise), telemetry, validation and info logging on. */
 export async function startOurs(storeEnv: StoreEnv, modelUrl: string, options: OursOptions = {}): Promise<Subject> {
-  const { nodeArgs = [], env = storeEnv.env, auth } = options;
+  const { nodeArgs = [], env = storeEnv.env, auth, extraEnv, variant } = options;
   const port = await freePort();
   const base = `http://127.0.0.1:${port}/Bench/1`;
   const proc = await spawnServer(
@@ -40,6 +44,7 @@ export async function startOurs(storeEnv: StoreEnv, modelUrl: string, options: O
       TA_API_KEY: 'bench',
       TA_LOG_LEVEL: 'info',
       ...env,
+      ...extraEnv,
       ...auth?.env,
     },
     `${base}/health/live`,
@@ -47,7 +52,7 @@ export async function startOurs(storeEnv: StoreEnv, modelUrl: string, options: O
   );
   const item = [{ content_type: 'text', content: 'hello' }];
   return {
-    name: `ours (${storeEnv.name}${auth ? `, ${auth.name}` : ''})`,
+    name: `ours (${[storeEnv.name, auth?.name, variant].filter(Boolean).join(', ')})`,
     url: base,
     proc,
     turn: async (taskId) => (await postJson<{ task_id: string }>(base, taskId ? { task_id: taskId, items: item } : { items: item }, auth?.headers())).task_id,
