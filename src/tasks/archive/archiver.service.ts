@@ -15,6 +15,12 @@ import { TaskWriterService } from '../writer/task-writer.service';
 
 /** Tasks one drain writes at most (one INSERT, then one markArchived on the live store). */
 export const ARCHIVE_DRAIN_BATCH = 100;
+/**
+ * How long a change waits before its drain: the commits of those milliseconds (a turn's admit and
+ * its finish, other tasks' turns) go out in one insert and one clear of the index, instead of one
+ * each. The lag it adds is this, not more.
+ */
+export const ARCHIVE_DRAIN_DELAY_MS = 25;
 /** Entries of the archive index one catch-up page takes. */
 const CATCHUP_PAGE = 100;
 /** Pages one catch-up pass takes at most before it waits for the next pass (a backlog then drains at 1,000 tasks a pass). */
@@ -45,8 +51,7 @@ export interface ArchiverStats {
  *
  * 1. **After each commit** (TaskWriterService.onCommit) the task and the records the commit wrote
  *    go on a bounded queue (TA_ARCHIVE_QUEUE_MAX tasks; a commit to a task already queued only
- *    replaces its records), and the commit's caller goes on. A drain, on the next turn of the event
- *    loop, derives the events of up to ARCHIVE_DRAIN_BATCH tasks (src/archive/archive-events.ts),
+ *    replaces its records), and the commit's caller goes on. A drain, ARCHIVE_DRAIN_DELAY_MS later, derives the events of up to ARCHIVE_DRAIN_BATCH tasks (src/archive/archive-events.ts),
  *    inserts them in one statement (each event once, by its id), then clears those tasks' entries
  *    in the live store's archive index in one call.
  * 2. **The catch-up**, every TA_ARCHIVE_CATCHUP_MS on every replica: what a full queue dropped, what
@@ -69,7 +74,7 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly catchupMs: number;
   private readonly graceMs: number;
   private draining?: Promise<void>;
-  private drainTimer?: NodeJS.Immediate;
+  private drainTimer?: NodeJS.Timeout;
   private catchupTimer?: NodeJS.Timeout;
   private cursor?: string;
   private stopped = false;
@@ -108,7 +113,7 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
     // What is queued goes out now (bounded by the archive's statement timeout); the rest is the catch-up's.
     clearTimeout(this.catchupTimer);
     this.stopped = true;
-    if (this.drainTimer) clearImmediate(this.drainTimer);
+    clearTimeout(this.drainTimer);
     await this.draining;
     if (this.queue.size) await this.drain().catch(() => undefined);
   }
@@ -198,7 +203,7 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
 
   private scheduleDrain(): void {
     if (this.drainTimer || this.draining || this.stopped) return;
-    this.drainTimer = setImmediate(() => {
+    this.drainTimer = setTimeout(() => {
       this.drainTimer = undefined;
       this.draining = this.drain()
         .catch(() => undefined)
@@ -206,7 +211,8 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
           this.draining = undefined;
           if (this.queue.size && !this.failing) this.scheduleDrain();
         });
-    });
+    }, ARCHIVE_DRAIN_DELAY_MS);
+    this.drainTimer.unref();
   }
 
   /** Writes up to ARCHIVE_DRAIN_BATCH queued tasks: one insert, then one clear of their index entries. */
