@@ -80,6 +80,19 @@ describe('archive events, derived from the stored records', () => {
     expect(events[7]!.payload).toMatchObject({ tool_call_id: 'c2', outcome: 'error', result: 'boom', duration_ms: 150 });
   });
 
+  it('sub-millisecond tools: their ends sort before the next model call, stamped in the same millisecond or one their rounded durations pass', () => {
+    const done = stages()[3]!;
+    const fast: RequestRecord = {
+      ...done,
+      modelCalls: [done.modelCalls![0]!, { ...done.modelCalls![1]!, started_at: at(110) }],
+      toolCalls: done.toolCalls.map((t) => ({ ...t, duration_ms: 1 })), // 0.6 ms each, rounded up: 111 as start + duration
+    };
+    expect(timeline(eventsOfRequest(task, fast, MAX)).map((e) => e.type)).toEqual([
+      ...['request_accepted', 'model_call', 'plan_proposed', 'decision'],
+      ...['tool_call_started', 'tool_call_started', 'tool_call_completed', 'tool_call_failed', 'model_call', 'request_completed'],
+    ]);
+  });
+
   it('is stable as the record grows: what an earlier commit derived is derived again identically', () => {
     const [a, b, c, d] = stages().map((r) => eventsOfRequest(task, r, MAX));
     const byId = new Map(d!.map((e) => [e.eventId, e]));
@@ -125,7 +138,8 @@ describe('plans folded from the events', () => {
     const [, paused, decided, done] = stages();
     expect(fold([paused!])[0]).toMatchObject({ plan_id: 'p1', status: 'proposed', max_risk: 'write_high_risk', approved_at: null });
     expect(fold([decided!])[0]).toMatchObject({ status: 'approved', approved_at: at(100), decided_by: 'o' });
-    expect(fold([done!])[0]).toMatchObject({ status: 'completed', executed_at: at(110), completed_at: at(260), duration_ms: 150 });
+    // The last call ended 150 ms after 110 to the rounded millisecond: at 259 (the millisecond at or below the real end, archive-events.ts).
+    expect(fold([done!])[0]).toMatchObject({ status: 'completed', executed_at: at(110), completed_at: at(259), duration_ms: 149 });
   });
 
   it('rejected, and expired', () => {

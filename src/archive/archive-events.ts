@@ -13,7 +13,7 @@ import { cutField } from './payload-cut';
  * when a task id is deleted and created again), `{tenant}/{task_id}@{created_at}/{type}` for a task's.
  * Order: a task's timeline sorts by (seq, at, ord); `ord` is the kind's place in a request's life
  * (below) times 10 000 plus the event's index among its kind, so events of one millisecond keep
- * their causal order.
+ * their causal order; a model call after the first sorts after the tool calls' ends (LATER_MODEL_CALL).
  */
 const RANK: Record<ArchiveEventType, number> = {
   fork: 0,
@@ -34,6 +34,9 @@ const RANK: Record<ArchiveEventType, number> = {
   session_deleted: 12,
   principal_erased: 13,
 };
+
+/** The index (among model calls) of a model call after the first is offset by this: after the tool calls' ends of its millisecond. */
+const LATER_MODEL_CALL = (RANK.tool_call_completed - RANK.model_call) * 10_000 + 5_000;
 
 const RISK_ORDER = ['read_only', 'client', 'write_low_risk', 'write_high_risk'];
 
@@ -56,8 +59,9 @@ export function eventsOfRequest(task: TaskRecord, r: RequestRecord, max: number)
     items: user?.role === 'user' ? user.items.map((item) => cutItem(item, max)) : [],
     ...(r.userContext ? { user_context: r.userContext } : {}),
   });
+  // A later model call follows the tool calls before it: in the same millisecond it sorts after their ends (sub-millisecond tools are common).
   (r.modelCalls ?? []).forEach((m, i) =>
-    add('model_call', i, i, m.started_at, {
+    add('model_call', i, i === 0 ? 0 : LATER_MODEL_CALL + i, m.started_at, {
       model: m.model,
       duration_ms: m.duration_ms,
       usage: m.usage,
@@ -89,7 +93,9 @@ export function eventsOfRequest(task: TaskRecord, r: RequestRecord, max: number)
     const call = { tool_call_id: t.id, name: t.name };
     add('tool_call_started', t.id, i, t.started_at, { ...call, ...cutField('arguments', t.arguments, max) });
     if (t.outcome === undefined) return;
-    const ended = new Date(Date.parse(t.started_at) + (t.duration_ms ?? 0)).toISOString();
+    // The end to the millisecond at or below the real one: started_at is cut to the millisecond and duration_ms rounded, so their
+    // sum can be a millisecond past the next model call's start (stamped after the call ended), which would sort before it.
+    const ended = new Date(Date.parse(t.started_at) + Math.max(0, (t.duration_ms ?? 0) - 1)).toISOString();
     const payload = { ...call, outcome: t.outcome, duration_ms: t.duration_ms ?? 0, ...cutField('result', t.result, max) };
     add(t.outcome === 'ok' ? 'tool_call_completed' : 'tool_call_failed', t.id, i, ended, payload);
   });

@@ -34,6 +34,15 @@ interface Pending {
   requests: Map<number, RequestRecord>;
   /** When it was first queued (ms, this process's clock): the lag. */
   since: number;
+  /**
+   * The task's version before the first commit queued here, while the queued commits are consecutive
+   * (undefined once another replica's commit may lie between): the drain clears the task's index
+   * entry only when the archive holds every version up to it (`archivedUpTo`), as its events are
+   * only those of these commits. Otherwise the entry stays, for the catch-up, which derives the
+   * whole task: a commit another replica left unarchived (its drain failed, or it was killed) is
+   * never cleared by a later commit's drain.
+   */
+  base?: number;
 }
 
 export interface ArchiverStats {
@@ -52,8 +61,9 @@ export interface ArchiverStats {
  * 1. **After each commit** (TaskWriterService.onCommit) the task and the records the commit wrote
  *    go on a bounded queue (TA_ARCHIVE_QUEUE_MAX tasks; a commit to a task already queued only
  *    replaces its records), and the commit's caller goes on. A drain, ARCHIVE_DRAIN_DELAY_MS later, derives the events of up to ARCHIVE_DRAIN_BATCH tasks (src/archive/archive-events.ts),
- *    inserts them in one statement (each event once, by its id), then clears those tasks' entries
- *    in the live store's archive index in one call.
+ *    inserts them in one statement (each event once, by its id), then clears the entries, in the
+ *    live store's archive index, of those tasks whose every version the archive now holds (in one
+ *    call; a task another replica committed in between is left to the catch-up: Pending.base).
  * 2. **The catch-up**, every TA_ARCHIVE_CATCHUP_MS on every replica: what a full queue dropped, what
  *    a failed insert left, and what a replica killed before its drain left behind are all still in
  *    the archive index (StateStore.listUnarchived: written by the commit itself, atomically). Entries
@@ -82,6 +92,8 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
   private dropped = 0;
   /** The oldest index entry the last catch-up pass found (store clock, ms), or undefined when it found none. */
   private oldestIndexed?: number;
+  /** Tasks whose every version up to `version` this replica knows archived (by a complete drain or the catch-up); at most TA_ARCHIVE_QUEUE_MAX, oldest forgotten first. */
+  private readonly archivedUpTo = new Map<string, { createdAt: string; version: number }>();
 
   constructor(
     private readonly reader: TaskReaderService,
@@ -131,11 +143,13 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
     let pending = this.queue.get(key);
     if (!pending) {
       if (this.queue.size >= this.maxQueued) return void this.dropped++;
-      pending = { tenantId, task, requests: new Map(), since: Date.now() };
+      pending = { tenantId, task, requests: new Map(), since: Date.now(), base: task.version - 1 };
       this.queue.set(key, pending);
-    }
-    // A task created again under the id (after a deletion) starts over: its old records are not its.
-    if (pending.task.createdAt !== task.createdAt) pending.requests.clear();
+    } else if (pending.task.createdAt !== task.createdAt) {
+      // A task created again under the id (after a deletion) starts over: its old records are not its.
+      pending.requests.clear();
+      pending.base = task.version - 1;
+    } else if (task.version !== pending.task.version + 1) pending.base = undefined;
     pending.task = task;
     for (const r of requests) pending.requests.set(r.seq, r);
     this.scheduleDrain();
@@ -185,6 +199,7 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
     const events: ArchiveEvent[] = [];
     const versions: ArchivedVersion[] = [];
     const done: { tenantId: string; taskId: string; version: number }[] = [];
+    const whole: TaskRecord[] = [];
     for (const e of entries) {
       const found = await this.reader.archivable(e.tenantId, e.taskId);
       // Gone or expired (nothing left to derive), or marked for deletion (archived before its mark): clear the entry.
@@ -194,11 +209,21 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
       }
       events.push(...eventsOfTask(found.task, found.requests, this.maxPayloadBytes));
       versions.push(versionOf(found.task));
+      whole.push(found.task);
       done.push({ tenantId: e.tenantId, taskId: e.taskId, version: found.task.version });
     }
     await this.archive!.insertEvents(events, versions);
+    for (const task of whole) this.archivedWhole(task);
     await this.writer.markArchived(done);
     return versions.length;
+  }
+
+  /** Every version of `task` up to its own is in the archive. */
+  private archivedWhole(task: TaskRecord): void {
+    const key = `${task.tenantId}\u0000${task.taskId}`;
+    this.archivedUpTo.delete(key);
+    this.archivedUpTo.set(key, { createdAt: task.createdAt, version: task.version });
+    if (this.archivedUpTo.size > Math.max(this.maxQueued, 1)) this.archivedUpTo.delete(this.archivedUpTo.keys().next().value!);
   }
 
   private scheduleDrain(): void {
@@ -224,11 +249,18 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
       if (batch.length === ARCHIVE_DRAIN_BATCH) break;
     }
     const events = batch.flatMap((p) => [...p.requests.values()].flatMap((r) => eventsOfRequest(p.task, r, this.maxPayloadBytes)));
+    let complete: Pending[];
     try {
       await this.archive!.insertEvents(
         events,
         batch.map((p) => versionOf(p.task)),
       );
+      // Only where the archive now holds every version of the task: the others' entries stay for the catch-up.
+      complete = batch.filter((p) => {
+        const upTo = this.archivedUpTo.get(`${p.tenantId}\u0000${p.task.taskId}`);
+        return p.base === 0 || (p.base !== undefined && upTo?.createdAt === p.task.createdAt && upTo.version === p.base);
+      });
+      for (const p of complete) this.archivedWhole(p.task);
       if (this.failing) this.logger.info('audit archive answers again; the catch-up archives what it missed');
       this.failing = false;
     } catch (err) {
@@ -238,7 +270,8 @@ export class ArchiverService implements OnApplicationBootstrap, OnModuleDestroy 
       this.telemetry?.recordArchiveFailure();
       return;
     }
-    await this.writer.markArchived(batch.map((p) => ({ tenantId: p.tenantId, taskId: p.task.taskId, version: p.task.version }))).catch((err: unknown) => {
+    if (!complete.length) return;
+    await this.writer.markArchived(complete.map((p) => ({ tenantId: p.tenantId, taskId: p.task.taskId, version: p.task.version }))).catch((err: unknown) => {
       // The entries stay listed: the catch-up derives those tasks again and finds their rows there.
       this.logger.warn({ err }, 'could not clear archive index entries; the catch-up will');
     });
