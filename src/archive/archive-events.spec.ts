@@ -1,4 +1,4 @@
-import { PendingApprovals, RequestRecord } from '../state/state.entities';
+import { PendingApprovals, RequestRecord, StoredMessage } from '../state/state.entities';
 import { requestRecord, taskRecord } from '../tasks/lifecycle/lifecycle.fixtures';
 import { eventsOfRequest, eventsOfTask, taskDeletedEvent } from './archive-events';
 import { plansOf } from './plans';
@@ -26,9 +26,18 @@ function stages(): RequestRecord[] {
     duration_ms: 40,
     usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
   });
+  const asked: StoredMessage = {
+    id: 'm2',
+    role: 'assistant',
+    content: null,
+    tool_calls: pause('p1', 50).calls.map(({ id, name, arguments: a }) => ({ id, name, arguments: a })),
+    created_at: at(50),
+  };
+  const answer = (id: string, content: string): StoredMessage => ({ id: `r-${id}`, role: 'tool', tool_call_id: id, content, created_at: at(260) });
   const paused: RequestRecord = {
     ...accepted,
     status: 'Paused',
+    messages: [user, asked],
     modelCalls: [modelCall(10)],
     pendingApprovals: pause('p1', 50),
     pauses: [pause('p1', 50)],
@@ -44,6 +53,7 @@ function stages(): RequestRecord[] {
     ...decided,
     status: 'Completed',
     output: 'deployed',
+    messages: [user, asked, answer('c1', 'read'), answer('c2', 'boom'), { id: 'm5', role: 'assistant', content: 'deployed', created_at: at(400) }],
     modelCalls: [modelCall(10), modelCall(300)],
     toolCalls: [
       { id: 'c1', name: 'tool_c1', arguments: '{"n":0}', started_at: at(110), duration_ms: 20, outcome: 'ok', result: 'read' },
@@ -55,7 +65,7 @@ function stages(): RequestRecord[] {
 }
 
 const timeline = (events: ReturnType<typeof eventsOfRequest>) =>
-  [...events].sort((a, b) => a.seq - b.seq || a.at.localeCompare(b.at) || a.ord - b.ord || a.eventId.localeCompare(b.eventId));
+  [...events].sort((a, b) => a.seq - b.seq || a.ord - b.ord || a.eventId.localeCompare(b.eventId));
 
 describe('archive events, derived from the stored records', () => {
   it('a request paused on a plan, approved, run and completed: every event once, in order', () => {
@@ -80,12 +90,17 @@ describe('archive events, derived from the stored records', () => {
     expect(events[7]!.payload).toMatchObject({ tool_call_id: 'c2', outcome: 'error', result: 'boom', duration_ms: 150 });
   });
 
-  it('sub-millisecond tools: their ends sort before the next model call, stamped in the same millisecond or one their rounded durations pass', () => {
+  it('orders by causal place, whatever the clocks stamped: sub-millisecond tools, and a store clock behind the process clock', () => {
     const done = stages()[3]!;
     const fast: RequestRecord = {
       ...done,
+      // The next model call stamped in the tools' millisecond (0.6 ms tools, rounded up to 1 ms past it).
       modelCalls: [done.modelCalls![0]!, { ...done.modelCalls![1]!, started_at: at(110) }],
-      toolCalls: done.toolCalls.map((t) => ({ ...t, duration_ms: 1 })), // 0.6 ms each, rounded up: 111 as start + duration
+      toolCalls: done.toolCalls.map((t) => ({ ...t, duration_ms: 1 })),
+      // Pauses and decisions go by the store's clock, which another replica estimated 2 s behind.
+      pauses: [{ ...pause('p1', 50), requestedAt: at(-2000) }],
+      approvals: [{ ...done.approvals![0]!, decidedAt: at(-1990) }],
+      updatedAt: at(-1500),
     };
     expect(timeline(eventsOfRequest(task, fast, MAX)).map((e) => e.type)).toEqual([
       ...['request_accepted', 'model_call', 'plan_proposed', 'decision'],
@@ -138,8 +153,7 @@ describe('plans folded from the events', () => {
     const [, paused, decided, done] = stages();
     expect(fold([paused!])[0]).toMatchObject({ plan_id: 'p1', status: 'proposed', max_risk: 'write_high_risk', approved_at: null });
     expect(fold([decided!])[0]).toMatchObject({ status: 'approved', approved_at: at(100), decided_by: 'o' });
-    // The last call ended 150 ms after 110 to the rounded millisecond: at 259 (the millisecond at or below the real end, archive-events.ts).
-    expect(fold([done!])[0]).toMatchObject({ status: 'completed', executed_at: at(110), completed_at: at(259), duration_ms: 149 });
+    expect(fold([done!])[0]).toMatchObject({ status: 'completed', executed_at: at(110), completed_at: at(260), duration_ms: 150 });
   });
 
   it('rejected, and expired', () => {

@@ -11,32 +11,18 @@ import { cutField } from './payload-cut';
  *
  * Ids: `{tenant}/{request_id}/{type}/{n}` for a request's events (request ids are never reused, also
  * when a task id is deleted and created again), `{tenant}/{task_id}@{created_at}/{type}` for a task's.
- * Order: a task's timeline sorts by (seq, at, ord); `ord` is the kind's place in a request's life
- * (below) times 10 000 plus the event's index among its kind, so events of one millisecond keep
- * their causal order; a model call after the first sorts after the tool calls' ends (LATER_MODEL_CALL).
+ * Order: a task's timeline sorts by (seq, ord). `ord` is causal, not a time: it places each event
+ * by the position of the message it belongs to in the request's conversation (messages are only
+ * appended, so it never changes as the record grows): a model call at the assistant message it
+ * produced, a pause and its decision at the assistant turn that asked for the calls, a call's start
+ * after that turn's decision, its end at its result message, the request's end after everything.
+ * Times come from two clocks (the process running the model and tools, and the store's, which
+ * replicas estimate and may disagree on), so ordering by them could put a decision before its plan.
  */
-const RANK: Record<ArchiveEventType, number> = {
-  fork: 0,
-  edit: 1,
-  request_accepted: 2,
-  model_call: 3,
-  plan_proposed: 4,
-  decision: 5,
-  plan_refined: 6,
-  tool_call_started: 7,
-  tool_call_completed: 8,
-  tool_call_failed: 8,
-  approval_expired: 9,
-  request_completed: 10,
-  request_failed: 10,
-  request_canceled: 10,
-  task_deleted: 11,
-  session_deleted: 12,
-  principal_erased: 13,
-};
-
-/** The index (among model calls) of a model call after the first is offset by this: after the tool calls' ends of its millisecond. */
-const LATER_MODEL_CALL = (RANK.tool_call_completed - RANK.model_call) * 10_000 + 5_000;
+/** One message's room in `ord`: its own events, then (for an assistant turn) its decision and its calls' starts. */
+const SLOT = 1000;
+/** Within an assistant turn's slot: the model call, the pause, the decision, then each call's start (by its place in the turn). */
+const AT = { model: 0, pause: 1, decision: 2, start: 100 } as const;
 
 const RISK_ORDER = ['read_only', 'client', 'write_low_risk', 'write_high_risk'];
 
@@ -51,33 +37,35 @@ export function eventsOfTask(task: TaskRecord, requests: RequestRecord[], maxPay
 /** The events of one request as its record stands. */
 export function eventsOfRequest(task: TaskRecord, r: RequestRecord, max: number): ArchiveEvent[] {
   const out: ArchiveEvent[] = [];
-  const add = (type: ArchiveEventType, n: string | number, i: number, at: string, payload: Record<string, unknown>) =>
-    out.push({ ...base(task, r), eventId: `${r.tenantId}/${r.requestId}/${type}/${n}`, type, at, ord: RANK[type] * 10_000 + i, payload });
+  const add = (type: ArchiveEventType, n: string | number, ord: number, at: string, payload: Record<string, unknown>) =>
+    out.push({ ...base(task, r), eventId: `${r.tenantId}/${r.requestId}/${type}/${n}`, type, at, ord, payload });
+  const place = placesOf(r);
   if (r.edits) add('edit', 0, 0, r.createdAt, { edits_request_id: r.edits.requestId, edits_seq: r.edits.seq });
   const user = r.messages.find((m) => m.role === 'user');
-  add('request_accepted', 0, 0, r.createdAt, {
+  add('request_accepted', 0, 1, r.createdAt, {
     items: user?.role === 'user' ? user.items.map((item) => cutItem(item, max)) : [],
     ...(r.userContext ? { user_context: r.userContext } : {}),
   });
-  // A later model call follows the tool calls before it: in the same millisecond it sorts after their ends (sub-millisecond tools are common).
   (r.modelCalls ?? []).forEach((m, i) =>
-    add('model_call', i, i === 0 ? 0 : LATER_MODEL_CALL + i, m.started_at, {
+    add('model_call', i, place.modelCall(i), m.started_at, {
       model: m.model,
       duration_ms: m.duration_ms,
       usage: m.usage,
       ...(m.finish_reason ? { finish_reason: m.finish_reason } : {}),
     }),
   );
-  pausesOf(r).forEach((p, i) => add('plan_proposed', p.pauseId, i, p.requestedAt, planPayload(p, max)));
-  (r.approvals ?? []).forEach((d, i) =>
+  const pauses = pausesOf(r);
+  const turnOf = (pauseId: string) => place.turn(pauses.find((p) => p.pauseId === pauseId)?.calls[0]?.id);
+  pauses.forEach((p) => add('plan_proposed', p.pauseId, place.turn(p.calls[0]?.id) + AT.pause, p.requestedAt, planPayload(p, max)));
+  (r.approvals ?? []).forEach((d) =>
     d.action === 'refine'
-      ? add('plan_refined', d.pauseId, i, d.decidedAt, {
+      ? add('plan_refined', d.pauseId, turnOf(d.pauseId) + AT.decision, d.decidedAt, {
           pause_id: d.pauseId,
           refined_by: d.decidedBy,
           rejected: d.rejected,
           ...cutField('text', d.reason ?? '', max),
         })
-      : add('decision', d.pauseId, i, d.decidedAt, {
+      : add('decision', d.pauseId, turnOf(d.pauseId) + AT.decision, d.decidedAt, {
           pause_id: d.pauseId,
           action: d.action,
           approved: d.approved,
@@ -87,25 +75,60 @@ export function eventsOfRequest(task: TaskRecord, r: RequestRecord, max: number)
           ...(d.reasons ? { reasons: d.reasons } : {}),
         }),
   );
-  r.toolCalls.forEach((t, i) => {
+  r.toolCalls.forEach((t) => {
     // Rejected and canceled calls never started: their decision (or the request's end) says so.
     if (t.outcome === 'rejected' || t.outcome === 'canceled') return;
     const call = { tool_call_id: t.id, name: t.name };
-    add('tool_call_started', t.id, i, t.started_at, { ...call, ...cutField('arguments', t.arguments, max) });
+    add('tool_call_started', t.id, place.start(t.id), t.started_at, { ...call, ...cutField('arguments', t.arguments, max) });
     if (t.outcome === undefined) return;
-    // The end to the millisecond at or below the real one: started_at is cut to the millisecond and duration_ms rounded, so their
-    // sum can be a millisecond past the next model call's start (stamped after the call ended), which would sort before it.
-    const ended = new Date(Date.parse(t.started_at) + Math.max(0, (t.duration_ms ?? 0) - 1)).toISOString();
+    const ended = new Date(Date.parse(t.started_at) + (t.duration_ms ?? 0)).toISOString();
     const payload = { ...call, outcome: t.outcome, duration_ms: t.duration_ms ?? 0, ...cutField('result', t.result, max) };
-    add(t.outcome === 'ok' ? 'tool_call_completed' : 'tool_call_failed', t.id, i, ended, payload);
+    add(t.outcome === 'ok' ? 'tool_call_completed' : 'tool_call_failed', t.id, place.result(t.id), ended, payload);
   });
-  const lastPause = pausesOf(r).at(-1);
-  if (r.reason === 'expired' && lastPause) add('approval_expired', lastPause.pauseId, 0, r.updatedAt, { pause_id: lastPause.pauseId });
-  if (r.status === 'Completed') add('request_completed', 0, 0, r.updatedAt, { ...cutField('output', r.output, max), token_usage: r.tokenUsage });
+  // A request's end comes after every message it holds (a record that ended grows no more).
+  const end = place.end;
+  const lastPause = pauses.at(-1);
+  if (r.reason === 'expired' && lastPause) add('approval_expired', lastPause.pauseId, end + 1, r.updatedAt, { pause_id: lastPause.pauseId });
+  if (r.status === 'Completed') add('request_completed', 0, end + 2, r.updatedAt, { ...cutField('output', r.output, max), token_usage: r.tokenUsage });
   else if (r.status === 'Failed')
-    add('request_failed', 0, 0, r.updatedAt, { reason: r.reason ?? 'failed', ...(r.error ? { error: r.error } : {}), token_usage: r.tokenUsage });
-  else if (r.status === 'Canceled') add('request_canceled', 0, 0, r.updatedAt, { reason: r.reason ?? 'canceled', token_usage: r.tokenUsage });
+    add('request_failed', 0, end + 2, r.updatedAt, { reason: r.reason ?? 'failed', ...(r.error ? { error: r.error } : {}), token_usage: r.tokenUsage });
+  else if (r.status === 'Canceled') add('request_canceled', 0, end + 2, r.updatedAt, { reason: r.reason ?? 'canceled', token_usage: r.tokenUsage });
   return out;
+}
+
+/**
+ * Where each event of a request goes in `ord` (see the top of this file), from the positions of its
+ * messages: the i-th model call at the i-th assistant message (one with no message, the failed last
+ * call of a failed request, after every message), a call's turn at the assistant message that asked
+ * for it, its start after that turn's decision, its end at its result message.
+ */
+function placesOf(r: RequestRecord) {
+  const assistants: number[] = [];
+  const askedIn = new Map<string, { turn: number; index: number }>();
+  const answeredIn = new Map<string, number>();
+  r.messages.forEach((m, k) => {
+    if (m.role === 'assistant') {
+      assistants.push(k);
+      (m.tool_calls ?? []).forEach((c, index) => askedIn.set(c.id, { turn: k, index }));
+    } else if (m.role === 'tool') answeredIn.set(m.tool_call_id, k);
+  });
+  const end = r.messages.length * SLOT;
+  return {
+    end,
+    modelCall: (i: number) => (assistants[i] !== undefined ? assistants[i]! * SLOT + AT.model : end + 1 + i),
+    turn: (callId: string | undefined) => {
+      const asked = callId === undefined ? undefined : askedIn.get(callId);
+      return asked ? asked.turn * SLOT : end;
+    },
+    start: (callId: string) => {
+      const asked = askedIn.get(callId);
+      return asked ? asked.turn * SLOT + AT.start + Math.min(asked.index, SLOT - AT.start - 1) : end;
+    },
+    result: (callId: string) => {
+      const k = answeredIn.get(callId);
+      return k === undefined ? end : k * SLOT;
+    },
+  };
 }
 
 /** The task's deletion (its live records are about to go; the archive's rows stay). */

@@ -150,9 +150,9 @@ export interface ArchivedRow {
   archived_at: Date | null;
 }
 
-/** A task's rows in the archive's `events` table, in timeline order (seq, at, ord, event_id: src/archive/timeline.ts). */
+/** A task's rows in the archive's `events` table, in timeline order (seq, ord, event_id: src/archive/timeline.ts). */
 export async function archivedRows(db: Client, schema: string, taskId: string): Promise<ArchivedRow[]> {
-  const sql = `SELECT event_id, type, request_id, payload, archived_at FROM ${schema}.events WHERE task_id = $1 ORDER BY seq, at, ord, event_id`;
+  const sql = `SELECT event_id, type, request_id, payload, archived_at FROM ${schema}.events WHERE task_id = $1 ORDER BY seq, ord, event_id`;
   return (await db.query<ArchivedRow>(sql, [taskId])).rows;
 }
 

@@ -29,7 +29,7 @@ CREATE TABLE ${s}.events (
 CREATE INDEX events_tenant_at ON ${s}.events (tenant_id, at, seq, ord, event_id);
 CREATE INDEX events_owner_at ON ${s}.events (tenant_id, owner_id, at, seq, ord, event_id);
 CREATE INDEX events_session_at ON ${s}.events (tenant_id, session_id, at, seq, ord, event_id);
-CREATE INDEX events_task ON ${s}.events (tenant_id, task_id, seq, at, ord, event_id);
+CREATE INDEX events_task ON ${s}.events (tenant_id, task_id, seq, ord, event_id);
 CREATE INDEX events_at ON ${s}.events (at);
 
 CREATE TABLE ${s}.tasks (

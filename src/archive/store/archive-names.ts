@@ -17,7 +17,7 @@ import { SCHEMA_NAME } from '../../state/backends/postgres/postgres-keys';
  *             (tenant_id, at, seq, ord, event_id)             a tenant's events in time order (listEvents)
  *             (tenant_id, owner_id, at, seq, ord, event_id)   an owner's events; the erasure's batches
  *             (tenant_id, session_id, at, seq, ord, event_id) a session's events
- *             (tenant_id, task_id, seq, at, ord, event_id)  a task's timeline (src/archive/timeline.ts); markDeleted
+ *             (tenant_id, task_id, seq, ord, event_id)  a task's timeline (src/archive/timeline.ts); markDeleted
  *             (at)                                      the retention's batches
  *   tasks     (tenant_id, task_id) PK   owner_id, session_id, agent (`name:version`), archived_version
  *                                       (the highest task version whose events are stored: the

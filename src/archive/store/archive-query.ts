@@ -92,7 +92,7 @@ export async function readEvents(ctx: ArchiveContext, filter: ArchiveFilter, pag
 }
 
 /**
- * One task's events in timeline order (src/archive/timeline.ts: seq, at, ord, event_id), one
+ * One task's events in timeline order (src/archive/timeline.ts: seq, ord, event_id), one
  * keyset page, also after the task's deletion. The cursor is the timeline's (encodeTimelineCursor),
  * so a page of the archive and one derived from the live records continue each other.
  */
@@ -102,15 +102,14 @@ export async function readTimeline(ctx: ArchiveContext, tenantId: string, taskId
   let after = '';
   const key = page.after ?? (page.cursor !== undefined ? decodeTimelineCursor(page.cursor) : undefined);
   if (key) {
-    const [seq, atMs, ord, eventId] = key;
-    if (!Number.isSafeInteger(atMs)) throw new RangeError(`A timeline key's time must be whole milliseconds (got ${atMs})`);
-    values.push(seq, atMs, ord, eventId);
-    after = " AND (seq, at, ord, event_id) > ($3::integer, 'epoch'::timestamptz + $4::bigint * interval '1 millisecond', $5::integer, $6)";
+    const [seq, ord, eventId] = key;
+    values.push(seq, ord, eventId);
+    after = ' AND (seq, ord, event_id) > ($3::integer, $4::integer, $5)';
   }
   values.push(limit + 1);
   const rows = await ctx.query<EventRow>(
     'taskTimeline',
-    `SELECT ${EVENT_COLUMNS} FROM ${ctx.names.events} WHERE tenant_id = $1 AND task_id = $2${after} ORDER BY seq, at, ord, event_id LIMIT $${values.length}`,
+    `SELECT ${EVENT_COLUMNS} FROM ${ctx.names.events} WHERE tenant_id = $1 AND task_id = $2${after} ORDER BY seq, ord, event_id LIMIT $${values.length}`,
     values,
   );
   return pageOf(rows, limit, (last) => encodeTimelineCursor(timelineKey(eventOf(last))));

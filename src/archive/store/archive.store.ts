@@ -135,7 +135,7 @@ export class ArchiveStore implements ArchivePort, PooledStore {
     return readEvents(this.ctx, filter, page);
   }
 
-  /** A task's events in timeline order (seq, at, ord, event_id: src/archive/timeline.ts), also after its deletion; keyset pages. */
+  /** A task's events in timeline order (seq, ord, event_id: src/archive/timeline.ts), also after its deletion; keyset pages. */
   async taskTimeline(tenantId: string, taskId: string, page: TimelinePageRequest): Promise<ArchivePage> {
     return readTimeline(this.ctx, tenantId, taskId, page);
   }
