@@ -150,7 +150,11 @@ export class StatefulInvokerService {
     const { request, decision } = (await this.writer.update(access, transition)).result;
     const ids = idsOf(request);
     const names = toolCallNames(request);
-    this.audit.record('approval.refined', { ...ids, pause_id: decision.pauseId, tool_calls: decision.rejected.map((id) => ({ id, name: names.get(id) ?? '' })) });
+    this.audit.record('approval.refined', {
+      ...ids,
+      pause_id: decision.pauseId,
+      tool_calls: decision.rejected.map((id) => ({ id, name: names.get(id) ?? '' })),
+    });
     const earlier = (await this.reader.task(access, 'all', { cached: true })).requests.filter((r) => r.seq < request.seq);
     const announce = (emit?: Emit) => emit?.('rejected', { ...ids, tool_call_ids: decision.rejected, reason: 'refined' });
     return this.runnable(agent, { request, earlier }, { announce, startAt: () => this.resumeStartAt(request) });

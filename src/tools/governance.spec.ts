@@ -88,7 +88,8 @@ describe("without spec.governance: upstream's rule", () => {
   });
 
   it('picks the policy: ours with spec.governance (any apiVersion); upstream for v3 without; none for v1/v2 without', () => {
-    for (const m of ['v1', 'v2', 'v3'] as const) expect(approvalPolicyOf(definition(m, true))).toEqual({ autonomy_level: 'L0', plan_threshold: 3, on_paused: 'reject' });
+    for (const m of ['v1', 'v2', 'v3'] as const)
+      expect(approvalPolicyOf(definition(m, true))).toEqual({ autonomy_level: 'L0', plan_threshold: 3, on_paused: 'reject' });
     expect(approvalPolicyOf(definition('v3', false))).toEqual({ mode: 'upstream' });
     expect(approvalPolicyOf(definition('v1', false))).toEqual({ mode: 'none' });
     expect(approvalPolicyOf(definition('v2', false))).toEqual({ mode: 'none' });

@@ -257,6 +257,24 @@ describe('erasure with Entra ID tokens: the caller tenant only', () => {
       (r) => r.type,
     );
 
+  it("another tenant's auditor reads nothing of a task: its timeline and plans 404, /audit/events empty, also once the task is deleted", async () => {
+    const CAROL = 'ca401000-0000-4000-8000-000000000003'; // a person of her own: the erasure test below counts alice's rows
+    llm.script(reply.text('hi'));
+    const res = await postJson(`${t.url}/Planner/1`, { items: [{ content_type: 'text', content: 'hi' }] }, await as(T2, CAROL));
+    const taskId = res.body.task_id as string;
+    const auditorOf = (tid: string) => as(tid, ADMIN_OID, ['Agents.Audit']);
+    await waitFor(async () => expect((await request(`${t.url}/audit/events?task_id=${taskId}`, { headers: await auditorOf(T2) })).body.events).toHaveLength(3));
+    for (const deleted of [false, true]) {
+      if (deleted) expect((await request(`${t.url}/Planner/1/tasks/${taskId}`, { method: 'DELETE', headers: await as(T2, CAROL) })).status).toBe(204);
+      expect((await request(`${t.url}/Planner/1/tasks/${taskId}/events`, { headers: await auditorOf(T1) })).status).toBe(404);
+      expect((await request(`${t.url}/Planner/1/tasks/${taskId}/plans`, { headers: await auditorOf(T1) })).status).toBe(404);
+      expect((await request(`${t.url}/audit/events?task_id=${taskId}`, { headers: await auditorOf(T1) })).body.events).toEqual([]);
+      expect((await request(`${t.url}/audit/events?oid=${CAROL}`, { headers: await auditorOf(T1) })).body.events).toEqual([]);
+      // Its own tenant's auditor reads it (after the deletion too).
+      expect((await request(`${t.url}/Planner/1/tasks/${taskId}/events`, { headers: await auditorOf(T2) })).status).toBe(200);
+    }
+  });
+
   it("an admin of one tenant erases the person there and leaves the same oid's data in another tenant", async () => {
     const tasks: Record<string, string> = {};
     for (const tid of [T1, T2]) {

@@ -18,6 +18,7 @@ import {
   archiveAgentDir,
   archivedRows,
   CONVERSATION_EVENTS,
+  CONVERSATION_PLANS,
   CONVERSATION_REQUESTS,
   liveEvents,
   planConversation,
@@ -112,7 +113,7 @@ describe.each(backends)('the audit archive over $name, written by two replicas',
     await llm?.close();
   });
 
-  it('a plan approved, one rejected, one expired: each event once, in order, as the live records derive them; plans; the timeline after deletion', async () => {
+  it('a plan approved, one rejected, one refined, one expired: each event once, in order, as the live records derive them; plans; the timeline after deletion', async () => {
     const taskId = await planConversation(llm, a.url, b.url);
     const expected = CONVERSATION_EVENTS;
 
@@ -138,7 +139,7 @@ describe.each(backends)('the audit archive over $name, written by two replicas',
       expect(timeline.status).toBe(200);
       expect((timeline.body.events as View[]).map((e) => e.event_id)).toEqual(rows.map((r) => r.event_id));
       const plans = await request(`${t.url}/Planner/1/tasks/${taskId}/plans`);
-      expect(plans.body.plans.map((p: { status: string }) => p.status)).toEqual(['completed', 'rejected', 'expired']);
+      expect(plans.body.plans.map((p: { status: string }) => p.status)).toEqual(CONVERSATION_PLANS);
     }
 
     // Deleted through one replica: the other reads the whole timeline, task_deleted last, every row kept and marked archived.
@@ -154,6 +155,6 @@ describe.each(backends)('the audit archive over $name, written by two replicas',
     expect(stored.map((r) => r.event_id)).toEqual(kept.map((e) => e.event_id));
     expect(stored.every((r) => r.archived_at !== null)).toBe(true);
     const plans = await request(`${a.url}/Planner/1/tasks/${taskId}/plans`);
-    expect(plans.body.plans.map((p: { status: string }) => p.status)).toEqual(['completed', 'rejected', 'expired']);
+    expect(plans.body.plans.map((p: { status: string }) => p.status)).toEqual(CONVERSATION_PLANS);
   }, 60_000);
 });

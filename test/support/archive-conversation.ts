@@ -11,7 +11,7 @@ import { writeAgentDir } from './test-app';
 
 /**
  * The audit archive's conversation (issue 23), shared by the archive's store and fault tests: the
- * agent, its plugin, the turns (a plan approved, one rejected, one left to expire) spread over
+ * agent, its plugin, the turns (a plan approved, one rejected, one refined, one left to expire) spread over
  * replicas, the events they leave, and reads of the archive's `events` table and of the live store.
  */
 export const ARCHIVE_PLUGIN = `
@@ -33,6 +33,7 @@ spec:
   governance:
     autonomy_level: L1
     approval_ttl_seconds: ${APPROVAL_TTL_S}
+    on_paused: refine
   agent:
     name: default
     model: gpt-test
@@ -57,8 +58,14 @@ export const CONVERSATION_REQUESTS = [
     ...['model_call', 'request_completed'],
   ],
   ['request_accepted', 'model_call', 'plan_proposed', 'decision', 'request_canceled'],
+  [
+    ...['request_accepted', 'model_call', 'plan_proposed', 'plan_refined'],
+    ...['model_call', 'tool_call_started', 'tool_call_completed', 'model_call', 'request_completed'],
+  ],
   ['request_accepted', 'model_call', 'plan_proposed', 'approval_expired', 'request_canceled'],
 ];
+/** The plans' statuses the conversation leaves, in order. */
+export const CONVERSATION_PLANS = ['completed', 'rejected', 'refined', 'expired'];
 export const CONVERSATION_EVENTS = CONVERSATION_REQUESTS.flat();
 
 /** The types of a timeline's rows, request by request (in the timeline's order of requests), each request's sorted: what they are, whatever their order within it. */
@@ -79,7 +86,8 @@ export const resume = (base: string, requestId: string, body: unknown) => postJs
 
 /**
  * The conversation, its turns alternating between the replicas at `a` and `b` (base URLs): a plan of
- * three calls approved (read and edit run, wipe fails), a risky call rejected, another left to expire
+ * three calls approved (read and edit run, wipe fails), a risky call rejected, one refined by a new
+ * message while it waits (on_paused: refine: the model plans again and reads instead), another left to expire
  * (APPROVAL_TTL_S; a read after it expires it). Answers the task's id.
  */
 export async function planConversation(llm: FakeOpenAi, a: string, b: string): Promise<string> {
@@ -100,6 +108,13 @@ export async function planConversation(llm: FakeOpenAi, a: string, b: string): P
   ok(second, 'Paused');
   const rejected = await resume(a, second.body.request_id, { action: 'reject', reason: 'keep y' });
   if (rejected.status !== 200) throw new Error(`reject: ${rejected.status} ${JSON.stringify(rejected.body)}`);
+
+  llm.script(reply.toolCalls([toolCall('d1', 'Notes-wipe', { id: 'w' })]), reply.toolCalls([toolCall('d2', 'Notes-read', { id: 'w' })]), reply.text('read w'));
+  const fourth = await say(b, 'wipe w', { task_id: taskId });
+  ok(fourth, 'Paused');
+  const refined = await say(a, 'no, only read w', { task_id: taskId });
+  ok(refined, 'Completed');
+  if (refined.body.request_id !== fourth.body.request_id) throw new Error('the refined plan ran as a new request');
 
   llm.script(reply.toolCalls([toolCall('c1', 'Notes-wipe', { id: 'z' })]));
   const third = await say(a, 'wipe z', { task_id: taskId });
