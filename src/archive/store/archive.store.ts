@@ -1,6 +1,6 @@
-import { Client, ClientConfig, Pool, PoolClient } from 'pg';
-import { ConnectionPoolStats, mustWaitForConnection, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../state/connection-pool';
-import { brokenConnection } from '../../state/backends/postgres/postgres-errors';
+import { Client, ClientConfig, Pool } from 'pg';
+import { queryPooled } from '../../state/backends/postgres/postgres-pooled-query';
+import { ConnectionPoolStats, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../state/connection-pool';
 import { MigrateMode, MigrationOutcome, migrateVersioned } from '../../state/backends/postgres/postgres-migrate';
 import { ArchiveEvent } from '../archive-event';
 import { ArchivePort } from '../archive.port';
@@ -204,26 +204,10 @@ export class ArchiveStore implements ArchivePort, PooledStore {
   /** One statement on a pooled connection, bounded and mapped (as PostgresStateStore's); a broken connection is discarded. */
   private async query<R>(what: string, text: string, values?: unknown[]): Promise<R[]> {
     if (this.closed) throw new ArchiveUnavailableError('The archive store is closed', undefined, true);
-    let client: PoolClient;
-    const waitFrom = this.poolWaitListeners.length && mustWaitForConnection(this.poolStats()) ? performance.now() : undefined;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      if (waitFrom !== undefined) this.poolWaited(waitFrom, 'failed');
-      throw toArchiveError(err, what, true);
-    }
-    if (waitFrom !== undefined) this.poolWaited(waitFrom, 'acquired');
-    const onError = () => undefined;
-    client.on('error', onError);
-    let failure: unknown;
-    try {
-      return (await client.query(text, values)).rows as R[];
-    } catch (err) {
-      failure = err;
-      throw toArchiveError(err, what, false);
-    } finally {
-      client.off('error', onError);
-      client.release(failure !== undefined && brokenConnection(failure));
-    }
+    return queryPooled<R>(this.pool, text, values, {
+      stats: () => this.poolStats(),
+      ...(this.poolWaitListeners.length ? { waited: (from: number, outcome: PoolWaitOutcome) => this.poolWaited(from, outcome) } : {}),
+      mapError: (err, unsent) => toArchiveError(err, what, unsent),
+    });
   }
 }

@@ -2,7 +2,7 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
 import { leaseActive, stamped, TaskTiming, withLease, withoutLease } from './lease';
-import { abandonedHolder, busy, Change, ended, requestsAfter, TaskState, Transition, waitingRequest } from './transition';
+import { abandonedHolder, busy, Change, checkSession, ended, requestsAfter, TaskState, Transition, waitingRequest } from './transition';
 
 /** A request that runs now, with the task's earlier requests (for its conversation). */
 export interface RunNow {
@@ -46,11 +46,7 @@ export function admitFollowOn(input: FollowOn): Transition<Admission> {
     reads: 'all',
     apply(state: TaskState, now: number) {
       const { task } = state;
-      if (input.sessionId && input.sessionId !== task.sessionId) {
-        throw new DomainError(ErrorCode.VALIDATION_FAILED, 'session_id does not match the task', {
-          errors: [{ field: 'session_id', message: `task ${task.taskId} belongs to another session` }],
-        });
-      }
+      checkSession(task, input.sessionId);
       if (task.status === 'Paused') throw paused(task);
       const seq = task.requestCount;
       const waiting = waitingRequest(state);

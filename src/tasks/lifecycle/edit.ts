@@ -3,7 +3,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { RequestRecord } from '../../state/state.entities';
 import { RunNow } from './admit';
 import { leaseActive, TaskTiming, withLease } from './lease';
-import { abandonedHolder, busy, ended, findRequest, requestsAfter, TaskState, Transition, waitingRequest } from './transition';
+import { abandonedHolder, busy, checkSession, ended, findRequest, requestsAfter, TaskState, Transition, waitingRequest } from './transition';
 
 export interface Edit {
   /** The request whose user turn is replaced. */
@@ -56,11 +56,7 @@ export function edit(input: Edit): Transition<RunNow> {
     reads: 'all',
     apply(state: TaskState, now: number) {
       const { task } = state;
-      if (input.sessionId && input.sessionId !== task.sessionId) {
-        throw new DomainError(ErrorCode.VALIDATION_FAILED, 'session_id does not match the task', {
-          errors: [{ field: 'session_id', message: `task ${task.taskId} belongs to another session` }],
-        });
-      }
+      checkSession(task, input.sessionId);
       const target = findRequest(state, input.requestId);
       if (!target) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Task ${task.taskId} has no request ${input.requestId}`);
       if (task.status === 'Paused') {

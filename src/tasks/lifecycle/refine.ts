@@ -1,9 +1,7 @@
-import { DomainError } from '../../common/errors/domain-error';
-import { ErrorCode } from '../../common/errors/error-code';
 import { ApprovalDecision, RequestRecord, StoredItem, StoredMessage, ToolCallTrace } from '../../state/state.entities';
 import { paused } from './admit';
 import { TaskTiming, withLease } from './lease';
-import { iso, TaskState, Transition } from './transition';
+import { checkSession, iso, TaskState, Transition } from './transition';
 
 export interface RefineInput {
   /** The message's content, added to the conversation after the refused calls. */
@@ -39,11 +37,7 @@ export function refine(input: RefineInput): Transition<Refined> {
     reads: 'all',
     apply(state: TaskState, now: number) {
       const { task } = state;
-      if (input.sessionId && input.sessionId !== task.sessionId) {
-        throw new DomainError(ErrorCode.VALIDATION_FAILED, 'session_id does not match the task', {
-          errors: [{ field: 'session_id', message: `task ${task.taskId} belongs to another session` }],
-        });
-      }
+      checkSession(task, input.sessionId);
       const request = [...state.requests].reverse().find((r) => r.status === 'Paused');
       const p = request?.pendingApprovals;
       if (task.status !== 'Paused' || !request || !p) throw paused(task);

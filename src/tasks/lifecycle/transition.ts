@@ -97,6 +97,15 @@ export function waitingRequest(state: TaskState): RequestRecord | undefined {
   return queued?.status === 'Queued' ? queued : undefined;
 }
 
+/** A session the caller named must be the task's (422 naming `session_id`). */
+export function checkSession(task: TaskRecord, sessionId: string | undefined): void {
+  if (sessionId && sessionId !== task.sessionId) {
+    throw new DomainError(ErrorCode.VALIDATION_FAILED, 'session_id does not match the task', {
+      errors: [{ field: 'session_id', message: `task ${task.taskId} belongs to another session` }],
+    });
+  }
+}
+
 export function busy(task: TaskRecord, why = `has a request running (${task.lease?.requestId})`): DomainError {
   return new DomainError(ErrorCode.TASK_BUSY, `Task ${task.taskId} ${why}`, { retryAfter: 1 });
 }

@@ -1,5 +1,6 @@
-import { Client, ClientBase, ClientConfig, Pool, PoolClient, QueryResult } from 'pg';
-import { ConnectionPoolStats, mustWaitForConnection, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
+import { Client, ClientBase, ClientConfig, Pool, QueryResult } from 'pg';
+import { queryPooled } from './postgres-pooled-query';
+import { ConnectionPoolStats, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
@@ -8,7 +9,7 @@ import { markArchivedEntries, readUnarchived } from './postgres-archive';
 import { commitTask } from './postgres-commit';
 import { CLOCK_MS_SQL, PostgresContext } from './postgres-context';
 import { deleteTaskStep } from './postgres-delete';
-import { brokenConnection, toStateError } from './postgres-errors';
+import { toStateError } from './postgres-errors';
 import { DEFAULT_SCHEMA, PostgresNames } from './postgres-keys';
 import { readLapsedLeases } from './postgres-leases';
 import { MigrateMode, migrateSchema, MigrationOutcome } from './postgres-migrate';
@@ -233,27 +234,10 @@ export class PostgresStateStore extends StateStore implements PooledStore {
    */
   private async query<R>(what: string, text: string, values?: unknown[]): Promise<R[]> {
     if (this.closed) throw new StateStoreUnavailableError('PostgreSQL state store is closed', undefined, true);
-    let client: PoolClient;
-    const waitFrom = this.poolWaitListeners.length && mustWaitForConnection(this.poolStats()) ? performance.now() : undefined;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      if (waitFrom !== undefined) this.poolWaited(waitFrom, 'failed');
-      throw toStateError(err, what, true);
-    }
-    if (waitFrom !== undefined) this.poolWaited(waitFrom, 'acquired');
-    // A connection that breaks while checked out reports it here as well as to its statement.
-    const onError = () => undefined;
-    client.on('error', onError);
-    let failure: unknown;
-    try {
-      return (await client.query(text, values)).rows as R[];
-    } catch (err) {
-      failure = err;
-      throw toStateError(err, what, false);
-    } finally {
-      client.off('error', onError);
-      client.release(failure !== undefined && brokenConnection(failure));
-    }
+    return queryPooled<R>(this.pool, text, values, {
+      stats: () => this.poolStats(),
+      ...(this.poolWaitListeners.length ? { waited: (from: number, outcome: PoolWaitOutcome) => this.poolWaited(from, outcome) } : {}),
+      mapError: (err, unsent) => toStateError(err, what, unsent),
+    });
   }
 }
