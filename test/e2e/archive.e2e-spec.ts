@@ -4,41 +4,15 @@
  * archive's rows (each event once, in order), the plans, the timeline after a deletion, and who may
  * read them. Only the model vendor is fake.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Client } from 'pg';
 import { agUiAgent, runOnce } from '../support/ag-ui-client';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { postJson, request } from '../support/http';
 import { testPostgresUrl, uniqueSchema } from '../support/services';
-import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { startTestApp, TestApp } from '../support/test-app';
+import { APPROVAL_TTL_S, archiveAgentDir } from '../support/archive-conversation';
 
-const PLUGIN = `
-const id = { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: false };
-exports.plugins = [{ name: 'Notes', tools: [
-  { name: 'read', description: 'Reads a note', parameters: id, risk: 'read_only', handler: ({ id }) => 'note ' + id },
-  { name: 'edit', description: 'Edits a note', parameters: id, risk: 'write_low_risk', handler: ({ id }) => 'edited ' + id },
-  { name: 'wipe', description: 'Deletes a note', parameters: id, handler: ({ id }) => { throw new Error('cannot wipe ' + id); } },
-] }];
-`;
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Planner
-version: 1
-description: Archive e2e
-spec:
-  governance:
-    autonomy_level: L1
-    # Long enough that a busy machine refines or decides a pause before it expires; the expiry step waits it out.
-    approval_ttl_seconds: 3
-    on_paused: refine
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Plan first.
-    plugins: [Notes]
-`;
 const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 type Event = { event_id: string; type: string; request_id: string | null; payload: Record<string, unknown>; archived_at: string | null; owner_id: string };
 
@@ -56,8 +30,8 @@ describe('the audit archive', () => {
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    const dir = writeAgentDir({ 'planner.yaml': AGENT });
-    writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN);
+    // The Planner of the archive's other tests: L1, on_paused: refine, a short approval TTL.
+    const dir = archiveAgentDir();
     const env = {
       TA_BASE_URL: llm.baseURL,
       TA_API_KEY: 'sk-test',
@@ -106,11 +80,11 @@ describe('the audit archive', () => {
     expect(replanned.slice(-3).map((m) => m.role)).toEqual(['assistant', 'tool', 'user']);
     expect(String(replanned.at(-2)!.content)).toMatch(/refined the plan: "no, only read w"/);
 
-    // 4. Another, left to expire (approval_ttl_seconds: 3): the next read expires it.
+    // 4. Another, left to expire (APPROVAL_TTL_S): the next read expires it.
     llm.script(reply.toolCalls([tc('c1', 'Notes-wipe', { id: 'z' })]));
     const third = await say('wipe z', { task_id: taskId });
     expect(third.body.status).toBe('Paused');
-    await new Promise((r) => setTimeout(r, 3200));
+    await new Promise((r) => setTimeout(r, APPROVAL_TTL_S * 1000 + 200));
     expect((await get(`/Planner/1/tasks/${taskId}`)).body.status).toBe('Canceled');
 
     const expected = [
