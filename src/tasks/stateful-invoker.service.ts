@@ -31,6 +31,8 @@ export interface StartedRequest {
   ids: { task_id: string; session_id: string; request_id: string };
   /** The task was busy and the agent enqueues (`on_busy: enqueue`): the request waits its turn. */
   queued: boolean;
+  /** Nothing is left to run: the decision rejected every pending call, and the request ended with it. */
+  finished?: boolean;
   /** Plain JSON: runs the request and answers its StateResponse (a queued one is watched in the background instead: 202). */
   run(options?: Pick<RunOptions, 'bearerToken'>): Promise<StateResponse | undefined>;
   /** Streaming: runs (or watches) it with every event recorded in its event log; follow the log after `after`. */
@@ -202,6 +204,7 @@ export class StatefulInvokerService {
       return {
         ids,
         queued: false,
+        finished: true,
         run: () => end(),
         stream: async ({ instance }) => {
           const startAt = await this.resumeStartAt(request);

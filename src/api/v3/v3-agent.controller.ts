@@ -8,7 +8,7 @@ import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { StateResponse } from '../../tasks/views/state-response';
-import { StatefulInvokerService } from '../../tasks/stateful-invoker.service';
+import { StartedRequest, StatefulInvokerService } from '../../tasks/stateful-invoker.service';
 import { TaskAuditService } from '../../tasks/archive/task-audit.service';
 import { SessionListService } from '../../tasks/session-list.service';
 import { TaskCancelService } from '../../tasks/task-cancel.service';
@@ -27,6 +27,12 @@ import { parseClientIdParam } from './client-id';
 import { parsePageSize, parseUuidParam } from './params';
 import { resumeResponseOf } from './resume-response';
 import { sendEventStream } from './v3-event-stream';
+
+/** `Prefer: respond-async` among the request's preferences (RFC 7240: comma-separated, case-insensitive, parameters after `;` or `=`). */
+function respondAsync(req: Request): boolean {
+  const prefer = req.header('prefer');
+  return !!prefer && prefer.split(',').some((p) => p.split(/[;=]/)[0]!.trim().toLowerCase() === 'respond-async');
+}
 
 /** A task timeline's page: 500 events unless `limit` says otherwise (at most 1000). */
 const TIMELINE_PAGE = 500;
@@ -67,10 +73,25 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Res({ passthrough: true }) res: Response,
     ): Promise<StateResponse | Record<string, string> | undefined> {
       const started = await this.invoker.start(agent, principal, readUserMessage(body));
+      if (respondAsync(req)) return this.accepted(started, req, res);
       const response = await started.run({ bearerToken: req.bearerToken });
       if (!started.queued) return response;
       res.status(202);
       return { ...started.ids, status: 'Queued' };
+    }
+
+    /**
+     * `Prefer: respond-async` (RFC 7240; docs/api.md, Background runs): 202 at once with the
+     * request's ids, `Location` the task and `Preference-Applied`; the run goes on here as a streamed
+     * run does (its lease, cancel, approvals, its events in the stream log), so `GET` the task or
+     * reattach to its stream (`GET …/tasks/{id}/stream`) to follow it. A request that waits its turn
+     * (`on_busy: enqueue`) is `Queued`, as without the header.
+     */
+    private async accepted(started: StartedRequest, req: Request, res: Response): Promise<Record<string, string>> {
+      if (started.queued) await started.run({ bearerToken: req.bearerToken });
+      else await started.stream({ bearerToken: req.bearerToken, instance: req.originalUrl });
+      res.status(202).setHeader('Location', `${agent.prefix}/tasks/${started.ids.task_id}`).setHeader('Preference-Applied', 'respond-async');
+      return { ...started.ids, status: started.queued ? 'Queued' : 'Running' };
     }
 
     /**
@@ -116,8 +137,11 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Query() query: Record<string, unknown>,
       @CurrentPrincipal() principal: Principal,
       @Req() req: Request,
+      @Res({ passthrough: true }) res: Response,
     ) {
       const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query));
+      // A decision that rejected every call has nothing left to run: its answer is at hand.
+      if (respondAsync(req) && !started.finished) return this.accepted(started, req, res);
       const response = await started.run({ bearerToken: req.bearerToken });
       return response && resumeResponseOf(response);
     }
