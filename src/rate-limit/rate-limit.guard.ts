@@ -5,10 +5,22 @@ import { AGENT_ROUTE } from '../agents/agent-route.metadata';
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { RateLimiter } from './rate-limiter.service';
 
+declare module 'express-serve-static-core' {
+  interface Request {
+    /**
+     * Set by the RateLimitGuard when it holds a concurrency slot for this request: takes the slot
+     * over from the response (which would give it back when it closes) and returns its release, for
+     * a handler whose work outlives the response.
+     */
+    keepRateLimitSlot?: () => () => void;
+  }
+}
+
 /**
  * Admits a request to an agent route under the agent's rate limits (RateLimiter), after the
  * AuthGuard named the caller. Sets the RateLimit headers; a concurrency slot is held until the
- * response closes (finished, failed or the client left), which covers SSE streams to their end.
+ * response closes (finished, failed or the client left), which covers SSE streams to their end, or
+ * until a background run the handler keeps it for ends (keepRateLimitSlot).
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
@@ -28,8 +40,16 @@ export class RateLimitGuard implements CanActivate {
     const admission = await this.limiter.admit(agent, req.principal);
     if (!admission) return true;
     for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
-    if (res.writableFinished || res.destroyed) admission.release();
-    else res.once('close', admission.release);
+    if (res.writableFinished || res.destroyed) {
+      admission.release();
+      return true;
+    }
+    res.once('close', admission.release);
+    // A run that goes on after its answer (Prefer: respond-async) keeps the slot until it ends.
+    req.keepRateLimitSlot = () => {
+      res.off('close', admission.release);
+      return admission.release;
+    };
     return true;
   }
 }

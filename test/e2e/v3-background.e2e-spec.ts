@@ -26,6 +26,8 @@ description: Background runs
 spec:
   governance:
     autonomy_level: L1
+  limits:
+    caller_concurrency: 1
   agent:
     name: default
     model: gpt-test
@@ -93,6 +95,22 @@ describe('background runs (Prefer: respond-async)', () => {
     expect(rejected.status).toBe(200);
     expect(rejected.headers.get('preference-applied')).toBeNull();
     expect(rejected.body.status).toBe('Canceled');
+  });
+
+  it("keeps the caller's concurrency slot until the background run ends, not just until its 202", async () => {
+    let release!: () => void;
+    llm.script(reply.text('slow', { until: new Promise<void>((r) => (release = r)) }));
+    const first = llm.requests.length;
+    const res = await post('', item('one at a time'), ASYNC);
+    expect(res.status).toBe(202);
+    await llm.waitForRequest(first);
+    // caller_concurrency: 1, and the first run still holds it.
+    const refused = await post('', item('meanwhile'));
+    expect([refused.status, refused.body.code]).toEqual([429, 'RATE_LIMITED']);
+    release();
+    await waitFor(async () => expect((await get(res.headers.get('location')!)).body.status).toBe('Completed'));
+    llm.script(reply.text('now'));
+    await waitFor(async () => expect((await post('', item('after'))).status).toBe(200));
   });
 
   it('is cancelled as any run; without the preference (or with another) the call waits for its answer', async () => {

@@ -89,7 +89,17 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      */
     private async accepted(started: StartedRequest, req: Request, res: Response): Promise<Record<string, string>> {
       if (started.queued) await started.run({ bearerToken: req.bearerToken });
-      else await started.stream({ bearerToken: req.bearerToken, instance: req.originalUrl });
+      else {
+        // The caller's concurrency slot (spec.limits) stays taken until the run ends, not just its answer.
+        const release = req.keepRateLimitSlot?.();
+        try {
+          const { log, after } = await started.stream({ bearerToken: req.bearerToken, instance: req.originalUrl });
+          if (release) void this.events.follow(log, after, () => undefined, new AbortController().signal).then(release);
+        } catch (err) {
+          release?.();
+          throw err;
+        }
+      }
       res.status(202).setHeader('Location', `${agent.prefix}/tasks/${started.ids.task_id}`).setHeader('Preference-Applied', 'respond-async');
       return { ...started.ids, status: started.queued ? 'Queued' : 'Running' };
     }
