@@ -1,6 +1,6 @@
-import { Client, ClientConfig, Pool } from 'pg';
-import { queryPooled } from '../../state/backends/postgres/postgres-pooled-query';
-import { ConnectionPoolStats, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../state/connection-pool';
+import { Client, ClientConfig } from 'pg';
+import { PostgresPool } from '../../state/backends/postgres/postgres-pool';
+import { ConnectionPoolStats, PooledStore, PoolWaitListener } from '../../state/connection-pool';
 import { MigrateMode, MigrationOutcome, migrateVersioned } from '../../state/backends/postgres/postgres-migrate';
 import { ArchiveEvent } from '../archive-event';
 import { ArchivePort } from '../archive.port';
@@ -46,9 +46,7 @@ const EXPORT_PAGE = 500;
  * answer was lost is retried as it is.
  */
 export class ArchiveStore implements ArchivePort, PooledStore {
-  private readonly pool: Pool;
-  private readonly poolMax: number;
-  private readonly poolWaitListeners: PoolWaitListener[] = [];
+  private readonly pool: PostgresPool;
   private readonly config: ClientConfig;
   private readonly names: ArchiveNames;
   private readonly ctx: ArchiveContext;
@@ -58,20 +56,12 @@ export class ArchiveStore implements ArchivePort, PooledStore {
     this.names = new ArchiveNames(options.schema ?? DEFAULT_ARCHIVE_SCHEMA);
     const statementTimeoutMs = Math.max(1, Math.floor(options.statementTimeoutMs ?? 10_000));
     this.config = { connectionString: options.url, application_name: ARCHIVE_APPLICATION_NAME, connectionTimeoutMillis: options.acquireTimeoutMs ?? 2000 };
-    this.poolMax = options.poolMax ?? 4;
-    this.pool = new Pool({
-      ...this.config,
-      max: this.poolMax,
-      query_timeout: statementTimeoutMs + 1000,
-      idleTimeoutMillis: 30_000,
-      keepAlive: true,
+    this.pool = new PostgresPool(this.config, {
+      max: options.poolMax ?? 4,
+      statementTimeoutMs,
       // SET rather than a start-up parameter, which poolers in front of managed servers (PgBouncer) refuse.
-      onConnect: async (client) => {
-        await client.query(`SET statement_timeout = ${statementTimeoutMs}`);
-      },
+      onConnect: async (client) => void (await client.query(`SET statement_timeout = ${statementTimeoutMs}`)),
     });
-    // An idle connection the server dropped: the pool discards it; calls fail on their own.
-    this.pool.on('error', () => undefined);
     this.ctx = { names: this.names, query: (what, text, values) => this.query(what, text, values) };
   }
 
@@ -185,29 +175,20 @@ export class ArchiveStore implements ArchivePort, PooledStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.pool.end().catch(() => undefined);
+    await this.pool.end();
   }
 
   poolStats(): ConnectionPoolStats {
-    return { max: this.poolMax, total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+    return this.pool.stats();
   }
 
   onPoolWait(listener: PoolWaitListener): void {
-    this.poolWaitListeners.push(listener);
-  }
-
-  private poolWaited(from: number, outcome: PoolWaitOutcome): void {
-    const seconds = (performance.now() - from) / 1000;
-    for (const listener of this.poolWaitListeners) listener(seconds, outcome);
+    this.pool.onWait(listener);
   }
 
   /** One statement on a pooled connection, bounded and mapped (as PostgresStateStore's); a broken connection is discarded. */
   private async query<R>(what: string, text: string, values?: unknown[]): Promise<R[]> {
     if (this.closed) throw new ArchiveUnavailableError('The archive store is closed', undefined, true);
-    return queryPooled<R>(this.pool, text, values, {
-      stats: () => this.poolStats(),
-      ...(this.poolWaitListeners.length ? { waited: (from: number, outcome: PoolWaitOutcome) => this.poolWaited(from, outcome) } : {}),
-      mapError: (err, unsent) => toArchiveError(err, what, unsent),
-    });
+    return this.pool.query<R>(text, values, (err, unsent) => toArchiveError(err, what, unsent));
   }
 }

@@ -1,6 +1,5 @@
-import { Client, ClientBase, ClientConfig, Pool, QueryResult } from 'pg';
-import { queryPooled } from './postgres-pooled-query';
-import { ConnectionPoolStats, PooledStore, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
+import { Client, ClientBase, ClientConfig, QueryResult } from 'pg';
+import { ConnectionPoolStats, PooledStore, PoolWaitListener } from '../../connection-pool';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
@@ -11,6 +10,7 @@ import { CLOCK_MS_SQL, PostgresContext } from './postgres-context';
 import { deleteTaskStep } from './postgres-delete';
 import { toStateError } from './postgres-errors';
 import { DEFAULT_SCHEMA, PostgresNames } from './postgres-keys';
+import { PostgresPool } from './postgres-pool';
 import { readLapsedLeases } from './postgres-leases';
 import { MigrateMode, migrateSchema, MigrationOutcome } from './postgres-migrate';
 import { readOwnerSessions, readRequest, readRequests, readSessionTasks, readTask } from './postgres-query';
@@ -56,10 +56,7 @@ export const APPLICATION_NAME = 'teal-agent-server';
  * conflict, never a second write.
  */
 export class PostgresStateStore extends StateStore implements PooledStore {
-  private readonly pool: Pool;
-  private readonly poolMax: number;
-  /** The app's metrics of waits for a connection (src/state/connection-pool.ts); none: calls are not timed. */
-  private readonly poolWaitListeners: PoolWaitListener[] = [];
+  private readonly pool: PostgresPool;
   private readonly config: ClientConfig;
   private readonly names: PostgresNames;
   /** The database's clock (`clock_timestamp()`): sampled on every new connection and by every commit. */
@@ -76,19 +73,13 @@ export class PostgresStateStore extends StateStore implements PooledStore {
     const statementTimeoutMs = Math.max(1, Math.floor(options.statementTimeoutMs ?? 5000));
     // Given explicitly, these win over PG* variables; the connection string wins over them (pg's order).
     this.config = { connectionString: options.url, application_name: APPLICATION_NAME, connectionTimeoutMillis: options.acquireTimeoutMs ?? 2000 };
-    this.poolMax = options.poolMax ?? 10;
-    this.pool = new Pool({
-      ...this.config,
-      max: this.poolMax,
-      query_timeout: statementTimeoutMs + 1000,
-      idleTimeoutMillis: 30_000,
-      keepAlive: true,
+    this.pool = new PostgresPool(this.config, {
+      max: options.poolMax ?? 10,
+      statementTimeoutMs,
       // Before a new connection serves anything: its statement timeout, and the clock, so the first
       // decision already has it.
       onConnect: (client) => this.prepareConnection(client, statementTimeoutMs),
     });
-    // An idle connection the server dropped (a restart): the pool discards it; calls fail on their own.
-    this.pool.on('error', () => undefined);
     this.ctx = {
       names: this.names,
       clock: this.clock,
@@ -192,11 +183,11 @@ export class PostgresStateStore extends StateStore implements PooledStore {
 
   /** The pool's counts now, for the app's metrics. */
   poolStats(): ConnectionPoolStats {
-    return { max: this.poolMax, total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+    return this.pool.stats();
   }
 
   onPoolWait(listener: PoolWaitListener): void {
-    this.poolWaitListeners.push(listener);
+    this.pool.onWait(listener);
   }
 
   async ping(): Promise<void> {
@@ -207,12 +198,7 @@ export class PostgresStateStore extends StateStore implements PooledStore {
     if (this.closed) return;
     this.closed = true;
     this.sweep.stop();
-    await this.pool.end().catch(() => undefined);
-  }
-
-  private poolWaited(from: number, outcome: PoolWaitOutcome): void {
-    const seconds = (performance.now() - from) / 1000;
-    for (const listener of this.poolWaitListeners) listener(seconds, outcome);
+    await this.pool.end();
   }
 
   /**
@@ -234,10 +220,6 @@ export class PostgresStateStore extends StateStore implements PooledStore {
    */
   private async query<R>(what: string, text: string, values?: unknown[]): Promise<R[]> {
     if (this.closed) throw new StateStoreUnavailableError('PostgreSQL state store is closed', undefined, true);
-    return queryPooled<R>(this.pool, text, values, {
-      stats: () => this.poolStats(),
-      ...(this.poolWaitListeners.length ? { waited: (from: number, outcome: PoolWaitOutcome) => this.poolWaited(from, outcome) } : {}),
-      mapError: (err, unsent) => toStateError(err, what, unsent),
-    });
+    return this.pool.query<R>(text, values, (err, unsent) => toStateError(err, what, unsent));
   }
 }
