@@ -74,29 +74,32 @@ export class TaskAuditService {
     page: { limit: number; cursor?: string },
   ): Promise<EventPage> {
     const after = page.cursor === undefined ? undefined : decodeTimelineCursor(page.cursor);
-    const live = await this.liveEvents(agent, principal, roles, taskId);
-    if (!live) await this.checkArchived(agent, principal, roles, taskId);
-    const archived = this.archive ? await this.archive.taskTimeline(principal.tenantId, taskId, { limit: page.limit + 1, after }) : { items: [] };
-    const byId = new Map<string, ArchiveEvent & { archivedAt?: string }>();
-    for (const e of live ?? []) if (!after || compareTimeline(timelineKey(e), after) > 0) byId.set(e.eventId, e);
-    for (const e of archived.items) byId.set(e.eventId, e);
-    const merged = [...byId.values()].sort((a, b) => compareTimeline(timelineKey(a), timelineKey(b)));
+    const live = await this.readable(agent, principal, roles, taskId);
+    const archived = this.archive ? (await this.archive.taskTimeline(principal.tenantId, taskId, { limit: page.limit + 1, after })).items : [];
+    const merged = merge(live, archived, after);
     const events = merged.slice(0, page.limit);
-    const more = merged.length > page.limit;
-    return { events: events.map(eventView), next_cursor: more ? encodeTimelineCursor(timelineKey(events.at(-1)!)) : null };
+    return { events: events.map(eventView), next_cursor: merged.length > page.limit ? encodeTimelineCursor(timelineKey(events.at(-1)!)) : null };
   }
 
-  /** The task's plans (src/archive/plans.ts), from the same events as its timeline. */
+  /** The task's plans (src/archive/plans.ts), from the same events as its timeline: the live records read once, the archive page by page. */
   async plans(agent: AgentDefinition, principal: Principal, roles: readonly string[], taskId: string): Promise<{ plans: PlanView[] }> {
-    const events: ArchiveEvent[] = [];
-    let after: TimelineKey | undefined;
-    for (;;) {
-      const page = await this.timeline(agent, principal, roles, taskId, { limit: 1000, cursor: after && encodeTimelineCursor(after) });
-      events.push(...page.events.map(eventOfView));
-      if (!page.next_cursor || events.length >= MAX_PLAN_EVENTS) break;
-      after = decodeTimelineCursor(page.next_cursor);
+    const live = await this.readable(agent, principal, roles, taskId);
+    const archived: ArchiveEvent[] = [];
+    for (let after: TimelineKey | undefined; this.archive && archived.length < MAX_PLAN_EVENTS;) {
+      const page = await this.archive.taskTimeline(principal.tenantId, taskId, { limit: 1000, after });
+      archived.push(...page.items);
+      if (!page.nextCursor || !page.items.length) break;
+      after = timelineKey(page.items.at(-1)!);
     }
-    return { plans: plansOf(events) };
+    return { plans: plansOf(merge(live, archived, undefined).slice(0, MAX_PLAN_EVENTS)) };
+  }
+
+  /** The live task's events; [] when it is gone but the archive keeps it for this caller; 404 otherwise. */
+  private async readable(agent: AgentDefinition, principal: Principal, roles: readonly string[], taskId: string): Promise<ArchiveEvent[]> {
+    const live = await this.liveEvents(agent, principal, roles, taskId);
+    if (live) return live;
+    await this.checkArchived(agent, principal, roles, taskId);
+    return [];
   }
 
   /** The live task's events derived from its records; undefined when it is not live (or not the caller's to read). */
@@ -144,20 +147,14 @@ export function eventView(e: ArchiveEvent & { archivedAt?: string }): EventView 
   };
 }
 
-function eventOfView(v: EventView): ArchiveEvent {
-  return {
-    eventId: v.event_id,
-    type: v.type as ArchiveEvent['type'],
-    at: v.at,
-    tenantId: v.tenant_id,
-    ownerId: v.owner_id,
-    sessionId: v.session_id,
-    taskId: v.task_id,
-    ...(v.request_id ? { requestId: v.request_id } : {}),
-    agentName: v.agent_name,
-    agentVersion: v.agent_version,
-    seq: v.seq,
-    ord: 0,
-    payload: v.payload,
-  };
+/** The live task's events (after `after`) and the archive's rows merged by id (the archive's row wins: it has archived_at), in timeline order. */
+function merge(
+  live: ArchiveEvent[],
+  archived: (ArchiveEvent & { archivedAt?: string })[],
+  after: TimelineKey | undefined,
+): (ArchiveEvent & { archivedAt?: string })[] {
+  const byId = new Map<string, ArchiveEvent & { archivedAt?: string }>();
+  for (const e of live) if (!after || compareTimeline(timelineKey(e), after) > 0) byId.set(e.eventId, e);
+  for (const e of archived) byId.set(e.eventId, e);
+  return [...byId.values()].sort((a, b) => compareTimeline(timelineKey(a), timelineKey(b)));
 }
