@@ -155,7 +155,7 @@ describe('the audit archive', () => {
     ]);
     expect((await get(`/Planner/1/tasks/${taskId}/events`, { 'x-dev-user': 'mallory' })).status).toBe(404);
     expect((await get(`/Planner/1/tasks/${taskId}/events`, { 'x-dev-user': 'mallory', 'x-dev-roles': 'Agents.Audit' })).status).toBe(200);
-  });
+  }, 30_000); // it waits out a pause of APPROVAL_TTL_S (4 s) on top of ten turns: past Jest's 5 s default on a busy machine
 
   it('exports the caller events as NDJSON, one JSON object a line', async () => {
     llm.script(reply.text('hello'));
