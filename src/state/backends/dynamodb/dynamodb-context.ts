@@ -16,8 +16,9 @@ export interface DynamoDbContext {
   /** The archive entry keys this store last listed (dynamodb-archive.ts). */
   readonly listedArchiveKeys: ListedArchiveKeys;
   /**
-   * The time (whole ms) a commit made at `now` lists its task at in the archive index: never before
-   * one this store listed earlier, as the estimate of the clock can step back (store-clock.ts).
+   * The time (whole ms) a commit made at `now` lists its task at in the archive index: after (by at
+   * least 1 ms) every one this store listed earlier, as the estimate of the clock can step back
+   * (store-clock.ts); equal times would leave the order of this store's own commits to the key's tie-break.
    */
   changedAt(now: number): number;
   now(): number;

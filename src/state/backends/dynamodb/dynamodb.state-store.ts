@@ -79,7 +79,7 @@ export class DynamoDbStateStore extends StateStore {
       headers: new HeaderCache(options.headerCacheSize),
       archiveIndex: options.archiveIndex ?? false,
       listedArchiveKeys: new ListedArchiveKeys(),
-      changedAt: (now) => (this.lastChangedAt = Math.max(this.lastChangedAt, Math.floor(now))),
+      changedAt: (now) => (this.lastChangedAt = Math.max(this.lastChangedAt + 1, Math.floor(now))),
       now: () => this.now(),
     };
   }
