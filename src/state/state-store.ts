@@ -1,4 +1,4 @@
-import { RequestRecord, TaskRecord } from './state.entities';
+import { IdempotencyEntry, RequestRecord, TaskRecord } from './state.entities';
 
 /**
  * One atomic write to a task: the task header, compare-and-set on its version, together with the
@@ -23,6 +23,15 @@ export interface TaskWrite {
    * id climbs through the same versions; every write's writeId is unique, so it does.
    */
   expectedWriteId?: string;
+  /**
+   * An `Idempotency-Key` this write claims (StateStore.getIdempotencyEntry): stored with the write,
+   * atomically, when no live entry is stored under its `key`; when one is, the commit fails with
+   * IdempotencyKeyTakenError (carrying the stored entry) and nothing is written. The version and
+   * writeId checks come first: a commit that loses its compare-and-set fails with
+   * VersionConflictError whatever the key (so a commit whose answer was lost, retried as the same
+   * write, is recognised by its writeId, never taken for a twin).
+   */
+  idempotency?: IdempotencyEntry;
 }
 
 /** One event of a v3 stream as the store keeps it (its id is `{seq}-{n}`). */
@@ -230,6 +239,19 @@ export abstract class StateStore {
    * longer, so no replica judges a live lease lapsed early. 0 for a clock read exactly.
    */
   readonly clockSkewMs: number = 0;
+
+  /**
+   * Idempotency keys (docs/api.md, "Retries with Idempotency-Key"): the entry stored under `key`
+   * by a commit that claimed it (TaskWrite.idempotency), or undefined when none is or it has
+   * expired (its `expiresAt`, the store's clock, has passed).
+   *
+   * - Stored per tenant, apart from the task: deleting or expiring the task leaves the entry, and the
+   *   entry's expiry does not touch the task.
+   * - An expired entry reads as missing, and a commit may claim its key again (replacing it);
+   *   backends remove expired entries on their own (Redis and DynamoDB by their TTL, PostgreSQL and
+   *   memory by their sweeps), so they hold at most what the last `TA_IDEMPOTENCY_TTL_SECONDS` wrote.
+   */
+  abstract getIdempotencyEntry(tenantId: string, key: string): Promise<IdempotencyEntry | undefined>;
 
   /** Applies one TaskWrite atomically; returns the task as stored (with its new version). */
   abstract commit(tenantId: string, write: TaskWrite): Promise<TaskRecord>;

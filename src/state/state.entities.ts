@@ -8,6 +8,27 @@ export type TaskStatus = 'Running' | 'Paused' | 'Completed' | 'Failed' | 'Cancel
 /** A request may also wait for its turn (`on_busy: enqueue`). */
 export type RequestStatus = TaskStatus | 'Queued';
 
+/**
+ * A claimed `Idempotency-Key` (StateStore.getIdempotencyEntry; src/tasks/idempotency/): what the
+ * POST that first carried it wrote, so that a retry answers what it answered instead of running again.
+ */
+export interface IdempotencyEntry {
+  /** Its id within the tenant: a digest of the owner, the agent and the client's key (never the key itself). */
+  key: string;
+  /** A digest of the route and body it was first used with: another body under the key is refused. */
+  fingerprint: string;
+  /** What the POST did (`turn`, `resume`, `cancel`, `edit`, `fork`, `delete`). */
+  operation: string;
+  /** The task it wrote (a fork: the task it created). */
+  taskId: string;
+  /** The request it started or decided, when there is one. */
+  requestId?: string;
+  /** Epoch ms, the store's clock. */
+  createdAt: number;
+  /** Epoch ms, the store's clock: from then on the key is forgotten. */
+  expiresAt: number;
+}
+
 /** The caller: Entra tenant (`tid`) and object id (`oid`). */
 export interface Principal {
   tenantId: string;

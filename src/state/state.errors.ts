@@ -1,5 +1,6 @@
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
+import type { IdempotencyEntry } from './state.entities';
 
 /** A compare-and-set lost: the task changed since it was read. Nothing was written. */
 export class VersionConflictError extends DomainError {
@@ -14,6 +15,17 @@ export class VersionConflictError extends DomainError {
         ? `Task ${taskId} already exists`
         : `Task ${taskId} was modified concurrently (expected version ${expectedVersion}${actualVersion === undefined ? '' : `, found ${actualVersion}`})`,
     );
+  }
+}
+
+/**
+ * A commit claimed an Idempotency-Key (TaskWrite.idempotency) that a live entry holds: nothing
+ * was written. `entry` is the stored one (what the first POST with the key did). Never a client's
+ * answer: the idempotency service turns it into the first POST's outcome, or 422.
+ */
+export class IdempotencyKeyTakenError extends DomainError {
+  constructor(readonly entry: IdempotencyEntry) {
+    super(ErrorCode.VERSION_CONFLICT, 'The Idempotency-Key is held by an earlier request');
   }
 }
 

@@ -6,6 +6,7 @@ import { createConflictCases } from './cases/create-conflict.case';
 import { deletionCases } from './cases/deletion.case';
 import { expectedWriteIdCases } from './cases/expected-write-id.case';
 import { expiryCases } from './cases/expiry.case';
+import { idempotencyCases } from './cases/idempotency.case';
 import { largeRequestCases } from './cases/large-request.case';
 import { leaseCases } from './cases/lease.case';
 import { leaseIndexCases } from './cases/lease-index.case';
@@ -74,6 +75,7 @@ const CASES: ConformanceCases[] = [
   deletionCases,
   streamEventsCases,
   largeRequestCases,
+  idempotencyCases,
 ];
 
 /** Runs every behaviour of the StateStore contract (src/state/state-store.ts) against one backend. */

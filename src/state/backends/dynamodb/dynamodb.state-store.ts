@@ -1,7 +1,7 @@
 import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
-import { RequestRecord, TaskRecord } from '../../state.entities';
+import { RequestRecord, TaskRecord, IdempotencyEntry } from '../../state.entities';
 import { StoreClock } from '../../store-clock';
 import { DYNAMODB_CLOCK_SKEW_MS, sampleDateHeaders } from './dynamodb-clock';
 import { pageLiveEntries } from '../live-page.util';
@@ -131,6 +131,11 @@ export class DynamoDbStateStore extends StateStore {
   }
 
   /** The lease entries (dynamodb-leases.ts), paged by sort key. */
+  // TODO(issue 24): replaced by the backend's implementation (conformance: idempotency.case.ts).
+  async getIdempotencyEntry(_tenantId: string, _key: string): Promise<IdempotencyEntry | undefined> {
+    throw new Error('Idempotency keys are not implemented on this backend yet');
+  }
+
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return this.run(() => pageLiveEntries(page, (after, count) => readLeaseEntries(this.ctx.doc, this.ctx.table, { before, now: this.now() }, after, count)));
   }

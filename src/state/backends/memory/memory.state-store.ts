@@ -1,6 +1,6 @@
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
-import { RequestRecord, TaskRecord } from '../../state.entities';
-import { VersionConflictError } from '../../state.errors';
+import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
+import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
 import { frozenCopy, isExpired, isHidden, pageOf } from '../../state-store.util';
 
 interface TenantData {
@@ -52,6 +52,11 @@ export class MemoryStateStore extends StateStore {
    */
   private readonly archive = new Map<string, { entry: ArchiveEntry; at: number }>();
   private readonly archiveIndex: boolean;
+  /**
+   * `${tenantId}\u0000${key}` → a claimed Idempotency-Key, in the order of claiming: all share one
+   * TTL (TA_IDEMPOTENCY_TTL_SECONDS), so the expired ones are at the front, where the sweep takes them.
+   */
+  private readonly idempotency = new Map<string, IdempotencyEntry>();
   private archiveCount = 0;
   private lastChangedAt = 0;
   private readonly sweepIntervalMs: number;
@@ -156,6 +161,13 @@ export class MemoryStateStore extends StateStore {
     if (actual !== write.expectedVersion || (write.expectedWriteId !== undefined && live?.writeId !== write.expectedWriteId)) {
       throw new VersionConflictError(taskId, write.expectedVersion, actual);
     }
+    const claim = write.idempotency && `${tenantId}\u0000${write.idempotency.key}`;
+    if (claim) {
+      const held = this.liveEntry(claim);
+      if (held) throw new IdempotencyKeyTakenError(held);
+      this.idempotency.set(claim, frozenCopy(write.idempotency!));
+      this.startSweep();
+    }
 
     const stored: TaskRecord = frozenCopy({ ...write.task, tenantId, version: write.expectedVersion + 1 });
     if (!live) {
@@ -245,6 +257,18 @@ export class MemoryStateStore extends StateStore {
     return log?.seq === seq ? log.events.filter((e) => e.n > after) : [];
   }
 
+  async getIdempotencyEntry(tenantId: string, key: string): Promise<IdempotencyEntry | undefined> {
+    return this.liveEntry(`${tenantId}\u0000${key}`);
+  }
+
+  /** The entry under `at` unless it has expired; an expired one is removed on the spot (a claim again goes to the end). */
+  private liveEntry(at: string): IdempotencyEntry | undefined {
+    const entry = this.idempotency.get(at);
+    if (!entry || entry.expiresAt > this.now()) return entry;
+    this.idempotency.delete(at);
+    return undefined;
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {
@@ -261,6 +285,12 @@ export class MemoryStateStore extends StateStore {
   sweep(now = this.now()): number {
     let budget = this.sweepSliceSize;
     let removed = 0;
+    // Expired Idempotency-Keys first: oldest claims first, so this stops at the first live one.
+    for (const [at, entry] of this.idempotency) {
+      if (entry.expiresAt > now || budget <= 0) break;
+      this.idempotency.delete(at);
+      budget--;
+    }
     this.sweepCursor ??= this.walk();
     while (budget > 0) {
       const next = this.sweepCursor.next();
@@ -279,12 +309,12 @@ export class MemoryStateStore extends StateStore {
 
   /**
    * How many records the store holds for a tenant: tasks, requests, request-id index entries,
-   * session lists, stream logs and archive entries. For tests, to show that removed means gone.
+   * session lists, stream logs, archive entries and Idempotency-Keys. For tests, to show that removed means gone.
    */
   storedCount(tenantId: string): number {
     const t = this.tenants.get(tenantId);
     const prefix = `${tenantId}\u0000`;
-    const streams = [...this.streams.keys(), ...this.archive.keys()].filter((k) => k.startsWith(prefix)).length;
+    const streams = [...this.streams.keys(), ...this.archive.keys(), ...this.idempotency.keys()].filter((k) => k.startsWith(prefix)).length;
     if (!t) return streams;
     const requests = [...t.requests.values()].reduce((n, list) => n + list.filter(Boolean).length, 0);
     return t.tasks.size + requests + t.requestIndex.size + t.sessions.size + streams;

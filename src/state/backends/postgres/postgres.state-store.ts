@@ -1,7 +1,7 @@
 import { Client, ClientBase, ClientConfig, QueryResult } from 'pg';
 import { ConnectionPoolStats, PooledStore, PoolWaitListener } from '../../connection-pool';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
-import { RequestRecord, TaskRecord } from '../../state.entities';
+import { RequestRecord, TaskRecord, IdempotencyEntry } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
 import { StoreClock } from '../../store-clock';
 import { markArchivedEntries, readUnarchived } from './postgres-archive';
@@ -159,6 +159,11 @@ export class PostgresStateStore extends StateStore implements PooledStore {
   }
 
   /** The lease index (postgres-leases.ts). */
+  // TODO(issue 24): replaced by the backend's implementation (conformance: idempotency.case.ts).
+  async getIdempotencyEntry(_tenantId: string, _key: string): Promise<IdempotencyEntry | undefined> {
+    throw new Error('Idempotency keys are not implemented on this backend yet');
+  }
+
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return readLapsedLeases(this.ctx, before, page);
   }

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
-import { RequestRecord, TaskRecord } from '../../state.entities';
+import { RequestRecord, TaskRecord, IdempotencyEntry } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
 import { StoreClock } from '../../store-clock';
 import { markArchivedEntries, readUnarchived } from './redis-archive';
@@ -174,6 +174,11 @@ export class RedisStateStore extends StateStore {
   }
 
   /** The lease index's entries (redis-leases.ts). */
+  // TODO(issue 24): replaced by the backend's implementation (conformance: idempotency.case.ts).
+  async getIdempotencyEntry(_tenantId: string, _key: string): Promise<IdempotencyEntry | undefined> {
+    throw new Error('Idempotency keys are not implemented on this backend yet');
+  }
+
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return readLapsedLeases(this.ctx, before, page);
   }
