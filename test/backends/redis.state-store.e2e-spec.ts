@@ -99,6 +99,44 @@ describe('RedisStateStore', () => {
     }
   });
 
+  it('keeps an Idempotency-Key entry as a string key expiring at its expiresAt; Redis still holding an expired one does not make it live', async () => {
+    const tenant = uniqueName('tenant');
+    const keys = new RedisKeys(prefix, tenant);
+    const task = makeTask(tenant);
+    const now = store.now();
+    const entry = { key: 'k:{1}', fingerprint: 'f1', operation: 'turn', taskId: task.taskId, createdAt: now, expiresAt: now + 60_000.5 };
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [makeRequest(task, 0)], idempotency: entry });
+    expect(JSON.parse((await raw.get(keys.idempotency(entry.key)))!)).toEqual(entry);
+    // Whole ms, rounded up: never removed before it has expired.
+    expect(await raw.pexpiretime(keys.idempotency(entry.key))).toBe(Math.ceil(entry.expiresAt));
+
+    // Expired by the store's clock while Redis (whose clock may lag) still holds it: missing, and claimable.
+    const stale = { ...entry, expiresAt: store.now() - 1 };
+    await raw.set(keys.idempotency(entry.key), JSON.stringify(stale), 'PX', 60_000);
+    expect(await store.getIdempotencyEntry(tenant, entry.key)).toBeUndefined();
+    const again = { ...entry, fingerprint: 'f2' };
+    await store.commit(tenant, { task: { ...task, status: 'Completed' }, expectedVersion: 1, idempotency: again });
+    expect(await store.getIdempotencyEntry(tenant, entry.key)).toEqual(again);
+  });
+
+  it('reports an unparseable Idempotency-Key entry, or one of the wrong type, as StateCorruptError; a commit claiming it writes nothing', async () => {
+    const { tenant, task, keys } = await seeded();
+    const now = store.now();
+    const entry = { key: 'k1', fingerprint: 'f1', operation: 'cancel', taskId: task.taskId, createdAt: now, expiresAt: now + 60_000 };
+    for (const corrupt of ['{"key": garbage', '{"key":"k1"}']) {
+      await raw.set(keys.idempotency(entry.key), corrupt);
+      await expect(store.getIdempotencyEntry(tenant, entry.key)).rejects.toMatchObject({ code: 'STATE_CORRUPT', key: keys.idempotency(entry.key) });
+      const err = await store.commit(tenant, { task: { ...task, status: 'Canceled' }, expectedVersion: 1, idempotency: entry }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(StateCorruptError);
+      expect(await raw.get(keys.idempotency(entry.key))).toBe(corrupt);
+    }
+    await raw.del(keys.idempotency(entry.key));
+    await raw.hset(keys.idempotency(entry.key), 'x', '1');
+    await expect(store.getIdempotencyEntry(tenant, entry.key)).rejects.toBeInstanceOf(StateCorruptError);
+    await expect(store.commit(tenant, { task, expectedVersion: 1, idempotency: entry })).rejects.toBeInstanceOf(StateCorruptError);
+    expect(await store.getTask(tenant, task.taskId)).toMatchObject({ version: 1, status: task.status });
+  });
+
   it('expires every key of a task no earlier than the task, re-expiring them only when the horizon moves', async () => {
     const tenant = uniqueName('tenant');
     const keys = new RedisKeys(prefix, tenant);

@@ -2,20 +2,23 @@
  * The commit: one Lua script, so the version check and every write happen atomically on the server
  * (no WATCH/MULTI round trips, and two processes cannot interleave). It returns
  * `{'ok', seconds, microseconds}` (the server's `TIME`, which keeps the caller's estimate of the
- * store's clock fresh at no extra round trip; see store-clock.ts), `{'conflict', actualVersion}` or
- * `{'corrupt', key}`, and in the last two cases has written nothing.
+ * store's clock fresh at no extra round trip; see store-clock.ts), `{'conflict', actualVersion}`,
+ * `{'corrupt', key}` or `{'taken', entryJSON}` (the live entry holding the claimed Idempotency-Key),
+ * and in the last three cases has written nothing.
  *
  * KEYS: 1 task header, 2 requests hash, 3 request-ids set, 4 session zset, 5 the lease index, 6 the
- *       archive index (redis-keys.ts), 7.. one request-index key per request written (same order as
- *       the ARGV groups).
+ *       archive index (redis-keys.ts), 7 the Idempotency-Key entry the commit claims (without a
+ *       claim the header again: a declared key of the slot, left alone), 8.. one request-index key
+ *       per request written (same order as the ARGV groups).
  * ARGV: 1 expected version, 2 now (ms), 3 expiresAt (ms or ''), 4 header JSON (already carrying the
  *       new version), 5 task id (session member), 6 request-index key prefix, 7 candidate TTL horizon
  *       (ms or ''; see ttl-horizon.util.ts), 8 the owner's sessions zset, 9 session id (its member),
  *       10 the header's writeId to require (TaskWrite.expectedWriteId, or ''), 11 the new header's
  *       writeId (kept in field `w` for the next such check, or ''), 12 the lease's expiresAt (ms, or
  *       '' when the header holds no lease), 13 '1' to list the task in the archive index (the store's
- *       archiveIndex option) or '', then per request: seq, encoded request id, record JSON,
- *       request-index JSON.
+ *       archiveIndex option) or '', 14 the claimed entry's JSON (TaskWrite.idempotency) or '' when
+ *       the commit claims none, 15 its expiresAt (whole ms, or ''), then per request: seq, encoded
+ *       request id, record JSON, request-index JSON.
  *
  * Keys not declared in KEYS (old request-index keys, dropped or re-expired) share the tenant's hash
  * tag, so they live in the same cluster slot as the declared ones.
@@ -27,10 +30,11 @@ local exp, json, taskId, indexPrefix, candidate = ARGV[3], ARGV[4], ARGV[5], ARG
 
 -- A key of the wrong type would make a write fail halfway through the script (Redis does not roll
 -- back), so refuse before writing anything.
--- (The archive index only when this commit writes it: without the option it costs nothing.)
-local kinds = { 'hash', 'hash', 'set', 'zset', 'zset', 'zset' }
+-- (The archive index and the entry only when this commit writes them: without the option, or a
+-- claim, they cost nothing.)
+local kinds = { 'hash', 'hash', 'set', 'zset', 'zset', 'zset', 'string' }
 for i = 1, #KEYS do
-  if i ~= 6 or ARGV[13] ~= '' then
+  if (i ~= 6 or ARGV[13] ~= '') and (i ~= 7 or ARGV[14] ~= '') then
     local t = redis.call('TYPE', KEYS[i]).ok
     if t ~= 'none' and t ~= (kinds[i] or 'string') then return { 'corrupt', KEYS[i] } end
   end
@@ -47,6 +51,19 @@ if cur[1] then
 end
 if actual ~= expected then return { 'conflict', actual } end
 if ARGV[10] ~= '' and cur[4] ~= ARGV[10] then return { 'conflict', actual } end
+
+-- The claim, only once the compare-and-set has held (a lost one is a conflict whatever the key
+-- holds). A live entry refuses it; an expired one (Redis's clock may lag ours) is replaced. Its own
+-- expiry removes the entry, whatever becomes of the task.
+if ARGV[14] ~= '' then
+  local held = redis.call('GET', KEYS[7])
+  if held then
+    local ok, entry = pcall(cjson.decode, held)
+    if not ok or type(entry) ~= 'table' or type(entry.expiresAt) ~= 'number' then return { 'corrupt', KEYS[7] } end
+    if entry.expiresAt > now then return { 'taken', held } end
+  end
+  redis.call('SET', KEYS[7], ARGV[14], 'PXAT', ARGV[15])
+end
 
 local oldHorizon = (live and cur[3]) or ''
 local horizon = ''
@@ -74,11 +91,11 @@ local time = redis.call('TIME')
 -- So does the archive index, when kept: listed at the server's time of this commit, in microseconds
 -- (built as a string: Lua would print so large a number in exponent form, losing digits).
 if ARGV[13] ~= '' then redis.call('ZADD', KEYS[6], time[1] .. string.format('%06d', tonumber(time[2])), KEYS[1]) end
-for i = 1, #KEYS - 6 do
-  local a = 13 + (i - 1) * 4
+for i = 1, #KEYS - 7 do
+  local a = 15 + (i - 1) * 4
   redis.call('HSET', KEYS[2], ARGV[a + 1], ARGV[a + 3])
   redis.call('SADD', KEYS[3], ARGV[a + 2])
-  redis.call('SET', KEYS[6 + i], ARGV[a + 4])
+  redis.call('SET', KEYS[7 + i], ARGV[a + 4])
 end
 
 local function expire(key)
@@ -86,7 +103,7 @@ local function expire(key)
 end
 -- The task's own keys are O(1); a new index key lost its TTL to SET. Only when the horizon moves
 -- (rarely) are all of the task's request-index keys re-expired.
-for i = 7, #KEYS do expire(KEYS[i]) end
+for i = 8, #KEYS do expire(KEYS[i]) end
 if horizon ~= oldHorizon or not live then
   for _, rid in ipairs(redis.call('SMEMBERS', KEYS[3])) do expire(indexPrefix .. rid) end
 end

@@ -1,14 +1,17 @@
 import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
-import { StateCorruptError, VersionConflictError } from '../../state.errors';
+import { IdempotencyKeyTakenError, StateCorruptError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
 import { bulkTimeout, RedisContext, redisTimeMs } from './redis-context';
+import { parseEntry } from './redis-idempotency';
 import { archiveIndexKey, enc, leaseIndexKey } from './redis-keys';
 
 /**
  * The commit (StateStore.commit): the keys and arguments of redis-commit.lua.ts, which checks the
  * version and writes everything in one step, and its reply as the contract's outcome. The reply of
  * an applied commit carries the server's clock, which keeps the store's estimate of it fresh.
+ * A claimed Idempotency-Key (TaskWrite.idempotency) is one more key and two arguments; without one
+ * the header stands in for the key, and the script does nothing more.
  */
 export async function commitTask(ctx: RedisContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
   const k = ctx.keys(tenantId);
@@ -18,6 +21,7 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
   const now = ctx.now();
   const exp = expiresAtMs(stored.expiresAt);
   const requests = (write.requests ?? []).map((r) => ({ ...r, tenantId }));
+  const claim = write.idempotency;
   const keys = [
     k.task(taskId),
     k.requests(taskId),
@@ -25,6 +29,7 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
     k.session(stored.ownerId, stored.sessionId),
     leaseIndexKey(ctx.prefix),
     archiveIndexKey(ctx.prefix),
+    claim ? k.idempotency(claim.key) : k.task(taskId),
     ...requests.map((r) => k.requestIndex(r.requestId)),
   ];
   const args = [
@@ -41,6 +46,9 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
     stored.writeId ?? '',
     stored.lease ? stored.lease.expiresAt : '',
     ctx.archiveIndex ? '1' : '',
+    claim ? JSON.stringify(claim) : '',
+    // PXAT takes whole ms: rounded up, Redis never removes an entry before it has expired.
+    claim ? Math.ceil(claim.expiresAt) : '',
     ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
   ];
   const sentAt = Date.now();
@@ -49,5 +57,6 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
   if (reply[0] === 'ok') ctx.clock.observe(redisTimeMs(reply[1], reply[2]), sentAt, Date.now());
   if (reply[0] === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply[1]));
   if (reply[0] === 'corrupt') throw new StateCorruptError(String(reply[1]));
+  if (reply[0] === 'taken') throw new IdempotencyKeyTakenError(parseEntry(keys[6], reply[1]));
   return JSON.parse(json) as TaskRecord;
 }

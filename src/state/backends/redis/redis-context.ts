@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { StoreClock } from '../../store-clock';
 import { RedisKeys } from './redis-keys';
 
-type CommitReply = ['ok', string, string] | ['conflict', number] | ['corrupt', string];
+type CommitReply = ['ok', string, string] | ['conflict', number] | ['corrupt', string] | ['taken', string];
 
 /** The connection with the scripts the facade defines on it (the `*.lua.ts` files). */
 export type WithCommit = Redis & {

@@ -12,6 +12,10 @@
  *   {prefix}{<tenant>}:sessions:<owner>           zset    the owner's session ids (score 0, in lexical order);
  *                                                         added by the create commit, removed by the deletion
  *                                                         of the session's last task (redis-delete.lua.ts)
+ *   {prefix}{<tenant>}:idem:<key>                 string  an Idempotency-Key's entry (IdempotencyEntry JSON),
+ *                                                         written by the commit that claims it, expiring at its
+ *                                                         expiresAt (PXAT): Redis removes it, the task's deletion
+ *                                                         and expiry leave it (redis-idempotency.ts)
  *   {prefix}leases                                zset    the lease index (StateStore.listLapsedLeases): the
  *                                                         header key of each task holding a lease, scored by
  *                                                         the lease's expiresAt; kept by the commit script
@@ -63,6 +67,11 @@ export class RedisKeys {
 
   requestIndex(requestId: string): string {
     return this.requestIndexPrefix + enc(requestId);
+  }
+
+  /** An Idempotency-Key's entry (StateStore.getIdempotencyEntry): a key of the tenant, apart from its tasks. */
+  idempotency(key: string): string {
+    return `${this.base}idem:${enc(key)}`;
   }
 
   ownerSessions(ownerId: string): string {

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
-import { RequestRecord, TaskRecord, IdempotencyEntry } from '../../state.entities';
+import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
 import { StoreClock } from '../../store-clock';
 import { markArchivedEntries, readUnarchived } from './redis-archive';
@@ -10,6 +10,7 @@ import { COMMIT_LUA } from './redis-commit.lua';
 import { RedisContext, redisTimeMs, WithCommit } from './redis-context';
 import { deleteTaskStep } from './redis-delete';
 import { DELETE_BATCH_LUA } from './redis-delete.lua';
+import { readIdempotencyEntry } from './redis-idempotency';
 import { readLapsedLeases } from './redis-leases';
 import { LEASES_LUA } from './redis-leases.lua';
 import { readOwnerSessions, readRequest, readRequests, readSessionTasks, readTask } from './redis-query';
@@ -173,12 +174,12 @@ export class RedisStateStore extends StateStore {
     return this.clock.now();
   }
 
-  /** The lease index's entries (redis-leases.ts). */
-  // TODO(issue 24): replaced by the backend's implementation (conformance: idempotency.case.ts).
-  async getIdempotencyEntry(_tenantId: string, _key: string): Promise<IdempotencyEntry | undefined> {
-    throw new Error('Idempotency keys are not implemented on this backend yet');
+  /** An Idempotency-Key's entry (redis-idempotency.ts); the commit claims them. */
+  async getIdempotencyEntry(tenantId: string, key: string): Promise<IdempotencyEntry | undefined> {
+    return readIdempotencyEntry(this.ctx, tenantId, key);
   }
 
+  /** The lease index's entries (redis-leases.ts). */
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return readLapsedLeases(this.ctx, before, page);
   }
