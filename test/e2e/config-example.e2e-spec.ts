@@ -7,6 +7,7 @@ import { AgentFileConfig, MetadataConfig, SkillConfig, SpecConfig } from '../../
 import { ConcurrencyConfig, GovernanceConfig, ToolPolicy } from '../../src/agents/config/governance.schema';
 import { loadAgentConfigs } from '../../src/agents/config/load-agent-configs';
 import { McpServerConfig, ToolGovernanceOverride } from '../../src/agents/config/mcp-server.schema';
+import { WebhookConfig } from '../../src/agents/config/webhooks.schema';
 import { request } from '../support/http';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -66,6 +67,7 @@ describe('config/agents.example.yaml', () => {
       GovernanceConfig,
       ToolPolicy,
       ConcurrencyConfig,
+      WebhookConfig,
     ].map((cls) => [cls.name, cls] as const),
   )('shows every field of %s', (_name, cls) => {
     const fields = [

@@ -3,6 +3,7 @@ import { AgentSpecConfig, SequentialTaskConfig } from './agent.schema';
 import { AgentFileConfig, ApiVersion, BaseInputType } from './agent-file.schema';
 import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
 import { LimitsConfig } from './limits.schema';
+import type { WebhookTarget } from './webhooks.schema';
 
 /** Which versioned API module serves an agent. */
 export type ApiModuleKind = 'v1' | 'v2' | 'v3';
@@ -37,6 +38,8 @@ export interface AgentDefinition {
   concurrency: ConcurrencyConfig;
   /** `spec.limits` (empty when the config has none: the TA_RATE_LIMIT_* defaults apply). */
   limits?: LimitsConfig;
+  /** `spec.webhooks` with their secrets read from the environment (empty when the config has none; docs/webhooks.md). */
+  webhooks: WebhookTarget[];
   /** The file it came from (absolute), for messages and for finding plugins beside it. */
   file: string;
   config: AgentFileConfig;

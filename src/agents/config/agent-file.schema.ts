@@ -5,6 +5,7 @@ import { AgentAuthConfig } from './auth.schema';
 import { IsListOfMappings, IsMapping, IsOneOf, IsPathSegment, IsText, IsTextList, Optional, Rule } from './field-validators';
 import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
 import { LimitsConfig } from './limits.schema';
+import { WebhookConfig } from './webhooks.schema';
 
 export const API_VERSIONS = ['skagents/v1', 'skagents/v2alpha1', 'tealagents/v1alpha1'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
@@ -67,6 +68,7 @@ export class SpecConfig {
   @Optional() @IsMapping() @ValidateNested() @Type(() => ConcurrencyConfig) concurrency?: ConcurrencyConfig;
   @Optional() @IsMapping() @ValidateNested() @Type(() => AgentAuthConfig) auth?: AgentAuthConfig;
   @Optional() @IsMapping() @ValidateNested() @Type(() => LimitsConfig) limits?: LimitsConfig;
+  @Optional() @IsListOfMappings() @ValidateNested({ each: true }) @Type(() => WebhookConfig) webhooks?: WebhookConfig[];
 }
 
 /**

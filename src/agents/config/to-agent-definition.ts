@@ -2,6 +2,7 @@ import { AgentDefinition, moduleFor } from './agent-definition';
 import { AgentFileConfig } from './agent-file.schema';
 import { ConcurrencyConfig, GovernanceConfig } from './governance.schema';
 import { LimitsConfig } from './limits.schema';
+import { toWebhookTargets } from './webhooks.schema';
 
 /** A valid config (every check passed) as the AgentDefinition the rest of the code reads. */
 export function toAgentDefinition(file: string, config: AgentFileConfig): AgentDefinition {
@@ -34,6 +35,7 @@ export function toAgentDefinition(file: string, config: AgentFileConfig): AgentD
     governed: spec.governance !== undefined,
     concurrency: spec.concurrency ?? new ConcurrencyConfig(),
     limits: spec.limits ?? new LimitsConfig(),
+    webhooks: toWebhookTargets(spec.webhooks),
     file,
     config,
   };
