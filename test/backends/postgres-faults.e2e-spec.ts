@@ -18,6 +18,7 @@ function everyMethod(store: StateStore, tenant: string, task: ReturnType<typeof 
     listOwnerSessions: () => store.listOwnerSessions(tenant, task.ownerId, { limit: 10 }),
     listLapsedLeases: () => store.listLapsedLeases(Date.now(), { limit: 10 }),
     readStreamEvents: () => store.readStreamEvents(tenant, task.taskId, 0, -1),
+    getIdempotencyEntry: () => store.getIdempotencyEntry(tenant, `k-${task.taskId}`),
     commit: () => store.commit(tenant, { task, expectedVersion: 1 }),
     ping: () => store.ping(),
   };
@@ -197,6 +198,29 @@ describe('PostgresStateStore when PostgreSQL goes away', () => {
       const retry = await store.commit(tenant, write).catch((e: unknown) => e);
       expect(retry).toBeInstanceOf(VersionConflictError);
       expect(await store.listRequests(tenant, task.taskId)).toEqual(write.requests);
+    } finally {
+      await cutter.close();
+    }
+  });
+
+  it('a commit claiming an Idempotency-Key whose answer is lost after it applied: the retry of the same write is a conflict, not a twin taking the key', async () => {
+    const cutter = await startAnswerCutter(server.port);
+    const store = new PostgresStateStore({ url: `postgres://postgres@127.0.0.1:${cutter.port}/postgres`, schema: 'faults', sweepMs: 0, poolMax: 1 });
+    stores.push(store);
+    try {
+      const task = makeTask(tenant);
+      await store.commit(tenant, { task, expectedVersion: 0 });
+      const now = store.now();
+      const entry = { key: `k-${randomUUID()}`, fingerprint: 'f1', operation: 'turn', taskId: task.taskId, createdAt: now, expiresAt: now + 60_000 };
+      const write = { task: { ...task, writeId: randomUUID() }, expectedVersion: 1, requests: [makeRequest(task, 0)], idempotency: entry };
+      cutter.cutNextAnswer();
+      const err = await store.commit(tenant, write).catch((e: unknown) => e);
+
+      expect(err).toMatchObject({ code: 'STATE_STORE_UNAVAILABLE', unsent: false });
+      expect(await store.getTask(tenant, task.taskId)).toMatchObject({ version: 2, writeId: write.task.writeId });
+      expect(await store.getIdempotencyEntry(tenant, entry.key)).toEqual(entry);
+      const retry = await store.commit(tenant, write).catch((e: unknown) => e);
+      expect(retry).toBeInstanceOf(VersionConflictError);
     } finally {
       await cutter.close();
     }

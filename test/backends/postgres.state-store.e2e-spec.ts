@@ -1,10 +1,13 @@
+import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { loadEnvConfig } from '../../src/config/env.config';
 import { BackendBootError } from '../../src/state/backend-boot-error';
 import { MIGRATION_0001 } from '../../src/state/backends/postgres/migrations/0001-init.sql';
+import { MIGRATION_0002 } from '../../src/state/backends/postgres/migrations/0002-archive-index.sql';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/state/backends/postgres/migrations/migration-list';
 import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { createStateStore } from '../../src/state/state-store.factory';
+import { IdempotencyEntry } from '../../src/state/state.entities';
 import { StateCorruptError } from '../../src/state/state.errors';
 import { describeStateStoreConformance } from '../conformance/state-store.conformance';
 import { makeRequest, makeTask } from '../conformance/fixtures';
@@ -28,14 +31,19 @@ afterAll(async () => {
   await raw.end();
 });
 
-/** Rows of one tenant in the store's tables (deletion leaves none). */
+/** Rows of one tenant in the store's tables (deletion leaves none, unless the tenant claimed Idempotency-Keys). */
 async function countRows(tenantId: string, inSchema = schema): Promise<number> {
   const { rows } = await raw.query<{ n: string }>(
     `SELECT (SELECT count(*) FROM ${inSchema}.tasks WHERE tenant_id = $1) + (SELECT count(*) FROM ${inSchema}.requests WHERE tenant_id = $1)
-      + (SELECT count(*) FROM ${inSchema}.stream_events WHERE tenant_id = $1) AS n`,
+      + (SELECT count(*) FROM ${inSchema}.stream_events WHERE tenant_id = $1) + (SELECT count(*) FROM ${inSchema}.idempotency_keys WHERE tenant_id = $1) AS n`,
     [tenantId],
   );
   return Number(rows[0].n);
+}
+
+/** An Idempotency-Key entry for `taskId` under a fresh key, expiring at `expiresAt` (epoch ms). */
+function entryFor(taskId: string, expiresAt: number): IdempotencyEntry {
+  return { key: `k-${randomUUID()}`, fingerprint: 'f1', operation: 'turn', taskId, createdAt: Date.now(), expiresAt };
 }
 
 describeStateStoreConformance('postgres', {
@@ -151,6 +159,40 @@ describe('PostgresStateStore', () => {
       }
     });
 
+    it("a schema at version 2 migrates in place: the previous release's commit_task (no claim) still commits, and commits since claim Idempotency-Keys", async () => {
+      const fresh = other();
+      dropped.push(fresh);
+      await raw.query(`CREATE SCHEMA ${fresh}`);
+      await raw.query(`CREATE TABLE ${fresh}.schema_version (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await raw.query(MIGRATION_0001.sql(fresh));
+      await raw.query(MIGRATION_0002.sql(fresh));
+      await raw.query(`INSERT INTO ${fresh}.schema_version (version, name) VALUES (1, 'init'), (2, 'archive-index')`);
+      const tenant = uniqueName('tenant');
+      const task = makeTask(tenant);
+      // As the previous release commits: commit_task of migration 2 (16 arguments).
+      const oldCommit = async (expected: number) => {
+        const { rows } = await raw.query<{ outcome: string }>(
+          `SELECT outcome FROM ${fresh}.commit_task($1, $2, $3, NULL, NULL, $4, $5, NULL, NULL, false, 0, $6, false, ARRAY[]::integer[], ARRAY[]::text[], ARRAY[]::text[])`,
+          [tenant, task.taskId, expected, task.ownerId, task.sessionId, JSON.stringify({ ...task, version: expected + 1 })],
+        );
+        return rows[0].outcome;
+      };
+      expect(await oldCommit(0)).toBe('ok');
+
+      const store = newStore({ schema: fresh });
+      try {
+        expect(await store.prepare()).toEqual({ schema: fresh, from: 2, to: SCHEMA_VERSION });
+        expect(await oldCommit(1)).toBe('ok');
+        const entry = entryFor(task.taskId, store.now() + 60_000);
+        await expect(store.commit(tenant, { task, expectedVersion: 2, idempotency: entry })).resolves.toMatchObject({ version: 3 });
+        expect(await store.getIdempotencyEntry(tenant, entry.key)).toEqual(entry);
+        expect(await oldCommit(3)).toBe('ok');
+        expect(await store.getTask(tenant, task.taskId)).toMatchObject({ version: 4 });
+      } finally {
+        await store.close();
+      }
+    });
+
     it('a role that may only read and write boots on a migrated schema; one that may not create the schema gets one line saying so', async () => {
       const role = uniqueSchema('ta_app');
       const fresh = other();
@@ -231,6 +273,31 @@ describe('PostgresStateStore', () => {
         expect(Math.max(...steps)).toBeLessThanOrEqual(10);
         expect(await countRows(tenant)).toBe(2);
         expect(await store.getTask(tenant, kept.taskId)).toMatchObject({ taskId: kept.taskId });
+      } finally {
+        await sweeper.close();
+      }
+    });
+
+    it('removes expired Idempotency-Key entries in the same bounded steps; live entries, and the tasks that claimed them, stay', async () => {
+      const sweeper = newStore({ sweepBatch: 10, sweepMs: 0 });
+      try {
+        const tenant = uniqueName('tenant');
+        // Claimed already expired (so they read as missing at once), but stored all the same.
+        for (let i = 0; i < 25; i++) {
+          const task = makeTask(tenant, { sessionId: `s-${i}` });
+          await store.commit(tenant, { task, expectedVersion: 0, idempotency: entryFor(task.taskId, store.now() - 60_000) });
+        }
+        const task = makeTask(tenant, { sessionId: 's-live' });
+        const live = entryFor(task.taskId, store.now() + 3_600_000);
+        await store.commit(tenant, { task, expectedVersion: 0, idempotency: live });
+        expect(await countRows(tenant)).toBe(26 + 26);
+
+        // Other cases' expired entries and tasks share the schema: step until this tenant's are gone.
+        const steps: number[] = [];
+        for (let i = 0; i < 50 && (await countRows(tenant)) > 26 + 1; i++) steps.push(await sweeper.sweepExpired());
+        expect(Math.max(...steps)).toBeLessThanOrEqual(10);
+        expect(await countRows(tenant)).toBe(26 + 1);
+        expect(await store.getIdempotencyEntry(tenant, live.key)).toEqual(live);
       } finally {
         await sweeper.close();
       }

@@ -1,17 +1,20 @@
 import { TaskWrite } from '../../state-store';
-import { TaskRecord } from '../../state.entities';
-import { VersionConflictError } from '../../state.errors';
+import { IdempotencyEntry, TaskRecord } from '../../state.entities';
+import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
+import { parseRecord } from '../parse-record.util';
 import { expiresAtMs } from '../ttl-horizon.util';
 import { PostgresContext } from './postgres-context';
 
 /**
  * The commit (StateStore.commit): one call of `commit_task` (migrations/0001-init.sql.ts; the
- * version with `p_archive` of migrations/0002-archive-index.sql.ts), which locks the header row,
- * checks the version and writeId and writes the header (with its archive index column, when the
- * store keeps the index) and the requests in one statement, so one round trip and one transaction. Each request is its own parameter (the
- * arrays are built in the statement), so a record of any size is sent as it is, never escaped into
- * an array literal. The answer carries the database's clock, which keeps the store's estimate of it
- * fresh.
+ * version with `p_archive` and `p_claim` of migrations/0003-idempotency-keys.sql.ts), which locks
+ * the header row, checks the version and writeId, claims the write's Idempotency-Key (when it has
+ * one) and writes the header (with its archive index column, when the store keeps the index) and
+ * the requests in one statement, so one round trip and one transaction. Each request is its own
+ * parameter (the arrays are built in the statement), so a record of any size is sent as it is,
+ * never escaped into an array literal. The answer carries the database's clock, which keeps the
+ * store's estimate of it fresh; and, when a live entry holds the key (nothing was written), that
+ * entry.
  */
 export async function commitTask(ctx: PostgresContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
   const { names } = ctx;
@@ -33,6 +36,7 @@ export async function commitTask(ctx: PostgresContext, tenantId: string, write: 
     stored.requestCount,
     json,
     ctx.archiveIndex,
+    write.idempotency ? JSON.stringify(write.idempotency) : null,
   ];
   const column = (items: string[], type: string) => `ARRAY[${items.join(', ')}]::${type}[]`;
   const param = (value: unknown) => `$${values.push(value)}`;
@@ -40,13 +44,16 @@ export async function commitTask(ctx: PostgresContext, tenantId: string, write: 
   const ids = requests.map((r) => param(r.requestId));
   const records = requests.map((r) => param(JSON.stringify(r)));
   const sentAt = Date.now();
-  const [reply] = await ctx.query<{ outcome: 'ok' | 'conflict'; version: string; now_ms: number }>(
+  const [reply] = await ctx.query<{ outcome: 'ok' | 'conflict' | 'taken'; version: string; now_ms: number; held: string | null }>(
     names.row('tasks', tenantId, taskId),
-    `SELECT outcome, version, now_ms FROM ${names.fn('commit_task')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
-      ${column(seqs, 'integer')}, ${column(ids, 'text')}, ${column(records, 'text')})`,
+    `SELECT outcome, version, now_ms, held::text AS held FROM ${names.fn('commit_task')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+      $14, ${column(seqs, 'integer')}, ${column(ids, 'text')}, ${column(records, 'text')})`,
     values,
   );
   ctx.clock.observe(reply.now_ms, sentAt, Date.now());
   if (reply.outcome === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply.version));
+  if (reply.outcome === 'taken') {
+    throw new IdempotencyKeyTakenError(parseRecord<IdempotencyEntry>(names.row('idempotency_keys', tenantId, write.idempotency!.key), reply.held!));
+  }
   return JSON.parse(json) as TaskRecord;
 }

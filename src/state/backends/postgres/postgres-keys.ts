@@ -21,19 +21,28 @@
  *                  (tenant_id, request_id)   the request-id index
  *   stream_events  (tenant_id, task_id, seq, n) PK   event, data (JSON): the stream log of the task's
  *                                            latest streamed request (postgres-stream.ts)
+ *   idempotency_keys (tenant_id, key) PK     the claimed Idempotency-Keys (postgres-idempotency.ts;
+ *                                            migration 3): expires_at (the entry's expiresAt, epoch ms),
+ *                                            entry (IdempotencyEntry as jsonb). Apart from the tasks:
+ *                                            a task's deletion or expiry leaves its entries
+ *                  (expires_at)              the expiry sweep
  *   schema_version (version) PK              one row per migration applied (postgres-migrate.ts)
  *
  * JSON is kept as `text`, exactly as written (a DBA can still read it with `data::jsonb`), and
- * parsed here: a row that does not parse is reported corrupt and left as it is. The columns beside
- * it are what statements filter and order on. Writes go through the functions the migrations
- * create (`commit_task`, `delete_batch`, `append_stream`, `sweep_expired`, in
- * migrations/0001-init.sql.ts; `commit_task` with `p_archive` in 0002-archive-index.sql.ts): each
- * is one statement, so one round trip and one transaction, the way a Lua script is on Redis. Reads
- * and writes judge expiry by the database's own clock (`now_ms()`: `clock_timestamp()` in epoch ms).
+ * parsed here: a row that does not parse is reported corrupt and left as it is. (An Idempotency-Key
+ * entry is jsonb, as the commit is given it: `commit_task` reads its key and expiry out of it, and
+ * it is small. It is still read back as text and parsed here, so a hand-edited row is reported too.)
+ * The columns beside it are what statements filter and order on. Writes go through the functions
+ * the migrations create (`commit_task`, `delete_batch`, `append_stream`, `sweep_expired`, in
+ * migrations/0001-init.sql.ts; `commit_task` with `p_archive` in 0002-archive-index.sql.ts; with
+ * `p_claim`, and `sweep_expired` taking entries too, in 0003-idempotency-keys.sql.ts): each is one
+ * statement, so one round trip and one transaction, the way a Lua script is on Redis. Reads and
+ * writes judge expiry by the database's own clock (`now_ms()`: `clock_timestamp()` in epoch ms),
+ * which is the store's clock (PostgresStateStore.now() estimates it; an entry's expiresAt is on it).
  *
- * Expired tasks read as missing at once and are deleted later, in bounded batches, by one replica
- * at a time (postgres-ttl.ts). There is no owner-sessions table: an owner's sessions are the
- * distinct session ids of its task rows, so the deletion of a session's last task removes it too.
+ * Expired tasks and entries read as missing at once and are deleted later, in bounded batches, by
+ * one replica at a time (postgres-ttl.ts). There is no owner-sessions table: an owner's sessions are
+ * the distinct session ids of its task rows, so the deletion of a session's last task removes it too.
  */
 
 /** TA_POSTGRES_SCHEMA's rule: an unquoted lower-case identifier (so it needs no quoting anywhere). */
@@ -46,6 +55,7 @@ export class PostgresNames {
   readonly tasks: string;
   readonly requests: string;
   readonly streamEvents: string;
+  readonly idempotencyKeys: string;
   readonly schemaVersion: string;
 
   constructor(readonly schema: string) {
@@ -53,6 +63,7 @@ export class PostgresNames {
     this.tasks = `${schema}.tasks`;
     this.requests = `${schema}.requests`;
     this.streamEvents = `${schema}.stream_events`;
+    this.idempotencyKeys = `${schema}.idempotency_keys`;
     this.schemaVersion = `${schema}.schema_version`;
   }
 
@@ -62,7 +73,7 @@ export class PostgresNames {
   }
 
   /** How a corrupt row is named in StateCorruptError: table and key. */
-  row(table: 'tasks' | 'requests' | 'stream_events', ...key: (string | number)[]): string {
+  row(table: 'tasks' | 'requests' | 'stream_events' | 'idempotency_keys', ...key: (string | number)[]): string {
     return `${this.schema}.${table} (${key.map((k) => JSON.stringify(k)).join(', ')})`;
   }
 }

@@ -1,13 +1,14 @@
 import { PostgresContext } from './postgres-context';
 
 /**
- * The expiry sweep: PostgreSQL has no TTL of its own, so expired tasks (which read as missing from
- * the moment they expire) are deleted by the store. Every `intervalMs` a replica calls
- * `sweep_expired` (migrations/0001-init.sql.ts): at most `batch` rows in one transaction, requests
- * first and the header last, so a sweep cut short leaves a task that still reads as missing and is
- * finished by the next; and under an advisory lock taken with try, so one replica sweeps at a time
- * while the others skip. A step that removed a whole batch is followed by another at once (up to
- * MAX_STEPS a round), so a backlog drains without holding locks long.
+ * The expiry sweep: PostgreSQL has no TTL of its own, so expired tasks and Idempotency-Key entries
+ * (which read as missing from the moment they expire) are deleted by the store. Every `intervalMs`
+ * a replica calls `sweep_expired` (migrations/0003-idempotency-keys.sql.ts, which replaced
+ * 0001-init.sql.ts's): at most `batch` rows in one transaction, expired entries first (oldest
+ * first), then tasks, requests first and the header last, so a sweep cut short leaves a task that
+ * still reads as missing and is finished by the next; and under an advisory lock taken with try, so
+ * one replica sweeps at a time while the others skip. A step that removed a whole batch is followed
+ * by another at once (up to MAX_STEPS a round), so a backlog drains without holding locks long.
  */
 export class ExpirySweep {
   private timer?: NodeJS.Timeout;
@@ -43,7 +44,7 @@ export class ExpirySweep {
       try {
         for (let i = 0; i < MAX_STEPS && this.timer; i++) if ((await this.step()) < this.options.batch) break;
       } catch {
-        // Unavailable now: the next round tries again (expired tasks read as missing meanwhile).
+        // Unavailable now: the next round tries again (expired tasks and entries read as missing meanwhile).
       } finally {
         this.running = undefined;
       }

@@ -1,7 +1,7 @@
 import { Client, ClientBase, ClientConfig, QueryResult } from 'pg';
 import { ConnectionPoolStats, PooledStore, PoolWaitListener } from '../../connection-pool';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
-import { RequestRecord, TaskRecord, IdempotencyEntry } from '../../state.entities';
+import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
 import { StoreClock } from '../../store-clock';
 import { markArchivedEntries, readUnarchived } from './postgres-archive';
@@ -9,6 +9,7 @@ import { commitTask } from './postgres-commit';
 import { CLOCK_MS_SQL, PostgresContext } from './postgres-context';
 import { deleteTaskStep } from './postgres-delete';
 import { toStateError } from './postgres-errors';
+import { readIdempotencyEntry } from './postgres-idempotency';
 import { DEFAULT_SCHEMA, PostgresNames } from './postgres-keys';
 import { PostgresPool } from './postgres-pool';
 import { readLapsedLeases } from './postgres-leases';
@@ -31,7 +32,7 @@ export interface PostgresStateStoreOptions {
   acquireTimeoutMs?: number;
   /** The server's `statement_timeout` (default 5000 ms); the answer is waited for 1000 ms longer, so a stalled connection is bounded too. */
   statementTimeoutMs?: number;
-  /** How often expired tasks are swept (postgres-ttl.ts; default 60 000 ms, 0: never). */
+  /** How often expired tasks and Idempotency-Key entries are swept (postgres-ttl.ts; default 60 000 ms, 0: never). */
   sweepMs?: number;
   /** Rows one sweep step removes at most (default 500). */
   sweepBatch?: number;
@@ -158,12 +159,12 @@ export class PostgresStateStore extends StateStore implements PooledStore {
     return this.clock.now();
   }
 
-  /** The lease index (postgres-leases.ts). */
-  // TODO(issue 24): replaced by the backend's implementation (conformance: idempotency.case.ts).
-  async getIdempotencyEntry(_tenantId: string, _key: string): Promise<IdempotencyEntry | undefined> {
-    throw new Error('Idempotency keys are not implemented on this backend yet');
+  /** Idempotency-Key entries (postgres-idempotency.ts; claimed by the commit). */
+  async getIdempotencyEntry(tenantId: string, key: string): Promise<IdempotencyEntry | undefined> {
+    return readIdempotencyEntry(this.ctx, tenantId, key);
   }
 
+  /** The lease index (postgres-leases.ts). */
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return readLapsedLeases(this.ctx, before, page);
   }

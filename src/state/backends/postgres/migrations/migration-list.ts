@@ -1,5 +1,6 @@
 import { MIGRATION_0001 } from './0001-init.sql';
 import { MIGRATION_0002 } from './0002-archive-index.sql';
+import { MIGRATION_0003 } from './0003-idempotency-keys.sql';
 
 /** One versioned migration: `sql` is given the schema (checked against SCHEMA_NAME) and runs in one transaction. */
 export interface Migration {
@@ -9,7 +10,7 @@ export interface Migration {
 }
 
 /** Every migration this release knows, in version order (1, 2, …, no gaps): postgres-migrate.ts applies the ones a database lacks. */
-export const MIGRATIONS: readonly Migration[] = [MIGRATION_0001, MIGRATION_0002];
+export const MIGRATIONS: readonly Migration[] = [MIGRATION_0001, MIGRATION_0002, MIGRATION_0003];
 
 /** The schema version this release needs: the last migration's. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
