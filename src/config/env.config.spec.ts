@@ -34,6 +34,7 @@ describe('loadEnvConfig', () => {
       leaseMs: 30_000,
       leaseSweepMs: 5_000,
       taskTtlSeconds: undefined,
+      idempotencyTtlSeconds: 86_400,
       redisUrl: undefined,
       dynamodb: undefined,
     });

@@ -80,6 +80,8 @@ export interface EnvConfig {
     /** TA_LEASE_SWEEP_MS (0: no sweep). */
     leaseSweepMs: number;
     taskTtlSeconds?: number;
+    /** TA_IDEMPOTENCY_TTL_SECONDS. */
+    idempotencyTtlSeconds: number;
     /** src/tasks/writer/task-cache.ts (0: no cache). */
     taskCacheMaxBytes?: number;
     redisUrl?: string;
@@ -178,6 +180,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       leaseMs: vars.TA_TASK_LEASE_MS,
       leaseSweepMs: vars.TA_LEASE_SWEEP_MS,
       taskTtlSeconds: vars.TA_TASK_TTL_SECONDS,
+      idempotencyTtlSeconds: vars.TA_IDEMPOTENCY_TTL_SECONDS,
       taskCacheMaxBytes: vars.TA_TASK_CACHE_MAX_BYTES,
       redisUrl: vars.TA_REDIS_URL,
       dynamodb:

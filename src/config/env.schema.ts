@@ -105,6 +105,8 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_LEASE_SWEEP_MS = 5_000;
   /** Tasks expire this many seconds after their last write (unset: never). */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_TASK_TTL_SECONDS?: number;
+  /** How long an `Idempotency-Key` is remembered, in seconds (src/tasks/idempotency/; docs/api.md, Retries with Idempotency-Key). */
+  @IsOptional() @Transform(toInt) @EnvInt(1) TA_IDEMPOTENCY_TTL_SECONDS = 86_400;
   /** The task writer's cache of the tasks this replica wrote, in bytes of request JSON (0: none; src/tasks/writer/task-cache.ts). */
   @IsOptional() @Transform(toInt) @EnvInt(0) TA_TASK_CACHE_MAX_BYTES = 16 * 1024 * 1024;
 

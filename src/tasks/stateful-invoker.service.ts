@@ -14,30 +14,20 @@ import { refine } from './lifecycle/refine';
 import { idsOf, responseOf } from './views/request-response';
 import { Emit, RequestRunnerService, RunOptions } from './run/request-runner.service';
 import { RequestWatcherService } from './run/request-watcher.service';
-import { StateResponse } from './views/state-response';
 import { TaskDeletionService } from './task-deletion.service';
-import { RequestEventLog, TaskEventLogService } from './events/task-event-log.service';
+import { TaskEventLogService } from './events/task-event-log.service';
 import { StreamEventWriterService } from './events/stream-event-writer.service';
 import { assertStorable } from './run/storable-request';
 import { IDS_PER_DECISION } from './events/stream-outcome';
 import { newRequestRecord, newTaskRecord } from './run/task-records';
 import { owned } from './writer/task-access';
 import { TaskReaderService } from './writer/task-reader.service';
-import { TaskWriterService } from './writer/task-writer.service';
+import { claimed, TaskWriterService } from './writer/task-writer.service';
+import type { StartedRequest } from './run/started-request';
+import type { IdempotencyClaim } from './idempotency/idempotency-claim';
+import { IdempotencyService } from './idempotency/idempotency.service';
+import { IdempotentReplayService } from './idempotency/idempotent-replay.service';
 import type { UserMessage } from './run/user-message';
-
-/** An admitted request, ready to run (or, when queued, to be watched). */
-export interface StartedRequest {
-  ids: { task_id: string; session_id: string; request_id: string };
-  /** The task was busy and the agent enqueues (`on_busy: enqueue`): the request waits its turn. */
-  queued: boolean;
-  /** Nothing is left to run: the decision rejected every pending call, and the request ended with it. */
-  finished?: boolean;
-  /** Plain JSON: runs the request and answers its StateResponse (a queued one is watched in the background instead: 202). */
-  run(options?: Pick<RunOptions, 'bearerToken'>): Promise<StateResponse | undefined>;
-  /** Streaming: runs (or watches) it with every event recorded in its event log; follow the log after `after`. */
-  stream(options: { bearerToken?: string; instance: string }): Promise<{ log: RequestEventLog; after: number }>;
-}
 
 /**
  * `requestId`: the new request's id when the caller chose it (AG-UI: its `runId`); new otherwise.
@@ -46,6 +36,8 @@ export interface StartedRequest {
 export interface StartOptions {
   requestId?: string;
   clientTools?: RunOptions['clientTools'];
+  /** The POST's Idempotency-Key (src/tasks/idempotency/idempotency-claim.ts). */
+  claim?: IdempotencyClaim;
 }
 
 /**
@@ -65,6 +57,8 @@ export class StatefulInvokerService {
     private readonly stored: StreamEventWriterService,
     private readonly deletion: TaskDeletionService,
     private readonly audit: AuditLog,
+    private readonly idempotency: IdempotencyService,
+    private readonly replays: IdempotentReplayService,
   ) {}
 
   /**
@@ -72,7 +66,15 @@ export class StatefulInvokerService {
    * that does not exist (for this tenant) is created under that id, owned by the caller, as
    * upstream's `_manage_incoming_task` does.
    */
-  async start(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StartOptions = {}): Promise<StartedRequest> {
+  start(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StartOptions = {}): Promise<StartedRequest> {
+    return this.idempotency.once(
+      options.claim,
+      () => this.startOnce(agent, principal, msg, options),
+      (entry) => this.replays.started(agent, principal, entry),
+    );
+  }
+
+  private async startOnce(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StartOptions): Promise<StartedRequest> {
     if (!msg.task_id) return this.create(agent, principal, msg, options);
     const taskId = msg.task_id;
     try {
@@ -116,6 +118,7 @@ export class StatefulInvokerService {
         this.writer.now(),
         this.writer.timing,
       ),
+      claimed(options.claim, (r) => r.request.requestId),
     );
     return this.runnable(agent, result, { clientTools: options.clientTools });
   }
@@ -126,10 +129,15 @@ export class StatefulInvokerService {
     const admission = admitFollowOn({ request: record, sessionId: msg.session_id, onBusy: agent.concurrency.on_busy, timing: this.writer.timing });
     let result;
     try {
-      ({ result } = await this.writer.update(owned(agent, principal, taskId), admission));
+      ({ result } = await this.writer.update(
+        owned(agent, principal, taskId),
+        admission,
+        {},
+        claimed(options.claim, (r) => r.request.requestId),
+      ));
     } catch (err) {
       if (!isCode(err, ErrorCode.TASK_PAUSED) || agent.governance.on_paused !== 'refine') throw err;
-      return this.refine(agent, principal, msg, taskId, record);
+      return this.refine(agent, principal, msg, taskId, record, options.claim);
     }
     if (result.kind === 'run') return this.runnable(agent, result, { clientTools: options.clientTools });
     if (result.takeOver) this.runner.runInBackground(agent, result.takeOver);
@@ -140,7 +148,14 @@ export class StatefulInvokerService {
    * `on_paused: refine`: the message refines the waiting plan (lifecycle `refine`) and the paused
    * request runs on under its own id, the model planning again from the message; it may pause again.
    */
-  private async refine(agent: AgentDefinition, principal: Principal, msg: UserMessage, taskId: string, record: RequestRecord): Promise<StartedRequest> {
+  private async refine(
+    agent: AgentDefinition,
+    principal: Principal,
+    msg: UserMessage,
+    taskId: string,
+    record: RequestRecord,
+    claim: IdempotencyClaim | undefined,
+  ): Promise<StartedRequest> {
     const user = record.messages.find((m) => m.role === 'user');
     const items = user?.role === 'user' ? user.items : [];
     const text = items
@@ -149,7 +164,14 @@ export class StatefulInvokerService {
       .join('\n');
     const access = owned(agent, principal, taskId);
     const transition = refine({ items, text, sessionId: msg.session_id, refinedBy: principal.ownerId, mint: randomUUID, timing: this.writer.timing });
-    const { request, decision } = (await this.writer.update(access, transition)).result;
+    const { request, decision } = (
+      await this.writer.update(
+        access,
+        transition,
+        {},
+        claimed(claim, (r) => r.request.requestId),
+      )
+    ).result;
     const ids = idsOf(request);
     const names = toolCallNames(request);
     this.audit.record('approval.refined', {
@@ -167,12 +189,26 @@ export class StatefulInvokerService {
    * on under the same request id; it may pause again. A rejection of every pending call ends it
    * Canceled (`rejected`) with no further model call.
    */
-  async resume(
+  resume(
     agent: AgentDefinition,
     principal: Principal,
     requestId: string,
     body: ResumeDecision,
-    options: Pick<StartOptions, 'clientTools'> = {},
+    options: Pick<StartOptions, 'clientTools' | 'claim'> = {},
+  ): Promise<StartedRequest> {
+    return this.idempotency.once(
+      options.claim,
+      () => this.resumeOnce(agent, principal, requestId, body, options),
+      (entry) => this.replays.started(agent, principal, entry),
+    );
+  }
+
+  private async resumeOnce(
+    agent: AgentDefinition,
+    principal: Principal,
+    requestId: string,
+    body: ResumeDecision,
+    options: Pick<StartOptions, 'clientTools' | 'claim'>,
   ): Promise<StartedRequest> {
     const taskId = await this.reader.taskOfRequest(principal.tenantId, requestId, { cached: true });
     if (taskId === undefined) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
@@ -182,7 +218,14 @@ export class StatefulInvokerService {
       // Decided on every request of the task (the decision needs its own only): the run that follows
       // needs the earlier ones, and so the writer's view after the commit holds them all.
       const transition = { ...decide({ requestId, body, decidedBy: principal.ownerId, timing: this.writer.timing }), reads: 'all' as const };
-      decided = (await this.writer.update(access, transition)).result;
+      decided = (
+        await this.writer.update(
+          access,
+          transition,
+          {},
+          claimed(options.claim, (r) => r.request.requestId),
+        )
+      ).result;
     } catch (err) {
       if (err instanceof DomainError && err.code === ErrorCode.TASK_NOT_FOUND) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `No request ${requestId}`);
       throw err;

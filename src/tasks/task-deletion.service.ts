@@ -17,6 +17,8 @@ import { TaskEventLogService } from './events/task-event-log.service';
 import type { TaskAccess } from './writer/task-access';
 import { TaskReaderService } from './writer/task-reader.service';
 import { TaskWriterService } from './writer/task-writer.service';
+import { IdempotencyClaim } from './idempotency/idempotency-claim';
+import { IdempotencyService } from './idempotency/idempotency.service';
 
 /** Requests removed per store step (each step is atomic; DynamoDB takes at most 49). */
 export const DELETE_BATCH_SIZE = 25;
@@ -56,16 +58,32 @@ export class TaskDeletionService {
     private readonly events: TaskEventLogService,
     private readonly audit: AuditLog,
     private readonly archiver: ArchiverService,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
-  async deleteTask(agent: AgentDefinition, principal: Principal, taskId: string): Promise<void> {
+  /**
+   * With an Idempotency-Key, the key is claimed by the commit that marks the task, and a repeat
+   * answers 204 as the first copy did (finishing the deletion if a crash left it half done),
+   * where without one a second DELETE of a task already gone is 404.
+   */
+  deleteTask(agent: AgentDefinition, principal: Principal, taskId: string, claim?: IdempotencyClaim): Promise<void> {
+    return this.idempotency.once(
+      claim,
+      () => this.deleteOnce(agent, principal, taskId, claim),
+      async (entry) => {
+        await this.finishInterrupted(principal.tenantId, entry.taskId);
+      },
+    );
+  }
+
+  private async deleteOnce(agent: AgentDefinition, principal: Principal, taskId: string, claim: IdempotencyClaim | undefined): Promise<void> {
     const task = await this.reader.forDeletion(principal.tenantId, taskId);
     if (!task || task.agent !== agent.source || task.ownerId !== principal.ownerId) {
       throw new DomainError(ErrorCode.TASK_NOT_FOUND, `No task ${taskId}`);
     }
     const ids = { task_id: task.taskId, session_id: task.sessionId };
     LogContext.active()?.set(ids);
-    await this.delete(agent, principal, task);
+    await this.delete(agent, principal, task, claim);
     this.audit.record('task.deleted', ids);
   }
 
@@ -158,7 +176,7 @@ export class TaskDeletionService {
     return new Date(this.writer.now()).toISOString();
   }
 
-  private async delete(agent: AgentDefinition, principal: Principal, task: TaskRecord): Promise<void> {
+  private async delete(agent: AgentDefinition, principal: Principal, task: TaskRecord, claim?: IdempotencyClaim): Promise<void> {
     const { tenantId } = principal;
     if (task.deletingAt === undefined) {
       const access = { tenantId, taskId: task.taskId, agentSource: agent.source, ownerId: principal.ownerId, foreign: 'not-found' as const };
@@ -166,7 +184,7 @@ export class TaskDeletionService {
       if (holder && leaseActive(task, this.writer.now()) && !(await this.running.cancel(holder))) await this.cancelRemote(access, holder);
       // The archive takes everything of the task before it is marked (and so hidden from every read).
       await this.archiver.beforeDeletion(tenantId, task.taskId);
-      task = (await this.writer.update(access, markDeleting())).task;
+      task = (await this.writer.update(access, markDeleting(), {}, claim && { claim })).task;
     }
     await this.archiver.deleted(task, task.deletingAt ?? this.nowIso());
     this.events.forget(tenantId, task.taskId);

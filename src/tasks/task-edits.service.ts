@@ -8,7 +8,12 @@ import { AuditLog } from '../common/logging/audit-log';
 import { TaskRecord } from '../state/state.entities';
 import { edit } from './lifecycle/edit';
 import { appendForked, fork } from './lifecycle/fork';
-import { StartedRequest, StatefulInvokerService } from './stateful-invoker.service';
+import { StatefulInvokerService } from './stateful-invoker.service';
+import type { StartedRequest } from './run/started-request';
+import { claimed } from './writer/task-writer.service';
+import { IdempotencyClaim } from './idempotency/idempotency-claim';
+import { IdempotencyService } from './idempotency/idempotency.service';
+import { IdempotentReplayService } from './idempotency/idempotent-replay.service';
 import { owned } from './writer/task-access';
 import { assertStorable } from './run/storable-request';
 import { newRequestRecord } from './run/task-records';
@@ -34,10 +39,27 @@ export class TaskEditsService {
     private readonly writer: TaskWriterService,
     private readonly invoker: StatefulInvokerService,
     private readonly audit: AuditLog,
+    private readonly idempotency: IdempotencyService,
+    private readonly replays: IdempotentReplayService,
   ) {}
 
   /** Replaces the user turn of `requestId` and runs from it under a new request id. Another owner's task is 401. */
-  async edit(agent: AgentDefinition, principal: Principal, taskId: string, requestId: string, msg: UserMessage): Promise<StartedRequest> {
+  edit(agent: AgentDefinition, principal: Principal, taskId: string, requestId: string, msg: UserMessage, claim?: IdempotencyClaim): Promise<StartedRequest> {
+    return this.idempotency.once(
+      claim,
+      () => this.editOnce(agent, principal, taskId, requestId, msg, claim),
+      (entry) => this.replays.started(agent, principal, entry),
+    );
+  }
+
+  private async editOnce(
+    agent: AgentDefinition,
+    principal: Principal,
+    taskId: string,
+    requestId: string,
+    msg: UserMessage,
+    claim: IdempotencyClaim | undefined,
+  ): Promise<StartedRequest> {
     if (msg.task_id !== undefined && msg.task_id !== taskId) {
       const message = 'task_id must be the task of the URL (or absent)';
       throw new DomainError(ErrorCode.VALIDATION_FAILED, message, { errors: [{ field: 'task_id', message }] });
@@ -49,7 +71,12 @@ export class TaskEditsService {
       sessionId: msg.session_id,
       timing: this.writer.timing,
     });
-    const { result } = await this.writer.update(owned(agent, principal, taskId), transition);
+    const { result } = await this.writer.update(
+      owned(agent, principal, taskId),
+      transition,
+      {},
+      claimed(claim, (r) => r.request.requestId),
+    );
     const started = this.invoker.runnable(agent, result);
     this.audit.record('request.edited', { ...started.ids, edited_request_id: requestId });
     return started;
@@ -58,9 +85,27 @@ export class TaskEditsService {
   /**
    * A new task holding the history of `taskId` up to `requestId`, in `sessionId` or the source's
    * session; the source is only read (another owner's task reads as not found, as `GET` does).
-   * Answers the new task's view.
+   * Answers the new task's view. With an Idempotency-Key, a repeat answers the view of the task the
+   * first copy created (as it stands then).
    */
-  async fork(agent: AgentDefinition, principal: Principal, taskId: string, body: { request_id?: string; session_id?: string }) {
+  fork(agent: AgentDefinition, principal: Principal, taskId: string, body: { request_id?: string; session_id?: string }, claim?: IdempotencyClaim) {
+    return this.idempotency.once(
+      claim,
+      () => this.forkOnce(agent, principal, taskId, body, claim),
+      async (entry) => {
+        const { task, requests } = await this.reader.task(owned(agent, principal, entry.taskId), 'all');
+        return withEdits(taskView(task, requests, agent, this.writer.now()), requests, false);
+      },
+    );
+  }
+
+  private async forkOnce(
+    agent: AgentDefinition,
+    principal: Principal,
+    taskId: string,
+    body: { request_id?: string; session_id?: string },
+    claim: IdempotencyClaim | undefined,
+  ) {
     const access = { ...owned(agent, principal, taskId), foreign: 'not-found' as const };
     const forked = fork(
       await this.reader.task(access, 'all'),
@@ -69,7 +114,12 @@ export class TaskEditsService {
     );
     const batches = chunks(forked.requests, FORK_BATCH);
     const first = batches.shift()!;
-    let { task } = await this.writer.create(principal.tenantId, { task: { ...forked.task, requestCount: first.length }, requests: first, result: undefined });
+    const change = { task: { ...forked.task, requestCount: first.length }, requests: first, result: undefined };
+    let { task } = await this.writer.create(
+      principal.tenantId,
+      change,
+      claimed(claim, () => undefined),
+    );
     for (const batch of batches) {
       task = (await this.writer.update({ tenantId: principal.tenantId, taskId: task.taskId }, appendForked(batch, this.writer.timing))).task;
     }

@@ -10,6 +10,8 @@ import { ReplayAdmissionService } from './reattach/replay-admission.service';
 import { StoredStreamFollowerService } from './reattach/stored-stream-follower.service';
 import { TaskStreamAttachService } from './reattach/task-stream-attach.service';
 import { TaskStreamReplayService } from './reattach/task-stream-replay.service';
+import { IdempotencyService } from './idempotency/idempotency.service';
+import { IdempotentReplayService } from './idempotency/idempotent-replay.service';
 import { LeaseSweeperService } from './run/lease-sweeper.service';
 import { RequestRunnerService } from './run/request-runner.service';
 import { RequestWatcherService } from './run/request-watcher.service';
@@ -28,7 +30,7 @@ import { TaskWriterService } from './writer/task-writer.service';
  * fork, delete, reads, session listings) over the rooms below them — lifecycle/ (pure
  * transitions), writer/ (the one writer, its cache, lanes and the access check, and the one reader beside it), run/ (running a
  * request, its lease, the sweep of lapsed leases), events/ (the per-process and the stored event
- * logs), reattach/ (replay and follow), views/ (response mappers). One instance of each per
+ * logs), reattach/ (replay and follow), idempotency/ (Idempotency-Key), views/ (response mappers). One instance of each per
  * application, shared by the v3 routes and AG-UI, which import this module.
  */
 @Module({
@@ -56,6 +58,8 @@ import { TaskWriterService } from './writer/task-writer.service';
     AuditEventsService,
     PrincipalErasureService,
     ArchiveRetentionService,
+    IdempotencyService,
+    IdempotentReplayService,
   ],
   exports: [
     StatefulInvokerService,
@@ -72,6 +76,8 @@ import { TaskWriterService } from './writer/task-writer.service';
     AuditEventsService,
     PrincipalErasureService,
     ArchiveRetentionService,
+    IdempotencyService,
+    IdempotentReplayService,
     // Read by the config reload through app.get: how many requests run, and the sweep to stop.
     RunningRequestsService,
     LeaseSweeperService,

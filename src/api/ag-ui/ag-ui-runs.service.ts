@@ -9,9 +9,13 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { problemOf } from '../../common/errors/problem-of';
 import type { LlmToolSpec } from '../../llm/llm-client.port';
-import { StartedRequest, StatefulInvokerService } from '../../tasks/stateful-invoker.service';
+import { StatefulInvokerService } from '../../tasks/stateful-invoker.service';
+import type { StartedRequest } from '../../tasks/run/started-request';
 import { TaskEventLogService } from '../../tasks/events/task-event-log.service';
 import { TaskQueryService } from '../../tasks/task-query.service';
+import type { IdempotencyClaim } from '../../tasks/idempotency/idempotency-claim';
+import { IdempotencyService } from '../../tasks/idempotency/idempotency.service';
+import { IdempotentReplayService } from '../../tasks/idempotency/idempotent-replay.service';
 import { AgUiStream } from './ag-ui-stream';
 import { AgUiEventMapper } from './event-mapper';
 import { messagesOf } from './messages-snapshot';
@@ -25,6 +29,8 @@ export interface RunContext {
   bearerToken?: string;
   /** The request path (problem details' `instance`). */
   instance: string;
+  /** The run's Idempotency-Key: a repeat replays the first copy's run instead of starting one. */
+  claim?: IdempotencyClaim;
 }
 
 /**
@@ -45,13 +51,19 @@ export class AgUiRunsService {
     private readonly tasks: TaskQueryService,
     private readonly events: TaskEventLogService,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly idempotency: IdempotencyService,
+    private readonly replays: IdempotentReplayService,
   ) {}
 
   /** Runs `input` and sends its events; whatever goes wrong is the stream's RUN_ERROR, never a second response. */
   async serve(agent: AgentDefinition, principal: Principal, input: RunAgentInput, stream: AgUiStream, ctx: RunContext): Promise<void> {
     let mapper: AgUiEventMapper | undefined;
     try {
-      const started = await this.start(agent, principal, input);
+      const started = await this.idempotency.once(
+        ctx.claim,
+        () => this.start(agent, principal, input, ctx.claim),
+        async (entry): Promise<Started> => ({ request: await this.replays.started(agent, principal, entry) }),
+      );
       const { log, after } = await started.request.stream({ bearerToken: ctx.bearerToken, instance: ctx.instance });
       mapper = new AgUiEventMapper({ threadId: input.threadId, runId: input.runId, ...started.request.ids }, started);
       stream.send(mapper.started());
@@ -76,13 +88,13 @@ export class AgUiRunsService {
     }
   }
 
-  private async start(agent: AgentDefinition, principal: Principal, input: RunAgentInput): Promise<Started> {
+  private async start(agent: AgentDefinition, principal: Principal, input: RunAgentInput, claim?: IdempotencyClaim): Promise<Started> {
     const clientTools = clientToolsOf(input.tools);
-    if (input.resume?.length) return this.resume(agent, principal, input, clientTools);
+    if (input.resume?.length) return this.resume(agent, principal, input, clientTools, claim);
     const turn = turnOf(input.messages);
-    if (turn.kind === 'tool-results') return this.toolResults(agent, principal, input, turn.results, clientTools);
+    if (turn.kind === 'tool-results') return this.toolResults(agent, principal, input, turn.results, clientTools, claim);
     const requestId = await this.requestIdFor(principal, input.runId);
-    const request = await this.invoker.start(agent, principal, { task_id: input.threadId, items: turn.items }, { requestId, clientTools });
+    const request = await this.invoker.start(agent, principal, { task_id: input.threadId, items: turn.items }, { requestId, clientTools, claim });
     return { request };
   }
 
@@ -100,13 +112,14 @@ export class AgUiRunsService {
     input: RunAgentInput,
     results: Record<string, string>,
     clientTools: LlmToolSpec[],
+    claim?: IdempotencyClaim,
   ): Promise<Started> {
     const ids = Object.keys(results);
     const waiting = await this.tasks.pausedRequest(agent, principal, input.threadId, { callIds: ids });
     if (!waiting)
       throw new DomainError(ErrorCode.APPROVAL_ALREADY_DECIDED, `No tool call of thread ${input.threadId} waits for the results of ${ids.join(', ')}`);
     const pause = waiting.pendingApprovals!;
-    const request = await this.invoker.resume(agent, principal, waiting.requestId, { pause_id: pause.pauseId, results }, { clientTools });
+    const request = await this.invoker.resume(agent, principal, waiting.requestId, { pause_id: pause.pauseId, results }, { clientTools, claim });
     return { request, announced: pause.pending, answered: ids };
   }
 
@@ -129,7 +142,13 @@ export class AgUiRunsService {
    * does: a pause already decided (a stale or repeated resume) is 409 APPROVAL_ALREADY_DECIDED, an
    * expired one APPROVAL_EXPIRED. The pending calls were announced by the interrupted run.
    */
-  private async resume(agent: AgentDefinition, principal: Principal, input: RunAgentInput, clientTools: LlmToolSpec[]): Promise<Started> {
+  private async resume(
+    agent: AgentDefinition,
+    principal: Principal,
+    input: RunAgentInput,
+    clientTools: LlmToolSpec[],
+    claim?: IdempotencyClaim,
+  ): Promise<Started> {
     const decision = resumeDecisionOf(input.resume!);
     const other = input.resume!.find((e) => e.interruptId !== decision.pause_id);
     const target = await this.tasks.pausedRequest(agent, principal, input.threadId, { pauseId: decision.pause_id });
@@ -138,7 +157,7 @@ export class AgUiRunsService {
       throw new DomainError(ErrorCode.APPROVAL_ALREADY_DECIDED, `Interrupt ${id} is not open on thread ${input.threadId}`);
     }
     const announced = target.pendingApprovals?.pauseId === decision.pause_id ? target.pendingApprovals.pending : [];
-    const request = await this.invoker.resume(agent, principal, target.requestId, decision, { clientTools });
+    const request = await this.invoker.resume(agent, principal, target.requestId, decision, { clientTools, claim });
     return { request, announced };
   }
 }

@@ -7,6 +7,7 @@ import type { Principal } from '../../auth/principal';
 import type { EnvConfig } from '../../config/env.config';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
+import { idempotencyClaim } from '../common/idempotency-key';
 import { AgUiRunsService } from './ag-ui-runs.service';
 import { AgUiStream } from './ag-ui-stream';
 import { parseRunInput } from './run-input';
@@ -29,8 +30,9 @@ export function createAgUiController(agent: AgentDefinition): Type<unknown> {
     @RateLimited()
     async run(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
       const input = parseRunInput(body);
+      const claim = idempotencyClaim(req, principal, agent, 'ag-ui', body);
       const stream = new AgUiStream(res, req.header('accept'), this.env.http.sseKeepaliveMs);
-      await this.runs.serve(agent, principal, input, stream, { bearerToken: req.bearerToken, instance: req.originalUrl });
+      await this.runs.serve(agent, principal, input, stream, { bearerToken: req.bearerToken, instance: req.originalUrl, claim });
     }
   }
   return named(AgUiController, `AgUiController[${agent.source}]`);

@@ -8,7 +8,8 @@ import { validateBody } from '../../common/validation/validate-body';
 import type { EnvConfig } from '../../config/env.config';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { StateResponse } from '../../tasks/views/state-response';
-import { StartedRequest, StatefulInvokerService } from '../../tasks/stateful-invoker.service';
+import { StatefulInvokerService } from '../../tasks/stateful-invoker.service';
+import type { StartedRequest } from '../../tasks/run/started-request';
 import { TaskAuditService } from '../../tasks/archive/task-audit.service';
 import { SessionListService } from '../../tasks/session-list.service';
 import { TaskCancelService } from '../../tasks/task-cancel.service';
@@ -20,6 +21,7 @@ import { Attached, parseEventId, TaskStreamAttachService } from '../../tasks/rea
 import { TaskStreamReplayService } from '../../tasks/reattach/task-stream-replay.service';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TaskQueryService } from '../../tasks/task-query.service';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
+import { idempotencyClaim } from '../common/idempotency-key';
 import { ForkRequestDto } from './dto/fork-request.dto';
 import { ResumeRequestDto } from './dto/resume-request.dto';
 import { readUserMessage } from './dto/user-message.read';
@@ -72,7 +74,8 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Req() req: Request,
       @Res({ passthrough: true }) res: Response,
     ): Promise<StateResponse | Record<string, string> | undefined> {
-      const started = await this.invoker.start(agent, principal, readUserMessage(body));
+      const claim = idempotencyClaim(req, principal, agent, 'turn', body);
+      const started = await this.invoker.start(agent, principal, readUserMessage(body), { claim });
       if (respondAsync(req)) return this.accepted(started, req, res);
       const response = await started.run({ bearerToken: req.bearerToken });
       if (!started.queued) return response;
@@ -88,6 +91,11 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
      * (`on_busy: enqueue`) is `Queued`, as without the header.
      */
     private async accepted(started: StartedRequest, req: Request, res: Response): Promise<Record<string, string>> {
+      if (started.replayed) {
+        // A repeat (Idempotency-Key): the first copy's run goes on; it is answered where it stands.
+        res.status(202).setHeader('Location', `${agent.prefix}/tasks/${started.ids.task_id}`).setHeader('Preference-Applied', 'respond-async');
+        return { ...started.ids, status: started.replayed.status };
+      }
       if (started.queued) await started.run({ bearerToken: req.bearerToken });
       else {
         // The caller's concurrency slot (spec.limits) stays taken until the run ends, not just its answer.
@@ -116,7 +124,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       const msg = readUserMessage(body);
       const lastEventId = res.req.header('last-event-id');
       if (lastEventId) return this.reattached(res, await this.replay.prepare(agent, principal, msg.task_id, lastEventId));
-      const started = await this.invoker.start(agent, principal, msg);
+      const started = await this.invoker.start(agent, principal, msg, { claim: idempotencyClaim(res.req, principal, agent, 'turn', body) });
       const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
@@ -127,7 +135,8 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @CurrentPrincipal() principal: Principal,
       @Res({ passthrough: true }) res: Response,
     ): Promise<StateResponse> {
-      const { kind, body } = await this.control.cancel(agent, principal, parseClientIdParam('task_id', taskId));
+      const id = parseClientIdParam('task_id', taskId);
+      const { kind, body } = await this.control.cancel(agent, principal, id, idempotencyClaim(res.req, principal, agent, 'cancel', res.req.body));
       res.status(kind === 'canceled' ? 200 : 202);
       return body;
     }
@@ -149,7 +158,8 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Req() req: Request,
       @Res({ passthrough: true }) res: Response,
     ) {
-      const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query));
+      const claim = idempotencyClaim(req, principal, agent, 'resume', body);
+      const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query), { claim });
       // A decision that rejected every call has nothing left to run: its answer is at hand.
       if (respondAsync(req) && !started.finished) return this.accepted(started, req, res);
       const response = await started.run({ bearerToken: req.bearerToken });
@@ -166,7 +176,8 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @CurrentPrincipal() principal: Principal,
       @Res() res: Response,
     ) {
-      const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query));
+      const claim = idempotencyClaim(res.req, principal, agent, 'resume', body);
+      const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query), { claim });
       const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
@@ -216,8 +227,10 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
 
     /** A reattach's answer, on both routes: 204 once the client has seen the outcome, else the stream. */
     /** The edit both routes start (its ids and message read as every route reads them), run or streamed by the caller. */
-    private startEdit(principal: Principal, taskId: string, requestId: string, body: unknown) {
-      return this.edits.edit(agent, principal, parseClientIdParam('task_id', taskId), parseUuidParam('request_id', requestId), readUserMessage(body));
+    private startEdit(principal: Principal, taskId: string, requestId: string, body: unknown, req: Request) {
+      const task = parseClientIdParam('task_id', taskId);
+      const claim = idempotencyClaim(req, principal, agent, 'edit', body);
+      return this.edits.edit(agent, principal, task, parseUuidParam('request_id', requestId), readUserMessage(body), claim);
     }
 
     private reattached(res: Response, attached: Attached): Promise<void> | void {
@@ -239,7 +252,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @CurrentPrincipal() principal: Principal,
       @Req() req: Request,
     ) {
-      const started = await this.startEdit(principal, taskId, requestId, body);
+      const started = await this.startEdit(principal, taskId, requestId, body, req);
       return started.run({ bearerToken: req.bearerToken });
     }
 
@@ -253,7 +266,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @CurrentPrincipal() principal: Principal,
       @Res() res: Response,
     ) {
-      const started = await this.startEdit(principal, taskId, requestId, body);
+      const started = await this.startEdit(principal, taskId, requestId, body, res.req);
       const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
@@ -261,15 +274,17 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     /** 201 with the new task's view; the source is untouched. */
     @Post('tasks/:task_id/fork')
     @HttpCode(201)
-    fork(@Param('task_id') taskId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal) {
-      return this.edits.fork(agent, principal, parseClientIdParam('task_id', taskId), validateBody(ForkRequestDto, body ?? {}));
+    fork(@Param('task_id') taskId: string, @Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request) {
+      const claim = idempotencyClaim(req, principal, agent, 'fork', body);
+      return this.edits.fork(agent, principal, parseClientIdParam('task_id', taskId), validateBody(ForkRequestDto, body ?? {}), claim);
     }
 
     /** 204 once nothing of the task is left (src/tasks/task-deletion.service.ts). */
     @Delete('tasks/:task_id')
     @HttpCode(204)
-    async deleteTask(@Param('task_id') taskId: string, @CurrentPrincipal() principal: Principal): Promise<void> {
-      await this.deletion.deleteTask(agent, principal, parseClientIdParam('task_id', taskId));
+    async deleteTask(@Param('task_id') taskId: string, @CurrentPrincipal() principal: Principal, @Req() req: Request): Promise<void> {
+      const claim = idempotencyClaim(req, principal, agent, 'delete', undefined);
+      await this.deletion.deleteTask(agent, principal, parseClientIdParam('task_id', taskId), claim);
     }
 
     /** 204 once nothing is left of the caller's tasks of this agent in the session. */

@@ -15,6 +15,10 @@ export enum ErrorCode {
   METHOD_NOT_ALLOWED = 'METHOD_NOT_ALLOWED',
   /** A CORS preflight from an origin TA_CORS_ORIGINS does not list. */
   CORS_ORIGIN_NOT_ALLOWED = 'CORS_ORIGIN_NOT_ALLOWED',
+  /** An `Idempotency-Key` header that is empty, longer than 255 characters or not printable ASCII. */
+  INVALID_IDEMPOTENCY_KEY = 'INVALID_IDEMPOTENCY_KEY',
+  /** An `Idempotency-Key` already used with another route or body (its first use is what it answers for). */
+  IDEMPOTENCY_KEY_REUSED = 'IDEMPOTENCY_KEY_REUSED',
   // identity
   UNAUTHENTICATED = 'UNAUTHENTICATED',
   FORBIDDEN = 'FORBIDDEN',

@@ -11,6 +11,8 @@ interface StatusEntry {
  */
 export const ERROR_STATUS = {
   [ErrorCode.VALIDATION_FAILED]: { status: 422, title: 'Validation failed' },
+  [ErrorCode.INVALID_IDEMPOTENCY_KEY]: { status: 400, title: 'Invalid Idempotency-Key' },
+  [ErrorCode.IDEMPOTENCY_KEY_REUSED]: { status: 422, title: 'Idempotency-Key reused with another request' },
   [ErrorCode.INVALID_CURSOR]: { status: 422, title: 'Invalid cursor' },
   [ErrorCode.MALFORMED_JSON]: { status: 415, title: 'Body is not valid JSON' },
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: { status: 415, title: 'Unsupported media type' },

@@ -36,6 +36,11 @@ export class RunningRequestsService {
     return this.entries.has(requestId);
   }
 
+  /** Settles once the outcome of request `requestId`, running here, is stored; undefined when it does not run here. */
+  settledHere(requestId: string): Promise<unknown> | undefined {
+    return this.entries.get(requestId)?.done;
+  }
+
   /** Aborts a local request; resolves when its outcome is stored. False when it is not running here. */
   async cancel(requestId: string): Promise<boolean> {
     const e = this.entries.get(requestId);

@@ -3,7 +3,7 @@ import type { Principal } from '../../auth/principal';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent } from '../../state/state-store';
-import { RequestRecord, TaskRecord } from '../../state/state.entities';
+import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state/state.entities';
 import { TaskState } from '../lifecycle/transition';
 import { TaskAccess } from './task-access';
 import { Reads, TaskWriterService } from './task-writer.service';
@@ -46,6 +46,14 @@ export class TaskReaderService {
   /** The id of the task holding request `requestId` of the tenant (TaskWriterService.taskOfRequest). */
   taskOfRequest(tenantId: string, requestId: string, options?: { cached?: boolean }): Promise<string | undefined> {
     return this.writer.taskOfRequest(tenantId, requestId, options);
+  }
+
+  /**
+   * The Idempotency-Key entry under `key` (src/tasks/idempotency/). The key is a digest that
+   * includes the caller's owner id and the agent, so it is the caller's own by construction.
+   */
+  idempotencyEntry(tenantId: string, key: string): Promise<IdempotencyEntry | undefined> {
+    return this.store.getIdempotencyEntry(tenantId, key);
   }
 
   /** Every request of the task, in `seq` order. */

@@ -7,7 +7,7 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import type { EnvConfig } from '../../config/env.config';
 import { StateStore } from '../../state/state-store';
-import { RequestRecord, TaskRecord } from '../../state/state.entities';
+import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state/state.entities';
 import { StateStoreUnavailableError, VersionConflictError } from '../../state/state.errors';
 import { isExpired } from '../../state/state-store.util';
 import type { Telemetry } from '../../telemetry/telemetry';
@@ -16,6 +16,7 @@ import { TaskTiming } from '../lifecycle/lease';
 import { Change, TaskState, Transition } from '../lifecycle/transition';
 import { CachedTask, TaskCache, TASK_CACHE_DEFAULTS } from './task-cache';
 import { TaskLanes } from './task-lanes';
+import type { IdempotencyClaim } from '../idempotency/idempotency-claim';
 import { checked, refusalOf, TaskAccess } from './task-access';
 
 export interface WriteOptions {
@@ -25,6 +26,21 @@ export interface WriteOptions {
    * `stopped()` or the lease is provably lost (the transition refuses).
    */
   persistent?: { stopped?: () => boolean };
+}
+
+/**
+ * An `Idempotency-Key` a write claims (src/tasks/idempotency/): stored in the same commit as the
+ * write (TaskWrite.idempotency), naming the task written and, via `requestOf`, the request the
+ * transition started or decided. A key held already fails the write with IdempotencyKeyTakenError.
+ */
+export interface WriteClaim<R> {
+  claim: IdempotencyClaim;
+  requestOf?: (result: R) => string | undefined;
+}
+
+/** The writer's claim of an Idempotency-Key, naming the request `requestOf` finds in the transition's result. */
+export function claimed<R>(claim: IdempotencyClaim | undefined, requestOf: (result: R) => string | undefined): WriteClaim<R> | undefined {
+  return claim && { claim, requestOf };
 }
 
 /** Told of each commit this replica made: the task as stored and the request records the commit wrote. */
@@ -61,6 +77,8 @@ export class TaskWriterService {
   readonly timing: TaskTiming;
   /** How long the running request's own writes wait out an unavailable store. */
   readonly persistentMs: number;
+  /** How long a claimed Idempotency-Key is kept (TA_IDEMPOTENCY_TTL_SECONDS), in ms. */
+  private readonly idempotencyTtlMs: number;
   private readonly lanes = new TaskLanes();
   /** What this replica last wrote of each task, to commit from without reading (src/tasks/writer/task-cache.ts). */
   private readonly cache: TaskCache;
@@ -74,6 +92,7 @@ export class TaskWriterService {
   ) {
     this.timing = { leaseMs: env.state.leaseMs, ttlSeconds: env.state.taskTtlSeconds, clockSkewMs: store.clockSkewMs };
     this.persistentMs = Math.max(30_000, 5 * env.state.leaseMs);
+    this.idempotencyTtlMs = (env.state.idempotencyTtlSeconds ?? 86_400) * 1000;
     // A store in this process is read at no cost: a second copy of it would only take memory.
     const maxBytes = store.inProcess ? 0 : (env.state.taskCacheMaxBytes ?? TASK_CACHE_DEFAULTS.maxBytes);
     this.cache = new TaskCache({ ...TASK_CACHE_DEFAULTS, maxBytes });
@@ -147,11 +166,11 @@ export class TaskWriterService {
   }
 
   /** Creates a task (`expectedVersion: 0`) with its first request(s). */
-  async create<R>(tenantId: string, change: Change<R>): Promise<Applied<R>> {
+  async create<R>(tenantId: string, change: Change<R>, claim?: WriteClaim<R>): Promise<Applied<R>> {
     const task = { ...change.task, writeId: randomUUID() };
     const key = cacheKey(tenantId, task.taskId);
     try {
-      const stored = await this.commit(tenantId, task, 0, change.requests, {});
+      const stored = await this.commit(tenantId, task, 0, change.requests, {}, undefined, this.entryOf(claim, task, change.result));
       this.cache.remember(key, stored, [], change.requests);
       this.committed(tenantId, stored, change.requests);
       return { task: stored, result: change.result };
@@ -165,11 +184,20 @@ export class TaskWriterService {
    * Applies `transition` to the task in one compare-and-set, re-reading and re-applying after a
    * lost race; in the task's lane on this replica (see TaskLanes), the running request's own writes first.
    */
-  update<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions = {}): Promise<Applied<R>> {
-    return this.lanes.run(`${access.tenantId}/${access.taskId}`, !!options.persistent, () => this.apply(access, transition, options));
+  update<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions = {}, claim?: WriteClaim<R>): Promise<Applied<R>> {
+    return this.lanes.run(`${access.tenantId}/${access.taskId}`, !!options.persistent, () => this.apply(access, transition, options, claim));
   }
 
-  private async apply<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions): Promise<Applied<R>> {
+  /** The entry a claim stores with the write of `task` (its times by the store's clock). */
+  private entryOf<R>(claim: WriteClaim<R> | undefined, task: TaskRecord, result: R): IdempotencyEntry | undefined {
+    if (!claim) return undefined;
+    const now = this.now();
+    const requestId = claim.requestOf?.(result);
+    const { key, fingerprint, operation } = claim.claim;
+    return { key, fingerprint, operation, taskId: task.taskId, ...(requestId ? { requestId } : {}), createdAt: now, expiresAt: now + this.idempotencyTtlMs };
+  }
+
+  private async apply<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions, claim?: WriteClaim<R>): Promise<Applied<R>> {
     const deadline = Date.now() + this.persistentMs;
     const conflictDeadline = Date.now() + (options.persistent ? this.persistentMs : CONFLICT_MS);
     const key = cacheKey(access.tenantId, access.taskId);
@@ -216,7 +244,8 @@ export class TaskWriterService {
       try {
         // Pinned by writeId as well as version, read or cached alike: a task deleted and created
         // again since it was read climbs through the same versions, and must not be written over.
-        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, task.writeId);
+        const entry = this.entryOf(claim, next, change.result);
+        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, task.writeId, entry);
         if (all) this.cache.remember(key, stored, all, change.requests);
         else this.cache.delete(key);
         this.countPause(task, stored);
@@ -252,12 +281,19 @@ export class TaskWriterService {
     requests: RequestRecord[],
     options: WriteOptions,
     expectedWriteId?: string,
+    idempotency?: IdempotencyEntry,
   ): Promise<TaskRecord> {
     const deadline = Date.now() + (options.persistent ? this.persistentMs : AMBIGUITY_MS);
     let answerLost = false;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.store.commit(tenantId, { task, expectedVersion, requests, ...(expectedWriteId ? { expectedWriteId } : {}) });
+        return await this.store.commit(tenantId, {
+          task,
+          expectedVersion,
+          requests,
+          ...(expectedWriteId ? { expectedWriteId } : {}),
+          ...(idempotency ? { idempotency } : {}),
+        });
       } catch (err) {
         if (err instanceof VersionConflictError && answerLost) {
           const stored = await this.readBack(tenantId, task.taskId, deadline);
