@@ -28,6 +28,7 @@ async function outcomesOf(store: DynamoDbStateStore) {
     getRequest: () => store.getRequest(tenant, 'r'),
     listSessionTasks: () => store.listSessionTasks(tenant, task.ownerId, task.sessionId, { limit: 10 }),
     commit: () => store.commit(tenant, { task, expectedVersion: 0 }),
+    getIdempotencyEntry: () => store.getIdempotencyEntry(tenant, 'k'),
     ping: () => store.ping(),
   };
   // In parallel: each is bounded on its own, and the file stays fast.

@@ -2,8 +2,8 @@ import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from 
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
-import { HEADER_SK, requestIndexPk, requestSk, taskPk, tenantPkPrefix } from '../../src/state/backends/dynamodb/dynamodb-keys';
-import { StateCorruptError } from '../../src/state/state.errors';
+import { HEADER_SK, IDEMPOTENCY_SK, idempotencyPk, requestIndexPk, requestSk, taskPk, tenantPkPrefix } from '../../src/state/backends/dynamodb/dynamodb-keys';
+import { IdempotencyKeyTakenError, StateCorruptError } from '../../src/state/state.errors';
 import { describeStateStoreConformance } from '../conformance/state-store.conformance';
 import { makeRequest, makeTask } from '../conformance/fixtures';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, uniqueName } from '../support/services';
@@ -186,6 +186,56 @@ describe('DynamoDbStateStore', () => {
     for (let i = 0; i < 10 && !done; i++) done = await store.deleteTaskBatch(tenant, task.taskId, 10);
     expect(done).toBe(true);
     const left = await doc.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk } }));
+    expect(left.Items).toEqual([]);
+  });
+
+  it("stores an Idempotency-Key's entry in its own item, expiring by the table's TTL at its expiresAt; a corrupt one is StateCorruptError", async () => {
+    const tenant = uniqueName('tenant');
+    const task = makeTask(tenant);
+    const now = store.now();
+    const entry = { key: 'k/1#x', fingerprint: 'f1', operation: 'turn', taskId: task.taskId, createdAt: now, expiresAt: now + 60_500 };
+    await store.commit(tenant, { task, expectedVersion: 0, requests: [makeRequest(task, 0)], idempotency: entry });
+    const key = { pk: idempotencyPk(tenant, entry.key), sk: IDEMPOTENCY_SK };
+    const { Item: item } = await doc.send(new GetCommand({ TableName: table, Key: key }));
+    expect(item).toEqual({ ...key, data: JSON.stringify(entry), expiresAt: entry.expiresAt, ttl: Math.ceil(entry.expiresAt / 1000) });
+    expect(key.pk.startsWith(tenantPkPrefix(tenant))).toBe(true);
+
+    // Damaged: the read, and a claim of the key (the claim's condition still sees it held), report it and change nothing.
+    await doc.send(new PutCommand({ TableName: table, Item: { ...item, data: 'not json' } }));
+    await expect(store.getIdempotencyEntry(tenant, entry.key)).rejects.toMatchObject({ code: 'STATE_CORRUPT', key: `${key.pk} / ${key.sk}` });
+    const other = makeTask(tenant);
+    await expect(store.commit(tenant, { task: other, expectedVersion: 0, idempotency: { ...entry, taskId: other.taskId } })).rejects.toBeInstanceOf(
+      StateCorruptError,
+    );
+    expect(await store.getTask(tenant, other.taskId)).toBeUndefined();
+    expect((await doc.send(new GetCommand({ TableName: table, Key: key }))).Item?.data).toBe('not json');
+  });
+
+  it('a commit that claims an Idempotency-Key writes one request fewer (48), in the transaction it claims in', async () => {
+    const tenant = uniqueName('tenant');
+    const task = makeTask(tenant, { requestCount: 49 });
+    const requests = Array.from({ length: 49 }, (_, seq) => makeRequest(task, seq));
+    const now = store.now();
+    const entry = { key: `k-${task.taskId}`, fingerprint: 'f1', operation: 'fork', taskId: task.taskId, createdAt: now, expiresAt: now + 60_000 };
+    await expect(store.commit(tenant, { task, expectedVersion: 0, requests, idempotency: entry })).rejects.toThrow(
+      'at most 48 requests when it claims an Idempotency-Key',
+    );
+    expect(await store.getIdempotencyEntry(tenant, entry.key)).toBeUndefined();
+    await store.commit(tenant, { task: { ...task, requestCount: 48 }, expectedVersion: 0, requests: requests.slice(0, 48), idempotency: entry });
+    expect(await store.getIdempotencyEntry(tenant, entry.key)).toEqual(entry);
+    expect(await store.listRequests(tenant, task.taskId)).toHaveLength(48);
+    expect((await store.listOwnerSessions(tenant, task.ownerId, { limit: 10 })).items).toEqual([task.sessionId]);
+    // Refused, the same large commit of another task writes nothing of it.
+    const twin = makeTask(tenant, { sessionId: 'twin', requestCount: 48 });
+    const twins = Array.from({ length: 48 }, (_, seq) => makeRequest(twin, seq, { output: 'x'.repeat(seq === 0 ? 500_000 : 10) }));
+    const refused = await store
+      .commit(tenant, { task: twin, expectedVersion: 0, requests: twins, idempotency: { ...entry, taskId: twin.taskId } })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(IdempotencyKeyTakenError);
+    expect((refused as IdempotencyKeyTakenError).entry).toEqual(entry);
+    const left = await doc.send(
+      new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': taskPk(tenant, twin.taskId) } }),
+    );
     expect(left.Items).toEqual([]);
   });
 });

@@ -1,9 +1,11 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchGetCommandOutput, DeleteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchGetCommandOutput, DeleteCommand, QueryCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ArchiveEntry, Page } from '../../state-store';
+import { TaskRecord } from '../../state.entities';
 import { IndexEntry, pageLiveEntries } from '../live-page.util';
 import { DynamoDbContext } from './dynamodb-context';
-import { ARCHIVE_SHARDS, archivePk, archiveSkUpTo, HEADER_SK, leaseShard, taskPk } from './dynamodb-keys';
+import { HeaderSnapshot } from './dynamodb-header-cache';
+import { ARCHIVE_SHARDS, archivePk, archiveSk, archiveSkUpTo, HEADER_SK, leaseShard, taskPk } from './dynamodb-keys';
 
 /**
  * The archive index (StateStore.listUnarchived; its items in dynamodb-keys.ts, written by each
@@ -129,4 +131,32 @@ async function conditionalDelete(
     if (err instanceof ConditionalCheckFailedException) return false;
     throw err;
   }
+}
+
+/**
+ * The archive index follows the header as the lease index does (leaseIndexWrites), when kept:
+ * every commit's transaction (dynamodb-commit.ts) puts the task's entry at the commit's time with
+ * its new version (carrying the task's expiry, as a lease entry does) and deletes the entry it
+ * replaces, which the header names (`archiveSk`), so this needs no read. A store that does not keep the index writes no item for it, and its header
+ * carries the entry's key on, so a later commit that keeps the index still deletes that entry. An
+ * expired incarnation's entry is left for the listing, as a lease entry is.
+ */
+export function archiveIndexWrites(
+  table: string,
+  tenantId: string,
+  stored: TaskRecord,
+  current: HeaderSnapshot | undefined,
+  listed: { inc: string; exp: number | undefined; at: number | undefined },
+) {
+  const { inc, exp, at } = listed;
+  if (at === undefined) return { sk: current?.archiveSk, items: [] };
+  const { taskId } = stored;
+  const pk = archivePk(leaseShard(tenantId, taskId));
+  const sk = archiveSk(at, tenantId, taskId);
+  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
+  if (current?.archiveSk !== undefined && current.archiveSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.archiveSk } } });
+  const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
+  const entry = { pk, sk, tenantId, taskId, version: stored.version, changedAt: at, inc, ...expiry };
+  items.push({ Put: { TableName: table, Item: entry } });
+  return { sk, items };
 }

@@ -5,29 +5,18 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
-import { VersionConflictError } from '../../state.errors';
+import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs } from '../ttl-horizon.util';
 import { DynamoDbContext } from './dynamodb-context';
 import { HeaderSnapshot, isLive, snapshotOf } from './dynamodb-header-cache';
+import { claimItem, refusingEntry } from './dynamodb-idempotency';
 import { Item } from './dynamodb-items';
 import { deleteKeys, layoutRequests, partItems, putItems, readSplits, replaceSplits, RequestLayout, requestItemBody, Splits } from './dynamodb-parts';
 import { parseItem, readHeader } from './dynamodb-query';
 import { ChildTtlPlan, extendChildTtl, planChildTtl } from './dynamodb-ttl';
-import {
-  archivePk,
-  archiveSk,
-  HEADER_SK,
-  leasePk,
-  leaseShard,
-  leaseSk,
-  ownerSessionsPk,
-  REQUEST_INDEX_SK,
-  requestIndexPk,
-  requestSk,
-  sessionPk,
-  sessionSk,
-  taskPk,
-} from './dynamodb-keys';
+import { HEADER_SK, ownerSessionsPk, REQUEST_INDEX_SK, requestIndexPk, requestSk, sessionPk, sessionSk, taskPk } from './dynamodb-keys';
+import { leaseIndexWrites } from './dynamodb-leases';
+import { archiveIndexWrites } from './dynamodb-archive';
 
 /** DynamoDB allows 100 items per transaction: the header, two per request, and the session entry. */
 export const MAX_REQUESTS_PER_COMMIT = 49;
@@ -38,6 +27,8 @@ export const MAX_REQUESTS_PER_LEASE_COMMIT = 48;
  * entry and may delete the one it replaces: one request fewer (48, or 47 with a lease).
  */
 export const ARCHIVE_INDEX_REQUESTS = 1;
+/** A commit that claims an Idempotency-Key (TaskWrite.idempotency) also puts its entry: one request fewer. */
+export const IDEMPOTENCY_CLAIM_REQUESTS = 1;
 
 /** Concurrent transactions on one item can cancel each other (`TransactionConflict`); retry these. */
 const TRANSACTION_CONFLICT_ATTEMPTS = 4;
@@ -47,13 +38,23 @@ const TRANSACTION_CONFLICT_ATTEMPTS = 4;
  * last wrote or read when that is version n (with the expected writeId): no read first; else it
  * reads the header. A create reads nothing: its condition is that no header exists, and only when
  * an expired one is there (the failure returns it) does it re-create over that one. Either way a
- * lost race writes nothing.
+ * lost race writes nothing. A claim whose key a live entry holds writes nothing either, and fails
+ * with that entry (IdempotencyKeyTakenError), unless the header's condition failed too.
  */
 export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
   const { taskId } = write.task;
-  const most = (write.task.lease ? MAX_REQUESTS_PER_LEASE_COMMIT : MAX_REQUESTS_PER_COMMIT) - (ctx.archiveIndex ? ARCHIVE_INDEX_REQUESTS : 0);
+  const most =
+    (write.task.lease ? MAX_REQUESTS_PER_LEASE_COMMIT : MAX_REQUESTS_PER_COMMIT) -
+    (ctx.archiveIndex ? ARCHIVE_INDEX_REQUESTS : 0) -
+    (write.idempotency ? IDEMPOTENCY_CLAIM_REQUESTS : 0);
   if ((write.requests?.length ?? 0) > most) {
-    const why = [write.task.lease ? 'the task holds a lease' : '', ctx.archiveIndex ? 'the archive index is kept' : ''].filter(Boolean).join(' and ');
+    const why = [
+      write.task.lease ? 'the task holds a lease' : '',
+      ctx.archiveIndex ? 'the archive index is kept' : '',
+      write.idempotency ? 'it claims an Idempotency-Key' : '',
+    ]
+      .filter(Boolean)
+      .join(' and ');
     throw new RangeError(`A commit may write at most ${most} requests${why ? ` when ${why}` : ''}`);
   }
   const now = ctx.now();
@@ -76,17 +77,30 @@ export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: 
   await putItems(ctx.doc, ctx.table, parts);
   const attempt = { tenantId, write, ttl, now, inc, layouts };
   try {
-    let outcome = await applyCommit(ctx, attempt, current);
+    let base = current;
+    let outcome = await applyCommit(ctx, attempt, base);
     if ('found' in outcome && !current) {
       const found = outcome.found ?? (await readHeader(ctx, tenantId, taskId))?.snapshot;
-      if (found && !isLive(found, now)) outcome = await applyCommit(ctx, attempt, found);
+      if (found && !isLive(found, now)) outcome = await applyCommit(ctx, attempt, (base = found));
+    }
+    if ('held' in outcome) {
+      const { key } = write.idempotency!;
+      const held = await refusingEntry(ctx, tenantId, key, outcome.held);
+      if (held) throw new IdempotencyKeyTakenError(held);
+      // The entry expired (or went) since the claim met it: claimed once more, by the clock's time now.
+      outcome = await applyCommit(ctx, { ...attempt, now: ctx.now() }, base);
+      if ('held' in outcome) {
+        const again = await refusingEntry(ctx, tenantId, key, outcome.held);
+        // None live yet again: writers of the key still in the way, reported as the conflict it is.
+        throw again ? new IdempotencyKeyTakenError(again) : new VersionConflictError(taskId, write.expectedVersion);
+      }
     }
     if ('stored' in outcome) return outcome.stored;
     const actual = outcome.found && isLive(outcome.found, now) ? outcome.found.version : 0;
     throw new VersionConflictError(taskId, write.expectedVersion, actual);
   } catch (err) {
     // Cancelled: its parts are nobody's. Any other failure may yet have applied (a lost answer): keep them.
-    if (err instanceof VersionConflictError) await dropGarbage(ctx, parts as { pk: string; sk: string }[]);
+    if (err instanceof VersionConflictError || err instanceof IdempotencyKeyTakenError) await dropGarbage(ctx, parts as { pk: string; sk: string }[]);
     throw err;
   }
 }
@@ -108,13 +122,14 @@ async function expectedHeader(ctx: DynamoDbContext, tenantId: string, write: Tas
 
 /**
  * One commit transaction on top of `current` (undefined: no header). On success the stored task;
- * when the header's condition failed, the header found instead (undefined: none), remembered.
+ * when the header's condition failed, the header found instead (undefined: none), remembered; when
+ * only the claim's did (the key is held), `held`: the entry item the failure returned, if it did.
  */
 async function applyCommit(
   ctx: DynamoDbContext,
   attempt: { tenantId: string; write: TaskWrite; ttl: ChildTtlPlan; now: number; inc: string; layouts: RequestLayout[] },
   current: HeaderSnapshot | undefined,
-): Promise<{ stored: TaskRecord } | { found?: HeaderSnapshot }> {
+): Promise<{ stored: TaskRecord } | { found?: HeaderSnapshot } | { held: Item | undefined }> {
   const { tenantId, write, ttl, now, inc, layouts } = attempt;
   const pk = taskPk(tenantId, write.task.taskId);
   const base = !current ? {} : (current.splits ?? (await readSplits(ctx.doc, ctx.table, pk)));
@@ -122,13 +137,15 @@ async function applyCommit(
   const layout = { inc, requests: layouts, splits, archiveAt: ctx.archiveIndex ? ctx.changedAt(now) : undefined };
   const { input, json, snapshot, ownerSession } = buildCommit(ctx.table, tenantId, write, current, ttl, now, layout);
   if (ownerSession) await ctx.doc.send(new PutCommand({ TableName: ctx.table, Item: ownerSession }));
-  let failed: { old?: Item } | undefined;
+  let failed: { old?: Item } | { held: Item | undefined } | undefined;
   try {
-    failed = await transact(ctx, input, write.task.taskId, write.expectedVersion);
+    failed = await transact(ctx, input, write);
   } catch (err) {
     ctx.headers.forget(pk);
     throw err;
   }
+  // The header's condition held: the header is still `current`, as remembered.
+  if (failed && 'held' in failed) return failed;
   if (failed) {
     const found = failed.old && oldSnapshot(failed.old);
     if (found) ctx.headers.remember(pk, found);
@@ -152,14 +169,14 @@ async function dropGarbage(ctx: DynamoDbContext, keys: { pk: string; sk: string 
 
 /**
  * Sends a commit transaction; undefined when it applied, `{ old }` when the header's condition
- * failed (`old`: the header as it is, when there is one).
+ * failed (`old`: the header as it is, when there is one), `{ held }` when the header's held and
+ * the claim's did not (`held`: the entry that holds the key, as the failure returned it).
  */
 async function transact(
   ctx: DynamoDbContext,
   input: ConstructorParameters<typeof TransactWriteCommand>[0],
-  taskId: string,
-  expected: number,
-): Promise<{ old?: Item } | undefined> {
+  write: TaskWrite,
+): Promise<{ old?: Item } | { held: Item | undefined } | undefined> {
   for (let attempt = 1; ; attempt++) {
     try {
       await ctx.doc.send(new TransactWriteCommand(input));
@@ -167,12 +184,20 @@ async function transact(
     } catch (err) {
       const reasons = (err as { CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[] }).CancellationReasons;
       if (!reasons) throw err;
+      // The header's reason first: a lost compare-and-set is a version conflict whatever the key.
       const header = reasons[0];
       if (header?.Code === 'ConditionalCheckFailed') return { old: header.Item && unmarshall(header.Item) };
+      // The claim is the transaction's second item (buildCommit); it decides only once the header's condition held.
+      const claim = write.idempotency ? reasons[1] : undefined;
+      if (claim?.Code === 'ConditionalCheckFailed' && header?.Code === 'None') return { held: claim.Item && unmarshall(claim.Item) };
       // The same transaction re-applies only if its condition still holds, so retrying is safe;
       // a writer still in the way after that is reported as the conflict it is.
       if (!reasons.some((r) => r.Code === 'TransactionConflict')) throw err;
-      if (attempt >= TRANSACTION_CONFLICT_ATTEMPTS) throw new VersionConflictError(taskId, expected);
+      if (attempt >= TRANSACTION_CONFLICT_ATTEMPTS) {
+        // Commits claiming one key at once meet on its entry: the one that got it holds it (the caller reads it).
+        if (claim?.Code === 'TransactionConflict' && header?.Code === 'None') return { held: undefined };
+        throw new VersionConflictError(write.task.taskId, write.expectedVersion);
+      }
       await sleep(10 + Math.random() * 40 * attempt);
     }
   }
@@ -194,7 +219,8 @@ function oldSnapshot(item: Item): HeaderSnapshot | undefined {
  * nothing. `layout` is the task's incarnation (a new one for a create), how each request is stored
  * (dynamodb-parts.ts: split ones have their parts written before, and the request item here is what
  * makes them visible), the header's splits once they are, and, when the archive index is kept, the
- * time to list the task at.
+ * time to list the task at. A claimed Idempotency-Key's entry is put in the same transaction, on
+ * the condition that no live entry holds the key (dynamodb-idempotency.ts).
  * `snapshot` is the header it writes.
  */
 export function buildCommit(
@@ -248,7 +274,9 @@ export function buildCommit(
     put({ pk: requestIndexPk(tenantId, r.requestId), sk: REQUEST_INDEX_SK, taskId, seq: r.seq }),
   ]);
   const sessionEntry = live ? [] : [put({ ...session, taskId })];
-  const items = [header, ...requests, ...sessionEntry, ...lease.items, ...archive.items];
+  // The claim right after the header: transact() tells the two failures apart by position.
+  const claim = write.idempotency ? [claimItem(table, tenantId, write.idempotency, now)] : [];
+  const items = [header, ...claim, ...requests, ...sessionEntry, ...lease.items, ...archive.items];
   const snapshot: HeaderSnapshot = {
     version: stored.version,
     inc,
@@ -268,54 +296,6 @@ export function buildCommit(
   const ownerSession = { pk: ownerSessionsPk(tenantId, stored.ownerId), sk: stored.sessionId, sessionId: stored.sessionId };
   if (items.length < 100) return { input: { TransactItems: [...items, { Put: { TableName: table, Item: ownerSession } }] }, json, snapshot };
   return { input: { TransactItems: items }, json, snapshot, ownerSession };
-}
-
-/**
- * The lease index follows the header (StateStore.listLapsedLeases): while the task holds a lease
- * its entry is put with every commit (it carries the task's expiry, by which a listing tells an
- * entry of an expired task), and the entry of the lease it replaces or releases is deleted. An
- * expired incarnation's entry (`current` undefined on a re-create) is left for the listing, which
- * drops it by its own expiry: it never names the new incarnation.
- */
-function leaseIndexWrites(table: string, tenantId: string, stored: TaskRecord, current: HeaderSnapshot | undefined, inc: string, exp: number | undefined) {
-  const { taskId } = stored;
-  const pk = leasePk(leaseShard(tenantId, taskId));
-  const sk = stored.lease ? leaseSk(stored.lease.expiresAt, tenantId, taskId) : undefined;
-  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
-  if (current?.leaseSk !== undefined && current.leaseSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.leaseSk } } });
-  if (stored.lease && sk !== undefined) {
-    const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
-    items.push({ Put: { TableName: table, Item: { pk, sk, tenantId, taskId, inc, leaseAt: stored.lease.expiresAt, ...expiry } } });
-  }
-  return { sk, items };
-}
-
-/**
- * The archive index follows the header too (StateStore.listUnarchived), when kept: every commit
- * puts the task's entry at the commit's time with its new version (carrying the task's expiry, as a
- * lease entry does) and deletes the entry it replaces, which the header names (`archiveSk`), so
- * this needs no read. A store that does not keep the index writes no item for it, and its header
- * carries the entry's key on, so a later commit that keeps the index still deletes that entry. An
- * expired incarnation's entry is left for the listing, as a lease entry is.
- */
-function archiveIndexWrites(
-  table: string,
-  tenantId: string,
-  stored: TaskRecord,
-  current: HeaderSnapshot | undefined,
-  listed: { inc: string; exp: number | undefined; at: number | undefined },
-) {
-  const { inc, exp, at } = listed;
-  if (at === undefined) return { sk: current?.archiveSk, items: [] };
-  const { taskId } = stored;
-  const pk = archivePk(leaseShard(tenantId, taskId));
-  const sk = archiveSk(at, tenantId, taskId);
-  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
-  if (current?.archiveSk !== undefined && current.archiveSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.archiveSk } } });
-  const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
-  const entry = { pk, sk, tenantId, taskId, version: stored.version, changedAt: at, inc, ...expiry };
-  items.push({ Put: { TableName: table, Item: entry } });
-  return { sk, items };
 }
 
 /**

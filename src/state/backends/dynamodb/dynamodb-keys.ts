@@ -21,6 +21,9 @@
  *   owner sessions T#<tenant>#O#<owner>#SESSIONS      <sessionId>             sessionId (no ttl: written by a
  *                                                                            task's create, deleted with the
  *                                                                            session's last task)
+ *   idempotency    T#<tenant>#IDEM#<key>             IDEMPOTENCY             data (IdempotencyEntry JSON),
+ *   entry                                                                    expiresAt (ms, the store's clock),
+ *                                                                            ttl (dynamodb-idempotency.ts)
  *   lease entry    LEASES#<shard>                    <expiresAt ms, 15       tenantId, taskId, inc, leaseAt (the
  *                                                    digits>#<tenant>#<task> lease's exact expiresAt), taskExp?,
  *                                                                            ttl? (dynamodb-leases.ts)
@@ -36,9 +39,13 @@
  *   expired task gets a new one, and reads ignore the old incarnation's leftover items.
  * - `data` holds the record as one JSON string: it round-trips exactly (no marshalling of
  *   undefined or empty values), and a record that fails to parse can be reported as corrupt.
- * - `ttl` (epoch seconds) is the table's TTL attribute. Headers carry the exact expiry; the other
- *   items carry the `childTtl` horizon (see ttl-horizon.util.ts). DynamoDB deletes lazily (and
- *   DynamoDB Local never), so reads always filter on `expiresAt`.
+ * - `ttl` (epoch seconds) is the table's TTL attribute. Headers and idempotency entries carry the
+ *   exact expiry; the other items carry the `childTtl` horizon (see ttl-horizon.util.ts). DynamoDB
+ *   deletes lazily (and DynamoDB Local never), so reads always filter on `expiresAt`.
+ * - An idempotency entry (StateStore.getIdempotencyEntry) has a partition of its own, not its
+ *   task's: the commit that claims its key puts it in the commit's transaction (over an expired
+ *   entry left there), and nothing else writes or deletes it (the deletion of the task leaves it):
+ *   it lives until its `ttl`.
  * - The session sort key orders an owner's tasks oldest first and is the paging position.
  */
 export const HEADER_SK = 'HEADER';
@@ -70,6 +77,13 @@ export const REQUESTS_END = 'REQ$';
 
 export function requestIndexPk(tenantId: string, requestId: string): string {
   return `T#${enc(tenantId)}#REQ#${enc(requestId)}`;
+}
+
+export const IDEMPOTENCY_SK = 'IDEMPOTENCY';
+
+/** The partition of the entry of an Idempotency-Key (its `key`, a digest: IdempotencyEntry.key). */
+export function idempotencyPk(tenantId: string, key: string): string {
+  return `T#${enc(tenantId)}#IDEM#${enc(key)}`;
 }
 
 export function sessionPk(tenantId: string, ownerId: string, sessionId: string): string {

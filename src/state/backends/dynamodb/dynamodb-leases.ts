@@ -1,8 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { LeaseEntry } from '../../state-store';
+import { TaskRecord } from '../../state.entities';
 import { IndexEntry } from '../live-page.util';
-import { LEASE_SHARDS, leasePk, leaseSkUpTo } from './dynamodb-keys';
+import { HeaderSnapshot } from './dynamodb-header-cache';
+import { LEASE_SHARDS, leasePk, leaseShard, leaseSk, leaseSkUpTo } from './dynamodb-keys';
 
 /**
  * One read of the lease index (StateStore.listLapsedLeases; its items in dynamodb-keys.ts, written
@@ -68,4 +70,31 @@ async function dropEntry(doc: DynamoDBDocumentClient, table: string, item: Recor
   } catch (err) {
     if (!(err instanceof ConditionalCheckFailedException)) throw err;
   }
+}
+
+/**
+ * The lease index follows the header (StateStore.listLapsedLeases): while the task holds a lease
+ * its entry is put in every commit's transaction (dynamodb-commit.ts; it carries the task's expiry,
+ * by which a listing tells an entry of an expired task), and the entry of the lease it replaces or
+ * releases is deleted. An expired incarnation's entry (`current` undefined on a re-create) is left
+ * for the listing, which drops it by its own expiry: it never names the new incarnation.
+ */
+export function leaseIndexWrites(
+  table: string,
+  tenantId: string,
+  stored: TaskRecord,
+  current: HeaderSnapshot | undefined,
+  inc: string,
+  exp: number | undefined,
+) {
+  const { taskId } = stored;
+  const pk = leasePk(leaseShard(tenantId, taskId));
+  const sk = stored.lease ? leaseSk(stored.lease.expiresAt, tenantId, taskId) : undefined;
+  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
+  if (current?.leaseSk !== undefined && current.leaseSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.leaseSk } } });
+  if (stored.lease && sk !== undefined) {
+    const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
+    items.push({ Put: { TableName: table, Item: { pk, sk, tenantId, taskId, inc, leaseAt: stored.lease.expiresAt, ...expiry } } });
+  }
+  return { sk, items };
 }

@@ -1,7 +1,7 @@
 import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
-import { RequestRecord, TaskRecord, IdempotencyEntry } from '../../state.entities';
+import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
 import { StoreClock } from '../../store-clock';
 import { DYNAMODB_CLOCK_SKEW_MS, sampleDateHeaders } from './dynamodb-clock';
 import { pageLiveEntries } from '../live-page.util';
@@ -11,6 +11,7 @@ import { commitTask } from './dynamodb-commit';
 import { DynamoDbContext } from './dynamodb-context';
 import { deleteTaskStep } from './dynamodb-delete';
 import { HeaderCache } from './dynamodb-header-cache';
+import { readIdempotencyEntry } from './dynamodb-idempotency';
 import { toStateError } from './dynamodb-errors';
 import { DEFAULT_MAX_REQUEST_BYTES } from './dynamodb-parts';
 import { readLeaseEntries } from './dynamodb-leases';
@@ -130,12 +131,12 @@ export class DynamoDbStateStore extends StateStore {
     return this.run(() => commitTask(this.ctx, tenantId, write));
   }
 
-  /** The lease entries (dynamodb-leases.ts), paged by sort key. */
-  // TODO(issue 24): replaced by the backend's implementation (conformance: idempotency.case.ts).
-  async getIdempotencyEntry(_tenantId: string, _key: string): Promise<IdempotencyEntry | undefined> {
-    throw new Error('Idempotency keys are not implemented on this backend yet');
+  /** The entry items a commit's claim puts (dynamodb-idempotency.ts). */
+  async getIdempotencyEntry(tenantId: string, key: string): Promise<IdempotencyEntry | undefined> {
+    return this.run(() => readIdempotencyEntry(this.ctx, tenantId, key));
   }
 
+  /** The lease entries (dynamodb-leases.ts), paged by sort key. */
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     return this.run(() => pageLiveEntries(page, (after, count) => readLeaseEntries(this.ctx.doc, this.ctx.table, { before, now: this.now() }, after, count)));
   }
