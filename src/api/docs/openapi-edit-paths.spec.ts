@@ -19,7 +19,7 @@ describe('openapi.json: edit and fork', () => {
     const editSse = doc.paths['/Three/1/tasks/{task_id}/requests/{request_id}/edit/sse']!.post!;
     const fork = doc.paths['/Three/1/tasks/{task_id}/fork']!.post!;
     for (const op of [edit, editSse, fork]) expect(op.description).toEqual(expect.any(String));
-    expect(edit.parameters!.map((p) => p.name)).toEqual(['task_id', 'request_id']);
+    expect(edit.parameters!.map((p) => p.name)).toEqual(['task_id', 'request_id', 'Idempotency-Key']);
     expect(JSON.stringify(edit.responses['200'])).toContain('#/components/schemas/StateResponse');
     expect(Object.keys(edit.responses)).toEqual(expect.arrayContaining(['404', '409', '422']));
     expect(JSON.stringify(editSse.responses['200'])).toContain('text/event-stream');

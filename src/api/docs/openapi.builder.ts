@@ -6,6 +6,7 @@ import { addTaskStreamPaths } from './openapi-task-stream-paths';
 import { addArchivePaths } from './openapi-archive-paths';
 import { addDeleteAndListPaths } from './openapi-delete-list-paths';
 import { addEditPaths } from './openapi-edit-paths';
+import { addIdempotencyKey } from './openapi-idempotency';
 import { OPENAPI_SCHEMAS, ref } from './openapi-schemas';
 
 type Operation = Record<string, unknown>;
@@ -63,7 +64,10 @@ export function buildOpenApi(agent: AgentDefinition): Record<string, unknown> {
       responses: { '200': sse('partial-response events, then final-response'), ...errors },
     },
   };
-  if (stateful) addStatefulPaths(paths, p, agent);
+  if (stateful) {
+    addStatefulPaths(paths, p, agent);
+    addIdempotencyKey(paths, p);
+  }
   paths[`${p}/health`] = {
     get: {
       operationId: 'health',
