@@ -21,7 +21,7 @@ describe('openapi.json: AG-UI', () => {
     expect(op.operationId).toBe('agUiRun');
     expect(op.description).toMatch(/RunAgentInput/);
     expect(Object.keys(op.responses['200']!.content!)).toEqual(['text/event-stream', 'application/vnd.ag-ui.event+proto']);
-    expect(Object.keys(op.responses)).toEqual(['200', '401', '422', '400']);
+    expect(Object.keys(op.responses)).toEqual(['200', '400', '401', '422']);
     expect(JSON.stringify(op.requestBody)).toContain('interruptId');
   });
 
