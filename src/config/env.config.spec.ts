@@ -72,6 +72,15 @@ describe('loadEnvConfig', () => {
     expect(env.telemetry.logLevel).toBe('warn');
   });
 
+  it('reads the webhook settings: private addresses refused and 24 hours of retries by default', () => {
+    expect(loadEnvConfig({ ...DEV }).webhooks).toEqual({ allowPrivate: false, retryHours: 24 });
+    expect(loadEnvConfig({ ...DEV, TA_WEBHOOK_ALLOW_PRIVATE: 'true', TA_WEBHOOK_RETRY_HOURS: '72' }).webhooks).toEqual({ allowPrivate: true, retryHours: 72 });
+    expect(problemsOf({ ...DEV, TA_WEBHOOK_RETRY_HOURS: '0', TA_WEBHOOK_ALLOW_PRIVATE: 'maybe' })).toEqual([
+      expect.stringMatching(/^TA_WEBHOOK_ALLOW_PRIVATE /),
+      expect.stringMatching(/^TA_WEBHOOK_RETRY_HOURS /),
+    ]);
+  });
+
   it('reads the PostgreSQL settings, with their defaults', () => {
     const url = 'postgres://teal:secret@db.example.com:5432/agents?sslmode=require';
     expect(loadEnvConfig({ ...DEV, TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: url }).state.postgres).toEqual({

@@ -138,6 +138,12 @@ export class EnvVars {
   /** The app role that erases a person's data (`DELETE /admin/principals/{oid}`). */
   @IsOptional() @IsString() TA_ADMIN_ROLE = 'Agents.Admin';
 
+  // webhooks (docs/webhooks.md)
+  /** Webhooks may reach loopback, private and CGNAT addresses (tests, in-cluster receivers); link-local and metadata ones stay refused. */
+  @IsOptional() @Transform(toBool) @EnvBool() TA_WEBHOOK_ALLOW_PRIVATE = false;
+  /** A webhook delivery is retried for this many hours after its event, then dead. */
+  @IsOptional() @Transform(toInt) @EnvInt(1, 720) TA_WEBHOOK_RETRY_HOURS = 24;
+
   // tools (docs/tools.md)
   /** Per call attempt of a tool, unless its MCP server sets request_timeout or its plugin timeout_ms. */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_TOOL_TIMEOUT_MS = 30_000;
