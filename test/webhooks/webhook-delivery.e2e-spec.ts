@@ -136,13 +136,13 @@ describe('webhook delivery (one attempt, real receivers)', () => {
 
   describe('the SSRF guard (allowPrivate false)', () => {
     it.each([
-      ['127.0.0.1', 'http://127.0.0.1:9/x', 'refused: 127.0.0.1 is refused: loopback; TA_WEBHOOK_ALLOW_PRIVATE=true allows it'],
-      ['169.254.169.254', 'http://169.254.169.254/latest/meta-data/', 'refused: 169.254.169.254 is refused: link-local (cloud metadata)'],
-      ['localhost', 'http://localhost:9/x', /^refused: localhost \((127\.0\.0\.1|::1)\) is refused: loopback/],
+      ['127.0.0.1', 'http://127.0.0.1:9/x', '127.0.0.1 is refused: loopback; TA_WEBHOOK_ALLOW_PRIVATE=true allows it'],
+      ['169.254.169.254', 'http://169.254.169.254/latest/meta-data/', '169.254.169.254 is refused: link-local (cloud metadata)'],
+      ['localhost', 'http://localhost:9/x', /^localhost \((127\.0\.0\.1|::1)\) is refused: loopback/],
     ])('refuses %s, and no request leaves', async (_name, url, error) => {
       const r = await receiver((_req, res) => res.end());
       const result = await deliverWebhookAttempt(attempt(url.replace(':9', `:${new URL(r.url).port}`), { allowPrivate: false }));
-      expect(result.ok).toBe(false);
+      expect(result).toMatchObject({ ok: false, refused: true });
       expect(result.error).toEqual(typeof error === 'string' ? error : expect.stringMatching(error));
       expect(r.received).toHaveLength(0);
     });

@@ -21,16 +21,17 @@ describe('deliverWebhookAttempt, before anything is sent', () => {
   it('reports an address the SSRF guard refuses as a failed attempt, without connecting', async () => {
     const lookup = jest.fn(async () => [{ address: '169.254.169.254', family: 4 }]);
     const result = await deliverWebhookAttempt(attempt({ url: 'http://metadata.evil.io/latest', lookup }));
-    expect(result).toMatchObject({ ok: false, error: 'refused: metadata.evil.io (169.254.169.254) is refused: link-local (cloud metadata)' });
+    expect(result).toMatchObject({ ok: false, error: 'metadata.evil.io (169.254.169.254) is refused: link-local (cloud metadata)', refused: true });
     expect(result.status).toBeUndefined();
     expect(lookup).toHaveBeenCalledWith('metadata.evil.io');
   });
 
   it('refuses a URL that is not absolute, with or without a limiter', async () => {
-    expect(await deliverWebhookAttempt(attempt({ url: 'nope' }))).toMatchObject({ ok: false, error: 'refused: not an absolute URL' });
+    expect(await deliverWebhookAttempt(attempt({ url: 'nope' }))).toMatchObject({ ok: false, error: 'not an absolute URL', refused: true });
     expect(await deliverWebhookAttempt(attempt({ url: 'nope', limiter: new OriginSemaphore() }))).toMatchObject({
       ok: false,
-      error: 'refused: not an absolute URL',
+      error: 'not an absolute URL',
+      refused: true,
     });
   });
 

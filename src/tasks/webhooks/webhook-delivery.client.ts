@@ -1,6 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { LookupAddress, LookupOneOptions } from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import type { WebhookSecret } from '../../agents/config/webhooks.schema';
 import type { OriginSemaphore } from './origin-semaphore.util';
 import { parseRetryAfter } from './retry-after.util';
@@ -38,6 +38,11 @@ export interface WebhookAttemptResult {
   status?: number;
   /** Why it failed, for the delivery record and the logs (never the secret, never the body). */
   error?: string;
+  /**
+   * The SSRF guard stopped it before any connection (or the URL is not one): a retry changes
+   * nothing unless the host's DNS does.
+   */
+  refused?: true;
   /** The receiver's `Retry-After` on a failed answer (bounded: retry-after.util.ts). */
   retryAfterMs?: number;
   durationMs: number;
@@ -55,7 +60,7 @@ export async function deliverWebhookAttempt(attempt: WebhookAttempt): Promise<We
   try {
     origin = new URL(attempt.url).origin;
   } catch {
-    return { ok: false, error: 'refused: not an absolute URL', durationMs: 0 };
+    return { ok: false, error: 'not an absolute URL', refused: true, durationMs: 0 };
   }
   return attempt.limiter.run(origin, () => attemptOnce(attempt));
 }
@@ -78,6 +83,7 @@ async function attemptOnce(attempt: WebhookAttempt): Promise<WebhookAttemptResul
     const error = status >= 300 && status < 400 ? `redirect not followed (HTTP ${status})` : `HTTP ${status}`;
     return done({ ok, status, error, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
   } catch (e) {
+    if (e instanceof WebhookAddressRefused && !signal.aborted) return done({ ok: false, error: e.message, refused: true });
     return done({ ok: false, error: describeFailure(e, signal) });
   } finally {
     clearTimeout(timer);
@@ -93,7 +99,6 @@ class AttemptTimeout extends Error {
 
 function describeFailure(e: unknown, signal: AbortSignal): string {
   if (signal.aborted) return signal.reason instanceof AttemptTimeout ? signal.reason.message : 'aborted';
-  if (e instanceof WebhookAddressRefused) return `refused: ${e.message}`;
   const error = e as NodeJS.ErrnoException;
   return error.code && !error.message.includes(error.code) ? `${error.code}: ${error.message}` : (error.message ?? String(e));
 }
@@ -115,10 +120,10 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
  * a pooled socket was connected for another lookup, and webhooks are too rare to need one.
  */
 function post(address: WebhookAddress, attempt: WebhookAttempt, signal: AbortSignal): Promise<IncomingMessage> {
-  const pinned = (_host: string, options: LookupOneOptions & { all?: boolean }, callback: (...args: unknown[]) => void) => {
-    const found: LookupAddress = { address: address.address, family: address.family };
-    if (options.all) callback(null, [found]);
-    else callback(null, found.address, found.family);
+  // Called with `all: true` when the socket tries address families in turn (autoSelectFamily).
+  const pinned: LookupFunction = (_host, options, callback) => {
+    if (options.all) callback(null, [{ address: address.address, family: address.family }]);
+    else callback(null, address.address, address.family);
   };
   const headers = {
     'content-type': 'application/json',
@@ -128,7 +133,7 @@ function post(address: WebhookAddress, attempt: WebhookAttempt, signal: AbortSig
   };
   const request = address.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = request(address.url, { method: 'POST', headers, agent: false, lookup: pinned as never, signal });
+    const req = request(address.url, { method: 'POST', headers, agent: false, lookup: pinned, signal });
     req.once('response', resolve);
     req.once('error', reject);
     req.end(attempt.body);
