@@ -1,5 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getCACertificates, setDefaultCACertificates, TLSSocket } from 'node:tls';
 import { Webhook } from 'standardwebhooks';
 import { WebhookSecret } from '../../src/agents/config/webhooks.schema';
 import { OriginSemaphore } from '../../src/tasks/webhooks/origin-semaphore.util';
@@ -9,7 +15,8 @@ import { deliverWebhookAttempt, WebhookAttempt } from '../../src/tasks/webhooks/
  * One delivery attempt against real receivers (node:http on 127.0.0.1, hence `allowPrivate: true`
  * where a receiver must be reached): the signature verified by the standardwebhooks package, a
  * redirect not followed, a slow receiver timed out, Retry-After reported, the SSRF guard refusing
- * loopback and metadata addresses, and DNS rebinding beaten by the checked address.
+ * loopback and metadata addresses, DNS rebinding beaten by the checked address, and over HTTPS
+ * the host name (not the address) in SNI and the certificate check.
  */
 const SECRET = `whsec_${Buffer.alloc(32, 0x42).toString('base64')}`;
 
@@ -180,4 +187,59 @@ describe('webhook delivery (one attempt, real receivers)', () => {
     expect(r.received).toHaveLength(6);
     expect(most).toBe(2);
   });
+
+  describe('over HTTPS, connected to the checked address', () => {
+    let cert: { key: string; cert: string };
+    const trusted = getCACertificates('default');
+    beforeAll(() => {
+      cert = selfSignedCert('hooks.test');
+      // The attempt trusts what the process trusts: add the test's own CA for this file only.
+      setDefaultCACertificates([...trusted, cert.cert]);
+    });
+    afterAll(() => setDefaultCACertificates(trusted));
+
+    async function httpsReceiver(): Promise<{ port: number; servernames: (string | false | null)[]; close: () => Promise<void> }> {
+      const servernames: (string | false | null)[] = [];
+      const server = createHttpsServer(cert, (req, res) => {
+        servernames.push((req.socket as TLSSocket).servername);
+        req.resume();
+        req.on('end', () => res.writeHead(200).end());
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const close = () => {
+        server.closeAllConnections();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      };
+      return { port: (server.address() as AddressInfo).port, servernames, close };
+    }
+
+    it('sends the host name as SNI and checks the certificate against it', async () => {
+      const r = await httpsReceiver();
+      try {
+        const lookup = async () => [{ address: '127.0.0.1', family: 4 }];
+        expect(await deliverWebhookAttempt(attempt(`https://hooks.test:${r.port}/hook`, { lookup }))).toMatchObject({ ok: true, status: 200 });
+        expect(r.servernames).toEqual(['hooks.test']);
+        // The same address under a name the certificate does not hold: refused by TLS, not delivered.
+        const other = await deliverWebhookAttempt(attempt(`https://other.test:${r.port}/hook`, { lookup }));
+        expect(other).toMatchObject({ ok: false, error: expect.stringMatching(/ERR_TLS_CERT_ALTNAME_INVALID/) });
+      } finally {
+        await r.close();
+      }
+    });
+  });
 });
+
+/** A certificate for `host` made by openssl (a missing openssl is an error naming it, never a skip). */
+function selfSignedCert(host: string): { key: string; cert: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'ta-webhook-tls-'));
+  try {
+    const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', `/CN=${host}`];
+    const made = spawnSync('openssl', [...args, '-addext', `subjectAltName=DNS:${host}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], {
+      encoding: 'utf8',
+    });
+    if (made.status !== 0) throw new Error(`openssl could not make a test certificate (install the openssl package): ${made.error?.message ?? made.stderr}`);
+    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
