@@ -70,6 +70,7 @@ describe('requestWebhookDestination', () => {
     ['credentials', 'https://me:pw@hooks.example.com/hooks/a', 'must not hold a user name or password'],
     ['userinfo that reads as the allowed host', 'https://hooks.example.com@evil.io/hooks/a', 'must not hold a user name or password'],
     ['an encoded slash', 'https://hooks.example.com/hooks/..%2fadmin', 'must not hold an encoded / or \\ in its path'],
+    ['a URL over 2048 characters', `https://hooks.example.com/hooks/${'a'.repeat(2048)}`, 'must be at most 2048 characters'],
     ['an encoded backslash', 'https://hooks.example.com/hooks/..%5Cadmin', 'must not hold an encoded / or \\ in its path'],
   ])('refuses %s', (_what, url, message) => {
     expect(refusal(url)).toBe(message);

@@ -24,6 +24,9 @@ export function isUnderPrefix(url: URL, prefix: URL): boolean {
   return base.endsWith('/') ? url.pathname.startsWith(base) : url.pathname === base || url.pathname.startsWith(`${base}/`);
 }
 
+/** Stored with every delivery of the request's events: kept to what browsers and proxies handle anyway. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
 /** An encoded `/` or `\` is a separator to many servers but not to the prefix check: refused rather than guessed. */
 const ENCODED_SEPARATOR = /%2f|%5c/i;
 
@@ -43,6 +46,7 @@ export function requestWebhookDestination(targets: readonly WebhookTarget[], web
   } catch {
     throw refuse('must be an absolute http:// or https:// URL');
   }
+  if (webhookUrl.length > MAX_WEBHOOK_URL_LENGTH) throw refuse(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('must be an absolute http:// or https:// URL');
   if (url.username || url.password) throw refuse('must not hold a user name or password');
   if (ENCODED_SEPARATOR.test(url.pathname)) throw refuse('must not hold an encoded / or \\ in its path');
