@@ -165,13 +165,17 @@ export abstract class StateStore {
   }
 
   /**
-   * The lease index (src/tasks/run/lease-sweeper.service.ts): the tasks whose lease lapsed at or before
-   * `before` (epoch ms, the store's clock), of every tenant, the oldest lapse first, paged. This is
-   * how a replica finds the requests of a process that died without anyone touching their tasks.
+   * The lease index (src/tasks/run/lease-sweeper.service.ts): the tasks due for a look at or before
+   * `before` (epoch ms, the store's clock), of every tenant, the earliest first, paged. This is how
+   * a replica finds the requests of a process that died, and the webhook deliveries nobody sent
+   * (src/tasks/webhooks/), without anyone touching their tasks.
    *
-   * - The index follows the header in the same atomic commit: a commit that stores a lease lists
-   *   the task at that lease's `expiresAt`, one that stores none (released, paused, marked for
-   *   deletion: src/tasks/lifecycle/) unlists it, and a commit that fails changes nothing.
+   * - A task is due at `wakeAt(task)` (state-store.util.ts): its lease's `expiresAt` or its outbox's
+   *   first `dueAt`, whichever comes first (a dead delivery at DEAD_DELIVERY_AT); `expiresAt` of an
+   *   entry is that time.
+   * - The index follows the header in the same atomic commit: a commit lists the task at the
+   *   header's `wakeAt`, one whose header has none (no lease and no delivery: released, paused,
+   *   marked for deletion: src/tasks/lifecycle/) unlists it, and a commit that fails changes nothing.
    * - A task that is missing or expired is never listed (an entry an expired task left behind is
    *   dropped when a listing meets it).
    * - The cursor is a position in the index: it stays valid for a later call with a later `before`.

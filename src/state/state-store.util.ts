@@ -1,6 +1,28 @@
 import { Page } from './state-store';
 import { TaskRecord } from './state.entities';
 
+/**
+ * Where a dead delivery sits in the lease index: past any `before` a sweep asks for (and within the
+ * 15 digits of DynamoDB's index keys), yet listed, so the admin can page through dead deliveries.
+ */
+export const DEAD_DELIVERY_AT = 900_000_000_000_000;
+
+/**
+ * When the task must next be looked at with nobody calling (the lease index:
+ * StateStore.listLapsedLeases): its lease's expiry or its outbox's first due delivery, whichever
+ * comes first; a dead delivery only lists it at DEAD_DELIVERY_AT; undefined when there is nothing
+ * to wait for, and for a task marked for deletion.
+ */
+export function wakeAt(task: Pick<TaskRecord, 'lease' | 'outbox' | 'deletingAt'>): number | undefined {
+  if (task.deletingAt !== undefined) return undefined;
+  let at = task.lease?.expiresAt;
+  for (const d of task.outbox ?? []) {
+    const due = d.dead ? DEAD_DELIVERY_AT : d.dueAt;
+    if (at === undefined || due < at) at = due;
+  }
+  return at;
+}
+
 export function isExpired(task: Pick<TaskRecord, 'expiresAt'>, now = Date.now()): boolean {
   return task.expiresAt !== undefined && Date.parse(task.expiresAt) <= now;
 }

@@ -164,6 +164,8 @@ export interface RequestRecord {
   edits?: { requestId: string; seq: number };
   createdAt: string;
   updatedAt: string;
+  /** The request's own `webhook_url` (checked against the agent's `allow_request_urls` when it came). */
+  webhookUrl?: string;
 }
 
 /** What the model received of the history on a request's first model call (src/invocation/history-run.ts). */
@@ -194,6 +196,40 @@ export interface HistorySummaryRecord {
  * replica's shutdown grace ended: TA_SHUTDOWN_GRACE_MS), `failed` (any other error).
  */
 export type RequestEndReason = 'superseded' | 'canceled' | 'abandoned' | 'rejected' | 'expired' | 'shutdown' | 'failed';
+
+/**
+ * One event of a task waiting in its outbox for delivery to one receiver (src/tasks/webhooks/).
+ * The payload is built from the request record when it is sent, so the outbox stays small.
+ */
+export interface WebhookDelivery {
+  /** The Standard Webhooks `webhook-id`: the same on every attempt, so a receiver drops repeats. */
+  id: string;
+  /** `request.completed`, `request.failed`, `request.canceled`, `approval.required`, `approval.expired`. */
+  event: string;
+  /** The request the event is about. */
+  requestId: string;
+  /** The pause (approval events). */
+  pauseId?: string;
+  /** Where it goes: an agent's `spec.webhooks[].url` or the request's `webhook_url`. */
+  url: string;
+  /** The variable whose secret signs it (`secret_env`): never the secret. */
+  secretEnv: string;
+  /** When the event happened (epoch ms, the store's clock): retries stop TA_WEBHOOK_RETRY_HOURS after it. */
+  createdAt: number;
+  /** Attempts made so far. */
+  attempts: number;
+  /**
+   * When the next attempt is due (epoch ms, the store's clock). While an attempt is under way it is
+   * the end of that attempt's claim, so a replica that died mid-attempt leaves it due again.
+   */
+  dueAt: number;
+  /** After the last attempt failed: kept, to be listed and redelivered, never retried on its own. */
+  dead?: boolean;
+  /** The last attempt: when, the receiver's status (if it answered) and what went wrong. */
+  lastAttemptAt?: number;
+  lastStatus?: number;
+  lastError?: string;
+}
 
 /** Held by the request that is running; a dead process's lease simply expires. */
 export interface TaskLease {
@@ -230,6 +266,12 @@ export interface TaskRecord {
   pauseExpiresAt?: number;
   /** Set when its deletion began: the store then hides the task from every read (state-store.ts). */
   deletingAt?: string;
+  /**
+   * The task's webhook outbox (src/tasks/webhooks/; docs/webhooks.md): the deliveries of events its
+   * commits reported, written by the same commits, until each is delivered (then removed) or dead.
+   * Absent when the agent has no webhooks. It puts the task in the lease index (`wakeAt`).
+   */
+  outbox?: WebhookDelivery[];
   /**
    * Unique per write (src/tasks/writer/task-writer.service.ts): after a write whose answer was lost (a timeout
    * on a write the store did apply), reading this back tells whether it was applied.

@@ -1,5 +1,6 @@
 import { LeaseEntry, StateStore } from '../../../src/state/state-store';
-import { TaskRecord } from '../../../src/state/state.entities';
+import { TaskRecord, WebhookDelivery } from '../../../src/state/state.entities';
+import { DEAD_DELIVERY_AT } from '../../../src/state/state-store.util';
 import { VersionConflictError } from '../../../src/state/state.errors';
 import { ConformanceCases } from '../state-store.conformance';
 import { makeRequest, makeTask } from '../fixtures';
@@ -132,6 +133,41 @@ export const leaseIndexCases: ConformanceCases = (ctx) => {
       const { lease: _released, ...free } = ta;
       await ctx.store.commit(a, { task: free, expectedVersion: 1 });
       expect(await listAll(ctx.store, T + 1000, [a, b])).toEqual([{ tenantId: b, taskId: 'task-same', expiresAt: T + 20 }]);
+    });
+
+    it("lists a task at its outbox's first due delivery when that comes before its lease, and a dead delivery at DEAD_DELIVERY_AT", async () => {
+      const [a] = [ctx.tenant()];
+      const delivery = (dueAt: number, dead = false): WebhookDelivery => ({
+        id: `msg_${dueAt}`,
+        event: 'request.completed',
+        requestId: 'req-1',
+        url: 'https://hooks.example.com/in',
+        secretEnv: 'HOOK_SECRET',
+        createdAt: T,
+        attempts: dead ? 9 : 0,
+        dueAt,
+        ...(dead ? { dead: true } : {}),
+      });
+      const outboxOnly = makeTask(a, { outbox: [delivery(T + 30), delivery(T + 15)] });
+      const both = leased(a, T + 40, { outbox: [delivery(T + 25)] });
+      const leaseFirst = leased(a, T + 5, { outbox: [delivery(T + 60)] });
+      const deadOnly = makeTask(a, { outbox: [delivery(T + 1, true)] });
+      for (const task of [outboxOnly, both, leaseFirst, deadOnly]) await ctx.store.commit(a, { task, expectedVersion: 0 });
+
+      expect(await listAll(ctx.store, T + 100, [a])).toEqual([
+        { tenantId: a, taskId: leaseFirst.taskId, expiresAt: T + 5 },
+        { tenantId: a, taskId: outboxOnly.taskId, expiresAt: T + 15 },
+        { tenantId: a, taskId: both.taskId, expiresAt: T + 25 },
+      ]);
+      expect(await listAll(ctx.store, DEAD_DELIVERY_AT, [a])).toContainEqual({ tenantId: a, taskId: deadOnly.taskId, expiresAt: DEAD_DELIVERY_AT });
+
+      // Delivered (the outbox emptied) and released: unlisted; a mark for deletion unlists whatever waits.
+      await ctx.store.commit(a, { task: { ...outboxOnly, outbox: [] }, expectedVersion: 1 });
+      await ctx.store.commit(a, { task: { ...deadOnly, deletingAt: new Date(T).toISOString() }, expectedVersion: 1 });
+      expect(await listAll(ctx.store, DEAD_DELIVERY_AT, [a])).toEqual([
+        { tenantId: a, taskId: leaseFirst.taskId, expiresAt: T + 5 },
+        { tenantId: a, taskId: both.taskId, expiresAt: T + 25 },
+      ]);
     });
   });
 };

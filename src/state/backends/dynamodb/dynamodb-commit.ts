@@ -7,6 +7,7 @@ import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs } from '../ttl-horizon.util';
+import { wakeAt } from '../../state-store.util';
 import { DynamoDbContext } from './dynamodb-context';
 import { HeaderSnapshot, isLive, snapshotOf } from './dynamodb-header-cache';
 import { claimItem, refusingEntry } from './dynamodb-idempotency';
@@ -44,12 +45,12 @@ const TRANSACTION_CONFLICT_ATTEMPTS = 4;
 export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
   const { taskId } = write.task;
   const most =
-    (write.task.lease ? MAX_REQUESTS_PER_LEASE_COMMIT : MAX_REQUESTS_PER_COMMIT) -
+    (wakeAt(write.task) !== undefined ? MAX_REQUESTS_PER_LEASE_COMMIT : MAX_REQUESTS_PER_COMMIT) -
     (ctx.archiveIndex ? ARCHIVE_INDEX_REQUESTS : 0) -
     (write.idempotency ? IDEMPOTENCY_CLAIM_REQUESTS : 0);
   if ((write.requests?.length ?? 0) > most) {
     const why = [
-      write.task.lease ? 'the task holds a lease' : '',
+      wakeAt(write.task) === undefined ? '' : write.task.lease ? 'the task holds a lease' : 'the task has webhook deliveries waiting',
       ctx.archiveIndex ? 'the archive index is kept' : '',
       write.idempotency ? 'it claims an Idempotency-Key' : '',
     ]

@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { LeaseEntry } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
+import { wakeAt } from '../../state-store.util';
 import { IndexEntry } from '../live-page.util';
 import { HeaderSnapshot } from './dynamodb-header-cache';
 import { LEASE_SHARDS, leasePk, leaseShard, leaseSk, leaseSkUpTo } from './dynamodb-keys';
@@ -89,12 +90,14 @@ export function leaseIndexWrites(
 ) {
   const { taskId } = stored;
   const pk = leasePk(leaseShard(tenantId, taskId));
-  const sk = stored.lease ? leaseSk(stored.lease.expiresAt, tenantId, taskId) : undefined;
+  // Listed at its lease's expiry or its outbox's due delivery, whichever comes first (wakeAt).
+  const at = wakeAt(stored);
+  const sk = at !== undefined ? leaseSk(at, tenantId, taskId) : undefined;
   const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
   if (current?.leaseSk !== undefined && current.leaseSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.leaseSk } } });
-  if (stored.lease && sk !== undefined) {
+  if (at !== undefined && sk !== undefined) {
     const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
-    items.push({ Put: { TableName: table, Item: { pk, sk, tenantId, taskId, inc, leaseAt: stored.lease.expiresAt, ...expiry } } });
+    items.push({ Put: { TableName: table, Item: { pk, sk, tenantId, taskId, inc, leaseAt: at, ...expiry } } });
   }
   return { sk, items };
 }

@@ -1,7 +1,7 @@
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
-import { frozenCopy, isExpired, isHidden, pageOf } from '../../state-store.util';
+import { frozenCopy, isExpired, isHidden, pageOf, wakeAt } from '../../state-store.util';
 
 interface TenantData {
   tasks: Map<string, TaskRecord>;
@@ -188,7 +188,8 @@ export class MemoryStateStore extends StateStore {
     }
     t.tasks.set(taskId, stored);
     const indexKey = `${tenantId}\u0000${taskId}`;
-    if (stored.lease) this.leases.set(indexKey, { tenantId, taskId, expiresAt: stored.lease.expiresAt });
+    const wake = wakeAt(stored);
+    if (wake !== undefined) this.leases.set(indexKey, { tenantId, taskId, expiresAt: wake });
     else this.leases.delete(indexKey);
     if (this.archiveIndex) {
       // Never earlier than the entry before it, so the map's order is also the order of changedAt.

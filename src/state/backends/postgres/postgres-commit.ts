@@ -3,6 +3,7 @@ import { IdempotencyEntry, TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
 import { parseRecord } from '../parse-record.util';
 import { expiresAtMs } from '../ttl-horizon.util';
+import { wakeAt } from '../../state-store.util';
 import { PostgresContext } from './postgres-context';
 
 /**
@@ -31,7 +32,7 @@ export async function commitTask(ctx: PostgresContext, tenantId: string, write: 
     stored.ownerId,
     stored.sessionId,
     expiresAtMs(stored.expiresAt) ?? null,
-    stored.lease ? stored.lease.expiresAt : null,
+    wakeAt(stored) ?? null,
     stored.deletingAt !== undefined,
     stored.requestCount,
     json,

@@ -2,6 +2,7 @@ import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, StateCorruptError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
+import { wakeAt } from '../../state-store.util';
 import { bulkTimeout, RedisContext, redisTimeMs } from './redis-context';
 import { parseEntry } from './redis-idempotency';
 import { archiveIndexKey, enc, leaseIndexKey } from './redis-keys';
@@ -44,7 +45,7 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
     stored.sessionId,
     write.expectedWriteId ?? '',
     stored.writeId ?? '',
-    stored.lease ? stored.lease.expiresAt : '',
+    wakeAt(stored) ?? '',
     ctx.archiveIndex ? '1' : '',
     claim ? JSON.stringify(claim) : '',
     // PXAT takes whole ms: rounded up, Redis never removes an entry before it has expired.
