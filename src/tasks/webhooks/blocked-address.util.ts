@@ -17,9 +17,13 @@ type Range = readonly [bits: bigint, prefix: number, reason: string, isPrivate: 
 
 const v4 = (text: string): bigint => text.split('.').reduce((n, part) => (n << 8n) | BigInt(Number(part)), 0n);
 
-/** RFC 6890 and the IANA special-purpose registries, IPv4. */
+/** RFC 6890 and the IANA special-purpose registries, IPv4; the first match names the address. */
 const V4_RANGES: readonly Range[] = (
   [
+    // Cloud platform endpoints outside the ranges below, or inside ranges TA_WEBHOOK_ALLOW_PRIVATE
+    // lifts: Azure's WireServer (a public address only the VM's host answers) and Alibaba's metadata.
+    ['168.63.129.16', 32, 'cloud metadata (Azure WireServer)', false],
+    ['100.100.100.200', 32, 'cloud metadata (Alibaba Cloud)', false],
     ['0.0.0.0', 8, 'unspecified', false],
     ['10.0.0.0', 8, 'private', true],
     ['100.64.0.0', 10, 'shared address space (CGNAT)', true],
@@ -75,6 +79,8 @@ const V6_RANGES: readonly Range[] = (
   ] as const
 ).map(([a, p, r, priv]) => [v6(a), p, r, priv] as const);
 
+const NAT64_TOP96 = v6('64:ff9b::') >> 32n;
+
 const inRange = (n: bigint, width: number, [bits, prefix]: Range) => n >> BigInt(width - prefix) === bits >> BigInt(width - prefix);
 
 /**
@@ -85,7 +91,7 @@ const inRange = (n: bigint, width: number, [bits, prefix]: Range) => n >> BigInt
 function embeddedV4(n: bigint): bigint | undefined {
   const top96 = n >> 32n;
   const low32 = n & 0xffffffffn;
-  if (top96 === 0xffffn || top96 === 0xffff0000n || top96 === v6('64:ff9b::') >> 32n) return low32;
+  if (top96 === 0xffffn || top96 === 0xffff0000n || top96 === NAT64_TOP96) return low32;
   // `::` and `::1` are themselves, not IPv4 0.0.0.0 and 0.0.0.1.
   if (top96 === 0n && n > 1n) return low32;
   if (n >> 112n === 0x2002n) return (n >> 80n) & 0xffffffffn;

@@ -33,6 +33,8 @@ describe('blockedAddress', () => {
     ['100.127.255.255', 'shared address space (CGNAT)', true],
     ['169.254.169.254', 'link-local (cloud metadata)', false],
     ['169.254.0.1', 'link-local (cloud metadata)', false],
+    ['168.63.129.16', 'cloud metadata (Azure WireServer)', false],
+    ['100.100.100.200', 'cloud metadata (Alibaba Cloud)', false],
     ['224.0.0.1', 'multicast', false],
     ['239.255.255.250', 'multicast', false],
     ['240.0.0.1', 'reserved (including broadcast)', false],
@@ -124,7 +126,7 @@ describe('resolveWebhookAddress (the SSRF guard)', () => {
     await expect(resolveWebhookAddress('http://localhost:8080/', { allowPrivate: true, lookup })).resolves.toMatchObject({ address: '127.0.0.1', family: 4 });
     await expect(resolveWebhookAddress('http://10.0.0.1/', { allowPrivate: true })).resolves.toMatchObject({ address: '10.0.0.1' });
     await expect(resolveWebhookAddress('http://[::1]/', { allowPrivate: true })).resolves.toMatchObject({ address: '::1', family: 6 });
-    for (const url of ['http://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://0.0.0.0/', 'http://224.0.0.1/']) {
+    for (const url of ['http://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://100.100.100.200/', 'http://0.0.0.0/', 'http://224.0.0.1/']) {
       expect(await refusal(url, undefined, true)).toMatch(/is refused: (link-local|cloud metadata|unspecified|multicast)/);
     }
   });
