@@ -73,8 +73,12 @@ describe('loadEnvConfig', () => {
   });
 
   it('reads the webhook settings: private addresses refused and 24 hours of retries by default', () => {
-    expect(loadEnvConfig({ ...DEV }).webhooks).toEqual({ allowPrivate: false, retryHours: 24 });
-    expect(loadEnvConfig({ ...DEV, TA_WEBHOOK_ALLOW_PRIVATE: 'true', TA_WEBHOOK_RETRY_HOURS: '72' }).webhooks).toEqual({ allowPrivate: true, retryHours: 72 });
+    expect(loadEnvConfig({ ...DEV }).webhooks).toEqual({ allowPrivate: false, retryHours: 24, timeoutMs: 10_000 });
+    expect(loadEnvConfig({ ...DEV, TA_WEBHOOK_ALLOW_PRIVATE: 'true', TA_WEBHOOK_RETRY_HOURS: '72', TA_WEBHOOK_TIMEOUT_MS: '500' }).webhooks).toEqual({
+      allowPrivate: true,
+      retryHours: 72,
+      timeoutMs: 500,
+    });
     expect(problemsOf({ ...DEV, TA_WEBHOOK_RETRY_HOURS: '0', TA_WEBHOOK_ALLOW_PRIVATE: 'maybe' })).toEqual([
       expect.stringMatching(/^TA_WEBHOOK_ALLOW_PRIVATE /),
       expect.stringMatching(/^TA_WEBHOOK_RETRY_HOURS /),

@@ -119,7 +119,7 @@ export interface EnvConfig {
   };
   tools: ToolsConfig;
   /** TA_WEBHOOK_* (docs/webhooks.md). */
-  webhooks: { allowPrivate: boolean; retryHours: number };
+  webhooks: { allowPrivate: boolean; retryHours: number; timeoutMs: number };
   /** TA_CORS_ORIGINS (docs/api.md, CORS). */
   cors: CorsConfig;
   /** TA_RATE_LIMIT_* (src/rate-limit): the defaults of every agent's `spec.limits`; unset: no limit. */
@@ -247,7 +247,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       remotePluginPath: vars.TA_REMOTE_PLUGIN_PATH,
       pluginCatalogFile: vars.TA_PLUGIN_CATALOG_FILE,
     },
-    webhooks: { allowPrivate: vars.TA_WEBHOOK_ALLOW_PRIVATE, retryHours: vars.TA_WEBHOOK_RETRY_HOURS },
+    webhooks: { allowPrivate: vars.TA_WEBHOOK_ALLOW_PRIVATE, retryHours: vars.TA_WEBHOOK_RETRY_HOURS, timeoutMs: vars.TA_WEBHOOK_TIMEOUT_MS },
     console: { enabled: vars.TA_CONSOLE, clientId: vars.TA_CONSOLE_CLIENT_ID, scopes: vars.TA_CONSOLE_SCOPES ?? [] },
     production: vars.NODE_ENV === 'production',
   };

@@ -143,6 +143,8 @@ export class EnvVars {
   @IsOptional() @Transform(toBool) @EnvBool() TA_WEBHOOK_ALLOW_PRIVATE = false;
   /** A webhook delivery is retried for this many hours after its event, then dead. */
   @IsOptional() @Transform(toInt) @EnvInt(1, 720) TA_WEBHOOK_RETRY_HOURS = 24;
+  /** One webhook delivery attempt at most (lookup, connect, TLS, the answer's status), in ms; an attempt's claim is 3 times it plus 1 s. */
+  @IsOptional() @Transform(toInt) @EnvInt(100, 120_000) TA_WEBHOOK_TIMEOUT_MS = 10_000;
 
   // tools (docs/tools.md)
   /** Per call attempt of a tool, unless its MCP server sets request_timeout or its plugin timeout_ms. */

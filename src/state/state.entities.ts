@@ -216,8 +216,10 @@ export interface WebhookDelivery {
   secretEnv: string;
   /** When the event happened (epoch ms, the store's clock): retries stop TA_WEBHOOK_RETRY_HOURS after it. */
   createdAt: number;
-  /** Attempts made so far. */
+  /** Attempts made so far (since the last redelivery). */
   attempts: number;
+  /** An admin's redelivery (epoch ms): the retry window starts here instead of at `createdAt`. */
+  retryFrom?: number;
   /**
    * When the next attempt is due (epoch ms, the store's clock). While an attempt is under way it is
    * the end of that attempt's claim, so a replica that died mid-attempt leaves it due again.
@@ -225,6 +227,8 @@ export interface WebhookDelivery {
   dueAt: number;
   /** After the last attempt failed: kept, to be listed and redelivered, never retried on its own. */
   dead?: boolean;
+  /** When it was delivered (a 2xx): kept a while, for the task's view, and never sent again. */
+  deliveredAt?: number;
   /** The last attempt: when, the receiver's status (if it answered) and what went wrong. */
   lastAttemptAt?: number;
   lastStatus?: number;

@@ -26,6 +26,7 @@ import { claimed, TaskWriterService } from './writer/task-writer.service';
 import type { StartedRequest } from './run/started-request';
 import type { IdempotencyClaim } from './idempotency/idempotency-claim';
 import { IdempotencyService } from './idempotency/idempotency.service';
+import { requestWebhookDestination } from './webhooks/webhook-url.policy';
 import { IdempotentReplayService } from './idempotency/idempotent-replay.service';
 import type { UserMessage } from './run/user-message';
 
@@ -74,7 +75,8 @@ export class StatefulInvokerService {
     );
   }
 
-  private async startOnce(agent: AgentDefinition, principal: Principal, msg: UserMessage, options: StartOptions): Promise<StartedRequest> {
+  private async startOnce(agent: AgentDefinition, principal: Principal, given: UserMessage, options: StartOptions): Promise<StartedRequest> {
+    const msg = withCheckedWebhook(agent, given);
     if (!msg.task_id) return this.create(agent, principal, msg, options);
     const taskId = msg.task_id;
     try {
@@ -340,6 +342,12 @@ function toolCallNames(request: RequestRecord): Map<string, string> {
   for (const m of request.messages) if (m.role === 'assistant') for (const c of m.tool_calls ?? []) names.set(c.id, c.name);
   for (const c of request.pendingApprovals?.calls ?? []) names.set(c.id, c.name);
   return names;
+}
+
+/** The message with its `webhook_url` as the agent allows it (normalised), or 422 naming the field (webhook-url.policy.ts). */
+export function withCheckedWebhook(agent: AgentDefinition, msg: UserMessage): UserMessage {
+  if (msg.webhook_url === undefined) return msg;
+  return { ...msg, webhook_url: requestWebhookDestination(agent.webhooks, msg.webhook_url).url };
 }
 
 function isCode(err: unknown, code: ErrorCode): boolean {

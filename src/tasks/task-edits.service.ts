@@ -8,7 +8,7 @@ import { AuditLog } from '../common/logging/audit-log';
 import { TaskRecord } from '../state/state.entities';
 import { edit } from './lifecycle/edit';
 import { appendForked, fork } from './lifecycle/fork';
-import { StatefulInvokerService } from './stateful-invoker.service';
+import { StatefulInvokerService, withCheckedWebhook } from './stateful-invoker.service';
 import type { StartedRequest } from './run/started-request';
 import { claimed } from './writer/task-writer.service';
 import { IdempotencyClaim } from './idempotency/idempotency-claim';
@@ -57,9 +57,10 @@ export class TaskEditsService {
     principal: Principal,
     taskId: string,
     requestId: string,
-    msg: UserMessage,
+    given: UserMessage,
     claim: IdempotencyClaim | undefined,
   ): Promise<StartedRequest> {
+    const msg = withCheckedWebhook(agent, given);
     if (msg.task_id !== undefined && msg.task_id !== taskId) {
       const message = 'task_id must be the task of the URL (or absent)';
       throw new DomainError(ErrorCode.VALIDATION_FAILED, message, { errors: [{ field: 'task_id', message }] });

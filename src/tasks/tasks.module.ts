@@ -12,6 +12,8 @@ import { TaskStreamAttachService } from './reattach/task-stream-attach.service';
 import { TaskStreamReplayService } from './reattach/task-stream-replay.service';
 import { IdempotencyService } from './idempotency/idempotency.service';
 import { IdempotentReplayService } from './idempotency/idempotent-replay.service';
+import { WebhookOutboxService } from './webhooks/webhook-outbox.service';
+import { WebhookAdminService } from './webhooks/webhook-admin.service';
 import { LeaseSweeperService } from './run/lease-sweeper.service';
 import { RequestRunnerService } from './run/request-runner.service';
 import { RequestWatcherService } from './run/request-watcher.service';
@@ -30,7 +32,7 @@ import { TaskWriterService } from './writer/task-writer.service';
  * fork, delete, reads, session listings) over the rooms below them — lifecycle/ (pure
  * transitions), writer/ (the one writer, its cache, lanes and the access check, and the one reader beside it), run/ (running a
  * request, its lease, the sweep of lapsed leases), events/ (the per-process and the stored event
- * logs), reattach/ (replay and follow), idempotency/ (Idempotency-Key), views/ (response mappers). One instance of each per
+ * logs), reattach/ (replay and follow), idempotency/ (Idempotency-Key), webhooks/ (the outbox and its delivery), views/ (response mappers). One instance of each per
  * application, shared by the v3 routes and AG-UI, which import this module.
  */
 @Module({
@@ -60,6 +62,8 @@ import { TaskWriterService } from './writer/task-writer.service';
     ArchiveRetentionService,
     IdempotencyService,
     IdempotentReplayService,
+    WebhookOutboxService,
+    WebhookAdminService,
   ],
   exports: [
     StatefulInvokerService,
@@ -78,6 +82,7 @@ import { TaskWriterService } from './writer/task-writer.service';
     ArchiveRetentionService,
     IdempotencyService,
     IdempotentReplayService,
+    WebhookAdminService,
     // Read by the config reload through app.get: how many requests run, and the sweep to stop.
     RunningRequestsService,
     LeaseSweeperService,

@@ -87,6 +87,10 @@ export class Telemetry implements StoreErrorCounter {
   readonly approvalsPending: UpDownCounter;
   readonly storeErrors: Counter;
   readonly rateLimited: Counter;
+  /** Webhook delivery attempts, by event and outcome (delivered, failed, dead). */
+  readonly webhookAttempts: Counter;
+  /** From an event to its delivery (lag). */
+  readonly webhookLag: Histogram;
   /** Set when `prometheus` is on: the reader `GET /metrics` serves. */
   private readonly prometheus?: { reader: PrometheusExporter; serializer: PrometheusSerializer };
   private readonly runningRequests: (() => number)[] = [];
@@ -156,6 +160,14 @@ export class Telemetry implements StoreErrorCounter {
     });
     this.storeErrors = this.meter.createCounter('ta.state_store.errors', { description: 'State store failures, by error code' });
     this.rateLimited = this.meter.createCounter('ta.rate_limited', { description: 'Requests refused by a rate limit (429), by limit' });
+    this.webhookAttempts = this.meter.createCounter('ta.webhook.attempts', {
+      description: 'Webhook delivery attempts, by event and outcome (delivered; failed: to be retried; dead: the last one failed)',
+    });
+    this.webhookLag = this.meter.createHistogram('ta.webhook.lag', {
+      description: 'From an event to its delivery (the 2xx), retries included',
+      unit: 's',
+      advice: { explicitBucketBoundaries: SECONDS_BUCKETS },
+    });
     this.meter
       .createObservableGauge('ta.requests.running', { description: 'Agent requests running in this process' })
       .addCallback((result: ObservableResult) => result.observe(this.runningRequests.reduce((n, read) => n + read(), 0)));
@@ -164,6 +176,12 @@ export class Telemetry implements StoreErrorCounter {
     this.approvalsPending.add(0);
     for (const code of ['STATE_STORE_UNAVAILABLE', 'STATE_CORRUPT']) this.storeErrors.add(0, storeErrorAttributes(code));
     for (const limit of RATE_LIMIT_KINDS) this.rateLimited.add(0, { 'ta.limit': limit });
+  }
+
+  /** One webhook delivery attempt (src/tasks/webhooks/webhook-outbox.service.ts) and, when delivered, its lag since the event. */
+  recordWebhookAttempt(event: string, outcome: 'delivered' | 'failed' | 'dead', lagSeconds?: number): void {
+    this.webhookAttempts.add(1, { 'ta.webhook.event': event, outcome });
+    if (lagSeconds !== undefined) this.webhookLag.record(lagSeconds, { 'ta.webhook.event': event });
   }
 
   /** Every metric now, in the Prometheus text exposition format (only with `prometheus` on). */

@@ -29,6 +29,8 @@ export enum ErrorCode {
   SESSION_NOT_FOUND = 'SESSION_NOT_FOUND',
   REQUEST_NOT_FOUND = 'REQUEST_NOT_FOUND',
   TASK_BUSY = 'TASK_BUSY',
+  /** A webhook delivery id no task of the caller's tenant holds (GET/POST /admin/webhooks/deliveries). */
+  DELIVERY_NOT_FOUND = 'DELIVERY_NOT_FOUND',
   /** Too many reconnected streams following the store at once (per caller or per replica): retry later. */
   TOO_MANY_STREAMS = 'TOO_MANY_STREAMS',
   /** A `/stream` WebSocket whose input did not come within TA_WS_FIRST_MESSAGE_MS. */

@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   [ErrorCode.SESSION_NOT_FOUND]: { status: 404, title: 'Session not found' },
   [ErrorCode.REQUEST_NOT_FOUND]: { status: 404, title: 'Request not found' },
   [ErrorCode.TASK_BUSY]: { status: 409, title: 'Task is busy' },
+  [ErrorCode.DELIVERY_NOT_FOUND]: { status: 404, title: 'Webhook delivery not found' },
   [ErrorCode.TOO_MANY_STREAMS]: { status: 429, title: 'Too many streams' },
   [ErrorCode.INPUT_TIMEOUT]: { status: 408, title: 'Input not received in time' },
   [ErrorCode.RATE_LIMITED]: { status: 429, title: 'Rate limit exceeded' },

@@ -9,6 +9,8 @@ import { recoverLapsed } from '../lifecycle/admit';
 import { RequestRunnerService } from './request-runner.service';
 import { TaskReaderService } from '../writer/task-reader.service';
 import { TaskWriterService } from '../writer/task-writer.service';
+import { WebhookOutboxService } from '../webhooks/webhook-outbox.service';
+import { leaseActive } from '../lifecycle/lease';
 
 /** Tasks one pass takes at most from the lease index (each: a read, and at most one write). */
 export const LEASE_SWEEP_BATCH = 16;
@@ -26,6 +28,10 @@ const BACKLOG_PAUSE_MS = 100;
  * exactly one of them close a request, the others find nothing left to do. A pass that leaves more
  * behind is followed by the next page after BACKLOG_PAUSE_MS; the cursor goes round the index, so
  * tasks this replica leaves (an agent it does not serve) hold nobody else up.
+ *
+ * The index also lists a task whose webhook delivery is due (its claim lapsed: the replica that
+ * committed it died, or it waits for a retry): the pass hands those to the outbox
+ * (src/tasks/webhooks/webhook-outbox.service.ts), which claims and sends them.
  *
  * A store error ends the pass (logged); the next pass tries again. A draining replica takes
  * nothing over. The timer never keeps the process alive and stops when the app closes (or when
@@ -47,6 +53,7 @@ export class LeaseSweeperService implements OnApplicationBootstrap, OnModuleDest
     @Inject(ENV_CONFIG) env: EnvConfig,
     @Inject(AGENTS) agents: AgentDefinition[],
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly outbox: WebhookOutboxService,
     @Optional() private readonly shutdown?: ShutdownStateService,
   ) {
     this.intervalMs = env.state.leaseSweepMs;
@@ -103,7 +110,10 @@ export class LeaseSweeperService implements OnApplicationBootstrap, OnModuleDest
     try {
       const task = await this.reader.current(entry);
       const agent = task && this.agents.get(task.agent);
-      if (!task?.lease || !agent || this.stopped || this.shutdown?.draining) return;
+      if (!task || !agent || this.stopped || this.shutdown?.draining) return;
+      // Listed for its webhook deliveries (wakeAt), or for them as well: sent from here.
+      if (this.outbox.enabled) await this.outbox.sendDue(task);
+      if (!task.lease || leaseActive(task, this.writer.now())) return;
       const access = { tenantId: entry.tenantId, taskId: entry.taskId, agentSource: agent.source };
       const { result } = await this.writer.update(access, recoverLapsed(this.writer.timing));
       if (result.kind === 'none') return;

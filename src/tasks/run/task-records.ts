@@ -46,6 +46,7 @@ export function newRequestRecord(task: TaskRecord, principal: Principal, msg: Us
       },
     ],
     ...(msg.user_context ? { userContext: msg.user_context } : {}),
+    ...(msg.webhook_url !== undefined ? { webhookUrl: msg.webhook_url } : {}),
     toolCalls: [],
     tokenUsage: emptyUsage(),
     createdAt: now,

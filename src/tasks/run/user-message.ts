@@ -6,4 +6,6 @@ export interface UserMessage {
   task_id?: string;
   items: StoredItem[];
   user_context?: Record<string, string>;
+  /** Where this request's events are POSTed (checked against the agent's allow_request_urls). */
+  webhook_url?: string;
 }

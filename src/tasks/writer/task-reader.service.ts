@@ -117,4 +117,9 @@ export class TaskReaderService {
   lapsedLeases(page: PageOptions): Promise<Page<LeaseEntry>> {
     return this.store.listLapsedLeases(this.store.now(), page);
   }
+
+  /** Every task of the lease index due by `before` (the admin's listing of webhook deliveries: src/tasks/webhooks/). */
+  dueBy(before: number, page: PageOptions): Promise<Page<LeaseEntry>> {
+    return this.store.listLapsedLeases(before, page);
+  }
 }

@@ -7,12 +7,13 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import type { EnvConfig } from '../../config/env.config';
 import { StateStore } from '../../state/state-store';
-import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state/state.entities';
+import { IdempotencyEntry, RequestRecord, TaskRecord, WebhookDelivery } from '../../state/state.entities';
 import { StateStoreUnavailableError, VersionConflictError } from '../../state/state.errors';
 import { isExpired } from '../../state/state-store.util';
 import type { Telemetry } from '../../telemetry/telemetry';
 import { expirePause, pauseDue } from '../lifecycle/cancel';
 import { TaskTiming } from '../lifecycle/lease';
+import { withDeliveries } from '../lifecycle/outbox';
 import { Change, TaskState, Transition } from '../lifecycle/transition';
 import { CachedTask, TaskCache, TASK_CACHE_DEFAULTS } from './task-cache';
 import { TaskLanes } from './task-lanes';
@@ -42,6 +43,13 @@ export interface WriteClaim<R> {
 export function claimed<R>(claim: IdempotencyClaim | undefined, requestOf: (result: R) => string | undefined): WriteClaim<R> | undefined {
   return claim && { claim, requestOf };
 }
+
+/**
+ * Plans the webhook deliveries a change reports (src/tasks/webhooks/webhook-outbox.service.ts),
+ * from the state the transition decided on and the change it made, at `now` (the store's clock):
+ * the writer adds them to the header's outbox in the same commit.
+ */
+export type OutboxPlanner = (tenantId: string, state: TaskState, change: Change<unknown>, now: number) => WebhookDelivery[];
 
 /** Told of each commit this replica made: the task as stored and the request records the commit wrote. */
 export type CommitListener = (tenantId: string, task: TaskRecord, requests: RequestRecord[]) => void;
@@ -83,6 +91,7 @@ export class TaskWriterService {
   /** What this replica last wrote of each task, to commit from without reading (src/tasks/writer/task-cache.ts). */
   private readonly cache: TaskCache;
   private readonly commitListeners: CommitListener[] = [];
+  private planner?: OutboxPlanner;
 
   constructor(
     private readonly store: StateStore,
@@ -160,6 +169,15 @@ export class TaskWriterService {
     this.commitListeners.push(listener);
   }
 
+  /**
+   * Has every update's change reported to `planner`, whose deliveries join the header's outbox in
+   * the same commit (so an event is stored exactly when the transition it reports is). Set only
+   * when an agent has webhooks: without it a commit carries nothing more.
+   */
+  planOutbox(planner: OutboxPlanner): void {
+    this.planner = planner;
+  }
+
   /** Clears the archive index's entries of what the archive now holds (StateStore.markArchived). */
   markArchived(entries: { tenantId: string; taskId: string; version: number }[]): Promise<void> {
     return this.store.markArchived(entries);
@@ -226,8 +244,9 @@ export class TaskWriterService {
         }
       }
       let change: ReturnType<Transition<R>['apply']>;
+      const now = this.now();
       try {
-        change = transition.apply({ task, requests }, this.now());
+        change = transition.apply({ task, requests }, now);
       } catch (err) {
         // A refusal is answered only on what the store says, never on this replica's view alone.
         if (!view) throw err;
@@ -241,6 +260,8 @@ export class TaskWriterService {
         continue;
       }
       const next = { ...change.task, writeId: randomUUID() };
+      const planned = this.planner?.(access.tenantId, { task, requests }, change, now);
+      if (planned?.length) next.outbox = withDeliveries(change.task.outbox, planned);
       try {
         // Pinned by writeId as well as version, read or cached alike: a task deleted and created
         // again since it was read climbs through the same versions, and must not be written over.

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { ArrayMinSize, IsArray, IsOptional, ValidateNested } from '../../../common/validation/class-validator-parts';
+import { ArrayMinSize, IsArray, IsOptional, IsString, ValidateNested } from '../../../common/validation/class-validator-parts';
 import { IsStringRecord } from '../../../agents/config/validators';
 import { MultiModalItemDto } from '../../common/dto/multi-modal-item.dto';
 import { IsClientId } from '../client-id';
@@ -20,4 +20,12 @@ export class UserMessageDto {
   @IsOptional()
   @IsStringRecord({ message: 'user_context must be a map of strings' })
   user_context?: Record<string, string>;
+
+  /**
+   * Where this request's events are POSTed (docs/webhooks.md): only under one of the agent's
+   * `spec.webhooks[].allow_request_urls`, else 422 naming the field (src/tasks/webhooks/webhook-url.policy.ts).
+   */
+  @IsOptional()
+  @IsString({ message: 'webhook_url must be a string' })
+  webhook_url?: string;
 }
