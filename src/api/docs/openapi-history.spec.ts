@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAgentConfigs } from '../../agents/config/load-agent-configs';
 import { isKnownLocalModel } from '../../llm/local/local-models';
+import { deliveryView } from '../../tasks/views/delivery-view';
 import { buildOpenApi } from './openapi.builder';
 
 type Schema = { $ref?: string; properties?: Record<string, Schema>; items?: Schema; description?: string };
@@ -23,5 +24,18 @@ describe('openapi.json: what the model received, per request', () => {
     expect(Object.keys(doc.components.schemas.TaskRequest!.properties!)).toEqual(
       expect.arrayContaining(['request_id', 'status', 'model_input_messages', 'history_truncated', 'history_omitted_messages', 'history_summarized']),
     );
+    // Each request's webhook deliveries, present only when it has some: the schema names what the view gives.
+    expect(doc.components.schemas.TaskRequest!.properties!.webhooks!.items!.$ref).toBe('#/components/schemas/RequestWebhook');
+    const view = deliveryView({
+      id: 'msg_1',
+      event: 'approval.required',
+      requestId: 'r',
+      url: 'https://h.example/',
+      secretEnv: 'S',
+      createdAt: 0,
+      attempts: 0,
+      dueAt: 0,
+    });
+    expect(Object.keys(doc.components.schemas.RequestWebhook!.properties!)).toEqual(Object.keys(view));
   });
 });

@@ -155,6 +155,33 @@ export const OPENAPI_SCHEMAS: Record<string, unknown> = {
       history_omitted_messages: { type: 'integer', description: 'How many history messages were left out (whole turns)' },
       history_summarized: { type: 'boolean', description: 'The left-out turns were replaced by a summary (spec.agent.history.strategy: summarize)' },
       approvals: { type: 'array', items: { type: 'object' } },
+      webhooks: {
+        type: 'array',
+        items: ref('RequestWebhook'),
+        description:
+          "The request's webhook deliveries (docs/webhooks.md), one per event and receiver, oldest first; absent when the task's outbox holds none for it (an agent without webhooks never shows it). Delivered ones are kept the newest 10 per task, dead ones 20",
+      },
+    },
+  },
+  /** One entry of a request's `webhooks` (src/tasks/views/delivery-view.ts). */
+  RequestWebhook: {
+    type: 'object',
+    required: ['id', 'event', 'url', 'status', 'attempts'],
+    properties: {
+      id: { type: 'string', description: 'The `webhook-id` every attempt of this event carries' },
+      event: { type: 'string', enum: ['request.completed', 'request.failed', 'request.canceled', 'approval.required', 'approval.expired'] },
+      pause_id: { type: 'string', nullable: true, description: 'The pause an approval event is about; null for the others' },
+      url: { type: 'string' },
+      status: {
+        type: 'string',
+        enum: ['pending', 'failed', 'delivered'],
+        description: 'delivered: a 2xx answered; failed: dead, no more attempts (an admin may redeliver it); pending: waiting for its next attempt or in one',
+      },
+      attempts: { type: 'integer' },
+      last_attempt_at: { type: 'string', format: 'date-time', nullable: true },
+      last_status: { type: 'integer', nullable: true, description: "The receiver's HTTP status on the last attempt; null when it did not answer" },
+      last_error: { type: 'string', nullable: true },
+      next_attempt_at: { type: 'string', format: 'date-time', nullable: true, description: 'When it is tried next (pending only)' },
     },
   },
   ProblemDetails: {

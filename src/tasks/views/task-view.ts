@@ -1,10 +1,12 @@
 import type { AgentDefinition } from '../../agents/config/agent-definition';
 import { RequestRecord, StoredMessage, TaskRecord } from '../../state/state.entities';
 import { leaseActive } from '../lifecycle/lease';
+import { deliveriesByRequest, DeliveryView } from './delivery-view';
 import { pendingApprovalsView } from './request-response';
 
 /** The public JSON of a task (`GET /tasks/{task_id}`), snake_case like the rest of the API. */
 export function taskView(task: TaskRecord, requests: RequestRecord[], agent: Pick<AgentDefinition, 'prefix'>, now: number) {
+  const webhooks = deliveriesByRequest(task.outbox);
   return {
     task_id: task.taskId,
     session_id: task.sessionId,
@@ -16,13 +18,14 @@ export function taskView(task: TaskRecord, requests: RequestRecord[], agent: Pic
     version: task.version,
     metadata: task.metadata,
     running_request_id: task.lease && leaseActive(task, now) ? task.lease.requestId : null,
-    requests: requests.map(requestView),
+    requests: requests.map((r) => requestView(r, webhooks.get(r.requestId))),
     /** The tool calls of the paused request waiting for a decision (empty unless the task is Paused). */
     pending_approvals: pendingApprovalsView(agent, requests),
   };
 }
 
-export function requestView(r: RequestRecord) {
+/** `webhooks`: the request's deliveries in the task's outbox; the key is left out when it has none (an agent without webhooks shows no trace of them). */
+export function requestView(r: RequestRecord, webhooks?: DeliveryView[]) {
   return {
     request_id: r.requestId,
     seq: r.seq,
@@ -51,6 +54,7 @@ export function requestView(r: RequestRecord) {
       reason: a.reason ?? null,
       reasons: a.reasons ?? {},
     })),
+    ...(webhooks ? { webhooks } : {}),
   };
 }
 
