@@ -170,9 +170,9 @@ export abstract class StateStore {
    * a replica finds the requests of a process that died, and the webhook deliveries nobody sent
    * (src/tasks/webhooks/), without anyone touching their tasks.
    *
-   * - A task is due at `wakeAt(task)` (state-store.util.ts): its lease's `expiresAt` or its outbox's
-   *   first `dueAt`, whichever comes first (a dead delivery at DEAD_DELIVERY_AT); `expiresAt` of an
-   *   entry is that time.
+   * - A task is due at `wakeAt(task)` (state-store.util.ts): its lease's `expiresAt`, a pause's
+   *   `pauseExpiresAt` or its outbox's first `dueAt`, whichever comes first (a dead delivery at
+   *   DEAD_DELIVERY_AT); `expiresAt` of an entry is that time.
    * - The index follows the header in the same atomic commit: a commit lists the task at the
    *   header's `wakeAt`, one whose header has none (no lease and no delivery: released, paused,
    *   marked for deletion: src/tasks/lifecycle/) unlists it, and a commit that fails changes nothing.

@@ -9,13 +9,15 @@ export const DEAD_DELIVERY_AT = 900_000_000_000_000;
 
 /**
  * When the task must next be looked at with nobody calling (the lease index:
- * StateStore.listLapsedLeases): its lease's expiry or its outbox's first due delivery, whichever
- * comes first (a delivered one not at all); a dead delivery only lists it at DEAD_DELIVERY_AT; undefined when there is nothing
- * to wait for, and for a task marked for deletion.
+ * StateStore.listLapsedLeases): its lease's expiry, its pause's expiry (approval_ttl_seconds) or
+ * its outbox's first due delivery, whichever comes first (a delivered one not at all); a dead
+ * delivery only lists it at DEAD_DELIVERY_AT; undefined when there is nothing to wait for, and for
+ * a task marked for deletion.
  */
-export function wakeAt(task: Pick<TaskRecord, 'lease' | 'outbox' | 'deletingAt'>): number | undefined {
+export function wakeAt(task: Pick<TaskRecord, 'lease' | 'outbox' | 'deletingAt' | 'status' | 'pauseExpiresAt'>): number | undefined {
   if (task.deletingAt !== undefined) return undefined;
   let at = task.lease?.expiresAt;
+  if (task.status === 'Paused' && task.pauseExpiresAt !== undefined && (at === undefined || task.pauseExpiresAt < at)) at = task.pauseExpiresAt;
   for (const d of task.outbox ?? []) {
     if (d.deliveredAt !== undefined) continue;
     const due = d.dead ? DEAD_DELIVERY_AT : d.dueAt;

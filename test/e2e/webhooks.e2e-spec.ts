@@ -181,10 +181,7 @@ describe('webhooks', () => {
     const paused = await post('/Hooked/1', item('wipe b'));
     expect(paused.body.status).toBe('Paused');
     // approval_ttl_seconds: 1, and the sweep looks every 200 ms: nobody reads the task meanwhile.
-    await waitFor(async () => {
-      await request(`${t.url}/Hooked/1/tasks/${paused.body.task_id}`);
-      expect(receiver.of('approval.expired', paused.body.request_id)).toHaveLength(1);
-    });
+    await waitFor(async () => expect(receiver.of('approval.expired', paused.body.request_id)).toHaveLength(1));
     await waitFor(async () => expect(receiver.of('request.canceled', paused.body.request_id)).toHaveLength(1));
     expect(receiver.of('approval.expired', paused.body.request_id)[0]!.json.data).toMatchObject({ pause_id: paused.body.content.pause_id, status: 'Canceled' });
   }, 20_000);

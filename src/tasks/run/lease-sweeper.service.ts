@@ -11,6 +11,7 @@ import { TaskReaderService } from '../writer/task-reader.service';
 import { TaskWriterService } from '../writer/task-writer.service';
 import { WebhookOutboxService } from '../webhooks/webhook-outbox.service';
 import { leaseActive } from '../lifecycle/lease';
+import { expirePause, pauseDue } from '../lifecycle/cancel';
 
 /** Tasks one pass takes at most from the lease index (each: a read, and at most one write). */
 export const LEASE_SWEEP_BATCH = 16;
@@ -29,7 +30,8 @@ const BACKLOG_PAUSE_MS = 100;
  * behind is followed by the next page after BACKLOG_PAUSE_MS; the cursor goes round the index, so
  * tasks this replica leaves (an agent it does not serve) hold nobody else up.
  *
- * The index also lists a task whose webhook delivery is due (its claim lapsed: the replica that
+ * The index also lists a paused task whose approval TTL ran out (expired here, as a read of it
+ * would: src/tasks/lifecycle/cancel.ts) and a task whose webhook delivery is due (its claim lapsed: the replica that
  * committed it died, or it waits for a retry): the pass hands those to the outbox
  * (src/tasks/webhooks/webhook-outbox.service.ts), which claims and sends them.
  *
@@ -111,10 +113,16 @@ export class LeaseSweeperService implements OnApplicationBootstrap, OnModuleDest
       const task = await this.reader.current(entry);
       const agent = task && this.agents.get(task.agent);
       if (!task || !agent || this.stopped || this.shutdown?.draining) return;
+      const access = { tenantId: entry.tenantId, taskId: entry.taskId, agentSource: agent.source };
+      // A pause past its approval TTL, with nobody reading the task: expired now (its events, its archive record).
+      if (pauseDue(task, this.writer.now())) {
+        await this.writer.update(access, expirePause(this.writer.timing));
+        this.logger.info({ ...ids }, 'lease sweep: expired a pause past its approval TTL');
+        return;
+      }
       // Listed for its webhook deliveries (wakeAt), or for them as well: sent from here.
       if (this.outbox.enabled) await this.outbox.sendDue(task);
       if (!task.lease || leaseActive(task, this.writer.now())) return;
-      const access = { tenantId: entry.tenantId, taskId: entry.taskId, agentSource: agent.source };
       const { result } = await this.writer.update(access, recoverLapsed(this.writer.timing));
       if (result.kind === 'none') return;
       const next = result.kind === 'run' ? result.run.request.requestId : null;

@@ -135,7 +135,7 @@ export const leaseIndexCases: ConformanceCases = (ctx) => {
       expect(await listAll(ctx.store, T + 1000, [a, b])).toEqual([{ tenantId: b, taskId: 'task-same', expiresAt: T + 20 }]);
     });
 
-    it("lists a task at its outbox's first due delivery when that comes before its lease, and a dead delivery at DEAD_DELIVERY_AT", async () => {
+    it("lists a task at its outbox's first due delivery or its pause's expiry when that comes before its lease, and a dead delivery at DEAD_DELIVERY_AT", async () => {
       const [a] = [ctx.tenant()];
       const delivery = (dueAt: number, dead = false): WebhookDelivery => ({
         id: `msg_${dueAt}`,
@@ -152,18 +152,23 @@ export const leaseIndexCases: ConformanceCases = (ctx) => {
       const both = leased(a, T + 40, { outbox: [delivery(T + 25)] });
       const leaseFirst = leased(a, T + 5, { outbox: [delivery(T + 60)] });
       const deadOnly = makeTask(a, { outbox: [delivery(T + 1, true)] });
-      for (const task of [outboxOnly, both, leaseFirst, deadOnly]) await ctx.store.commit(a, { task, expectedVersion: 0 });
+      // A pause with an approval TTL is due when it expires; one without a TTL waits for nothing.
+      const pausing = makeTask(a, { status: 'Paused', pauseExpiresAt: T + 35 });
+      const waiting = makeTask(a, { status: 'Paused' });
+      for (const task of [outboxOnly, both, leaseFirst, deadOnly, pausing, waiting]) await ctx.store.commit(a, { task, expectedVersion: 0 });
 
       expect(await listAll(ctx.store, T + 100, [a])).toEqual([
         { tenantId: a, taskId: leaseFirst.taskId, expiresAt: T + 5 },
         { tenantId: a, taskId: outboxOnly.taskId, expiresAt: T + 15 },
         { tenantId: a, taskId: both.taskId, expiresAt: T + 25 },
+        { tenantId: a, taskId: pausing.taskId, expiresAt: T + 35 },
       ]);
       expect(await listAll(ctx.store, DEAD_DELIVERY_AT, [a])).toContainEqual({ tenantId: a, taskId: deadOnly.taskId, expiresAt: DEAD_DELIVERY_AT });
 
       // Delivered (the outbox emptied) and released: unlisted; a mark for deletion unlists whatever waits.
       await ctx.store.commit(a, { task: { ...outboxOnly, outbox: [] }, expectedVersion: 1 });
       await ctx.store.commit(a, { task: { ...deadOnly, deletingAt: new Date(T).toISOString() }, expectedVersion: 1 });
+      await ctx.store.commit(a, { task: { ...pausing, status: 'Canceled', pauseExpiresAt: undefined }, expectedVersion: 1 });
       expect(await listAll(ctx.store, DEAD_DELIVERY_AT, [a])).toEqual([
         { tenantId: a, taskId: leaseFirst.taskId, expiresAt: T + 5 },
         { tenantId: a, taskId: both.taskId, expiresAt: T + 25 },
