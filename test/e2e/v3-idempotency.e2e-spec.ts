@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { agUiAgent, ofType, runOnce } from '../support/ag-ui-client';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
@@ -204,5 +205,28 @@ describe('Idempotency-Key', () => {
     expect([d1.status, d2.status]).toEqual([204, 204]);
     // Without the key, a task already gone is 404.
     expect((await request(`${t.url}/Shop/1/tasks/${f1.body.task_id}`, { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('an AG-UI run sent twice with the same key (official client) runs once; the repeat replays its events', async () => {
+    llm.script(reply.text('from ag-ui'));
+    const threadId = randomUUID();
+    const runId = randomUUID();
+    const headers = key();
+    const agent = () => agUiAgent(`${t.url}/Shop/1/ag-ui`, { threadId, headers, messages: [{ id: 'm-1', role: 'user', content: 'hello over ag-ui' }] });
+    const before = llm.requests.length;
+    const first = await runOnce(agent(), { runId });
+    const second = await runOnce(agent(), { runId });
+    expect([first.error, second.error]).toEqual([undefined, undefined]);
+    expect(llm.requests.length - before).toBe(1);
+    expect(first.types).toEqual(expect.arrayContaining(['RUN_STARTED', 'TEXT_MESSAGE_CONTENT', 'RUN_FINISHED']));
+    expect(second.types).toEqual(first.types);
+    const text = (run: typeof first) =>
+      ofType<{ delta: string }>(run, 'TEXT_MESSAGE_CONTENT')
+        .map((e) => e.delta)
+        .join('');
+    expect(text(second)).toBe('from ag-ui');
+    // The same outcome (the events' own timestamps are when each stream sent them).
+    const finished = (run: typeof first) => ofType<Record<string, unknown>>(run, 'RUN_FINISHED').map(({ timestamp: _at, ...rest }) => rest);
+    expect(finished(second)).toEqual(finished(first));
   });
 });
