@@ -10,8 +10,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
@@ -21,15 +19,9 @@ import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testPostgresUrl, uniqueName, uniqueSchema } from '../support/services';
+import { writeOrdersPlugin } from '../support/orders-plugin';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 
-const PLUGIN = (counter: string) => `
-const { appendFileSync } = require('node:fs');
-const id = { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: false };
-exports.plugins = [{ name: 'Orders', tools: [
-  { name: 'place', description: 'Places an order', parameters: id, handler: ({ id }) => { appendFileSync(${JSON.stringify(counter)}, id + '\\n'); return 'placed ' + id; } },
-] }];
-`;
 const AGENT = `
 apiVersion: tealagents/v1alpha1
 name: Shop
@@ -86,13 +78,7 @@ describe.each(backends)('Idempotency-Key over $name, two replicas', ({ name, set
   let llm: FakeOpenAi;
   let replicas: TestApp[];
   let backing: Awaited<ReturnType<Backend['setup']>>;
-  let counter: string;
-  const placed = (id: string) =>
-    existsSync(counter)
-      ? readFileSync(counter, 'utf8')
-          .split('\n')
-          .filter((l) => l === id).length
-      : 0;
+  let placed: (id: string) => number;
   const post = (i: number, path: string, body: unknown, headers: Record<string, string>, signal?: AbortSignal) =>
     signal
       ? fetch(`${replicas[i % 2]!.url}${path}`, {
@@ -107,8 +93,7 @@ describe.each(backends)('Idempotency-Key over $name, two replicas', ({ name, set
     llm = await startFakeOpenAi();
     backing = await setup();
     const dir = writeAgentDir({ 'shop.yaml': AGENT });
-    counter = join(dir, 'placed.log');
-    writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN(counter));
+    ({ placed } = writeOrdersPlugin(dir));
     const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_LOG_LEVEL: 'warn', TA_TASK_LEASE_MS: '5000' };
     replicas = await Promise.all([0, 1].map(() => startTestApp({ configPath: dir, env, store: backing.store(), llmFetch: realmSafeFetch })));
   }, 60_000);

@@ -7,21 +7,13 @@
  * idempotency-storm.e2e-spec.ts.)
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { agUiAgent, ofType, runOnce } from '../support/ag-ui-client';
 import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
+import { writeOrdersPlugin } from '../support/orders-plugin';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 
-const PLUGIN = (counter: string) => `
-const { appendFileSync } = require('node:fs');
-const id = { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: false };
-exports.plugins = [{ name: 'Orders', tools: [
-  { name: 'place', description: 'Places an order', parameters: id, handler: ({ id }) => { appendFileSync(${JSON.stringify(counter)}, id + '\\n'); return 'placed ' + id; } },
-] }];
-`;
 const AGENT = `
 apiVersion: tealagents/v1alpha1
 name: Shop
@@ -44,16 +36,14 @@ const item = (content: string) => ({ items: [{ content_type: 'text', content }] 
 describe('Idempotency-Key', () => {
   let llm: FakeOpenAi;
   let t: TestApp;
-  let counter: string;
+  let placed: (id: string) => number;
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) => request(`${t.url}${path}`, { method: 'POST', body, headers });
   const key = () => ({ 'idempotency-key': `k-${randomUUID()}` });
-  const placed = () => (existsSync(counter) ? readFileSync(counter, 'utf8').split('\n').filter(Boolean) : []);
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
     const dir = writeAgentDir({ 'shop.yaml': AGENT, 'gated.yaml': GATED });
-    counter = join(dir, 'placed.log');
-    writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN(counter));
+    ({ placed } = writeOrdersPlugin(dir));
     t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' }, llmFetch: realmSafeFetch });
   });
   afterAll(async () => {
@@ -72,7 +62,7 @@ describe('Idempotency-Key', () => {
     expect(first).toMatchObject({ status: 'Completed', content: { output: 'ordered' } });
     for (const a of answers) expect(a.body).toEqual(first);
     expect(llm.requests.length - before).toBe(2);
-    expect(placed().filter((id) => id === 'storm')).toHaveLength(1);
+    expect(placed('storm')).toBe(1);
 
     // Later still the same answer, and no new run.
     const later = await post('/Shop/1', item('order one'), headers);
@@ -153,7 +143,7 @@ describe('Idempotency-Key', () => {
     const [a, b] = await Promise.all([post(path, { action: 'approve' }, headers), post(path, { action: 'approve' }, headers)]);
     expect(a.status).toBe(200);
     expect(b.body).toEqual(a.body);
-    expect(placed().filter((id) => id === 'gated')).toHaveLength(1);
+    expect(placed('gated')).toBe(1);
     // Without the key, the same resume is refused: the pause is decided.
     expect((await post(path, { action: 'approve' })).status).toBe(409);
 
