@@ -5,6 +5,7 @@
 import type { Dispatch, StateUpdater } from 'preact/hooks';
 import type { Decision } from './console.types';
 import type { Pending } from './conversation';
+import type { WebhookLine } from './webhook-status';
 
 interface Props {
   pending: Pending;
@@ -12,16 +13,23 @@ interface Props {
   setDecisions: Dispatch<StateUpdater<Record<string, Decision>>>;
   running: boolean;
   onSubmit: () => void;
+  /** What became of the pause's webhooks (none when the agent has no webhooks). */
+  webhooks?: WebhookLine[];
   /** Stateful agents only: the text of a refinement, and where it goes. */
   refine?: { text: string; setText: (text: string) => void; onRefine: () => void; note: string | undefined };
 }
 
-export function ApprovalsPanel({ pending, decisions, setDecisions, running, onSubmit, refine }: Props) {
+export function ApprovalsPanel({ pending, decisions, setDecisions, running, onSubmit, webhooks, refine }: Props) {
   // Every call of the pause is answered in one resume, so submit waits until each has a choice.
   const allDecided = pending.calls.every((c) => decisions[c.id]?.approved !== undefined && decisions[c.id]?.approved !== null);
   return (
     <section class="approvals" data-testid="approvals">
       <h3>{pending.plan ? 'Approve this plan' : 'Approval required'}</h3>
+      {webhooks?.map((w) => (
+        <p class="muted small webhook" data-testid="webhook-status" title={w.title}>
+          {w.text}
+        </p>
+      ))}
       {pending.calls.map((c) => {
         const d = decisions[c.id] ?? { approved: null, reason: '' };
         const set = (patch: Partial<Decision>) => setDecisions((ds) => ({ ...ds, [c.id]: { ...d, ...patch } }));

@@ -34,6 +34,22 @@ export interface RequestView {
   messages: MessageView[];
   reason: string | null;
   error: { code: string; message: string } | null;
+  /** Only on a request whose task has webhook deliveries for it (src/tasks/views/delivery-view.ts). */
+  webhooks?: WebhookView[];
+}
+
+/** One webhook delivery of a request: an event to one receiver (docs/api.md, the task view). */
+export interface WebhookView {
+  id: string;
+  event: string;
+  pause_id: string | null;
+  url: string;
+  status: 'pending' | 'failed' | 'delivered';
+  attempts: number;
+  last_attempt_at: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
 }
 
 /** A stored message (src/state/state.entities.ts, StoredMessage). */

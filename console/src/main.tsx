@@ -1,7 +1,7 @@
 /**
  * The web console (docs/console.md): pick an agent, chat with live streaming, watch tool calls,
- * approve, reject or refine paused calls, cancel, edit and rerun, browse sessions, reattach after a
- * reload, read a task's timeline and plans.
+ * approve, reject or refine paused calls (with the pause's webhook status), cancel, edit and rerun,
+ * browse sessions, reattach after a reload, read a task's timeline and plans.
  * This file only composes the page: each panel is its own component, and the state and actions
  * are in hooks by concern: the shown task (use-task-view.hook.ts), the running turn it owns
  * (use-turn.hook.ts), approvals, refinements and edits (use-approvals.hook.ts), the timeline
@@ -79,6 +79,7 @@ function App() {
             setDecisions={approvals.setDecisions}
             running={running}
             onSubmit={approvals.decide}
+            webhooks={c.webhookLines}
             refine={
               agent?.stateful
                 ? { text: approvals.refineText, setText: approvals.setRefineText, onRefine: () => void approvals.refine(), note: approvals.refineNote }

@@ -12,6 +12,7 @@ import { Item, itemsFromTask, Pending } from './conversation';
 import { readHash, writeHash } from './reload.state';
 import { useSessions } from './use-sessions.hook';
 import { useTurn } from './use-turn.hook';
+import { useWebhookStatus } from './use-webhook-status.hook';
 
 export function useTaskView() {
   const [config, setConfig] = useState<ConsoleConfig>();
@@ -23,6 +24,7 @@ export function useTaskView() {
   const [items, setItems] = useState<Item[]>([]);
   const [pending, setPending] = useState<Pending>();
   const turn = useTurn({ agent, taskId, sessionId, items, setItems, setTaskId, setSessionId, setPending, refresh });
+  const webhooks = useWebhookStatus(agent, taskId, pending, turn.running);
 
   // Boot: the config, MSAL's redirect answer, then the agent and task the URL names.
   useEffect(() => {
@@ -78,6 +80,7 @@ export function useTaskView() {
     const view = itemsFromTask(task);
     setItems(view.items);
     setPending(view.pending);
+    webhooks.seen(task);
   }
 
   async function refresh(a: AgentInfo, id: string): Promise<void> {
@@ -88,7 +91,25 @@ export function useTaskView() {
     }
   }
 
-  return { config, fatal, authNote, agent, taskId, items, setItems, pending, setPending, sessions, openSession, showSession, pick, newChat, openTask, turn };
+  return {
+    config,
+    fatal,
+    authNote,
+    agent,
+    taskId,
+    items,
+    setItems,
+    pending,
+    setPending,
+    webhookLines: webhooks.lines,
+    sessions,
+    openSession,
+    showSession,
+    pick,
+    newChat,
+    openTask,
+    turn,
+  };
 }
 
 export type TaskViewState = ReturnType<typeof useTaskView>;
