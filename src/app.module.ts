@@ -1,4 +1,7 @@
+import { A2aModule } from './api/a2a/a2a.module';
 import { AuditModule } from './api/audit/audit.module';
+import { McpModule } from './api/mcp/mcp.module';
+import { OpenAiCompatModule } from './api/openai/openai.module';
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
 import type { Logger } from 'pino';
@@ -26,15 +29,20 @@ export class AppModule {
       { name: 'config', check: async () => undefined },
       { name: 'state_store', check: () => deps.store.ping() },
     ];
+    // TA_FRONT_DOORS: the protocols the agents are served on (each one's routes exist only when named).
+    const doors = deps.env.frontDoors;
+    const rest = doors.has('rest');
     return {
       module: AppModule,
       imports: [
         CoreModule.forRoot(deps),
         AuthModule.forRoot(deps.env.auth),
         ApiCommonModule.register(deps.agents, readiness),
-        V1Module.register(deps.agents),
-        V2Module.register(deps.agents),
-        V3Module.register(deps.agents),
+        ...(rest ? [V1Module.register(deps.agents), V2Module.register(deps.agents)] : []),
+        V3Module.register(deps.agents, { rest, agui: doors.has('agui') }),
+        ...(doors.has('a2a') ? [A2aModule.register(deps.agents, deps.env)] : []),
+        ...(doors.has('mcp') ? [McpModule.register(deps.agents, deps.env)] : []),
+        ...(doors.has('openai') ? [OpenAiCompatModule.register(deps.agents, deps.env)] : []),
         StreamSocketModule,
         ServiceIndexModule.register(deps.agents, deps.env),
         ConsoleModule.register(deps.env, deps.agents),

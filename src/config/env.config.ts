@@ -4,7 +4,7 @@ import { flattenValidationErrors } from '../common/validation/flatten-validation
 import { CorsConfig, corsConfigOf } from '../common/http/cors-policy';
 import type { LogLevel } from '../common/logging/logger';
 import { checkEnvCombinations } from './env-combinations';
-import { EnvVars } from './env.schema';
+import { EnvVars, FrontDoor } from './env.schema';
 
 export class EnvConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -120,6 +120,8 @@ export interface EnvConfig {
   tools: ToolsConfig;
   /** TA_WEBHOOK_* (docs/webhooks.md). */
   webhooks: { allowPrivate: boolean; retryHours: number; timeoutMs: number };
+  /** TA_FRONT_DOORS: the protocols served (docs/api.md, "Front doors"). */
+  frontDoors: ReadonlySet<FrontDoor>;
   /** TA_CORS_ORIGINS (docs/api.md, CORS). */
   cors: CorsConfig;
   /** TA_RATE_LIMIT_* (src/rate-limit): the defaults of every agent's `spec.limits`; unset: no limit. */
@@ -232,6 +234,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       jwksCooldownMs: vars.TA_ENTRA_JWKS_COOLDOWN_MS,
       idpTimeoutMs: vars.TA_ENTRA_IDP_TIMEOUT_MS,
     },
+    frontDoors: new Set(vars.TA_FRONT_DOORS),
     cors: corsConfigOf(vars.TA_CORS_ORIGINS),
     rateLimits: {
       callerRpm: vars.TA_RATE_LIMIT_CALLER_RPM,

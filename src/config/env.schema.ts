@@ -5,6 +5,10 @@ import { CORS_ORIGINS_EXPECTED, isCorsOriginList } from '../common/http/cors-pol
 import { GUID } from '../common/validation/guid';
 import { EnvBool, EnvInt, EnvList, EnvOneOf, EnvRule, EnvUrl, toBool, toInt, toList } from './env-validators';
 
+/** The protocols an agent can be served on (TA_FRONT_DOORS). */
+export const FRONT_DOORS = ['rest', 'agui', 'a2a', 'mcp', 'openai'] as const;
+export type FrontDoor = (typeof FRONT_DOORS)[number];
+
 /**
  * Every environment variable the server reads (docs/configuration.md). Validated once at boot, each
  * variable on its own here; the rules between variables (redis needs a URL, ...) are in
@@ -49,6 +53,11 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(100) TA_WS_FIRST_MESSAGE_MS = 10_000;
   /** `/stream` WebSockets open at once per caller (tenant and owner) on one replica; one more is closed (1013). */
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_WS_MAX_SOCKETS_PER_CALLER = 20;
+  /** The protocols every agent is served on (docs/api.md, "Front doors"): any of rest, agui, a2a, mcp, openai. */
+  @IsOptional()
+  @Transform(toList)
+  @EnvRule((v) => Array.isArray(v) && v.length > 0 && v.every((d) => (FRONT_DOORS as readonly unknown[]).includes(d)), `a list of ${FRONT_DOORS.join(', ')}`)
+  TA_FRONT_DOORS: FrontDoor[] = [...FRONT_DOORS];
   /** Origins browsers may call from (src/common/http/cors-policy.ts); `*` only with TA_AUTH_MODE=dev. Unset: none. */
   @IsOptional() @Transform(toList) @EnvRule(isCorsOriginList, CORS_ORIGINS_EXPECTED) TA_CORS_ORIGINS?: string[];
 
