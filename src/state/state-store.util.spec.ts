@@ -1,0 +1,71 @@
+import { WebhookDelivery } from './state.entities';
+import { DEAD_DELIVERY_AT, wakeAt } from './state-store.util';
+
+const NOW = 1_800_000_000_000;
+
+function delivery(dueAt: number, over: Partial<WebhookDelivery> = {}): WebhookDelivery {
+  return {
+    id: `d${dueAt}`,
+    event: 'request.completed',
+    requestId: 'r0',
+    url: 'https://a.example.com/hook',
+    secretEnv: 'S',
+    createdAt: NOW,
+    attempts: 0,
+    dueAt,
+    ...over,
+  };
+}
+
+const lease = (expiresAt: number) => ({ requestId: 'r0', expiresAt });
+
+describe('wakeAt', () => {
+  it('is undefined with nothing to wait for', () => {
+    expect(wakeAt({ status: 'Completed' })).toBeUndefined();
+    expect(wakeAt({ status: 'Completed', outbox: [] })).toBeUndefined();
+  });
+
+  it("is the lease's expiry", () => {
+    expect(wakeAt({ status: 'Running', lease: lease(NOW + 30_000) })).toBe(NOW + 30_000);
+  });
+
+  it("is the outbox's first due waiting delivery", () => {
+    expect(wakeAt({ status: 'Completed', outbox: [delivery(NOW + 9), delivery(NOW + 3), delivery(NOW + 5)] })).toBe(NOW + 3);
+  });
+
+  it("is a paused task's pause expiry", () => {
+    expect(wakeAt({ status: 'Paused', pauseExpiresAt: NOW + 60_000 })).toBe(NOW + 60_000);
+  });
+
+  it.each([
+    ['the lease', NOW + 1, NOW + 2, NOW + 3],
+    ['the pause expiry', NOW + 2, NOW + 1, NOW + 3],
+    ['a due delivery', NOW + 3, NOW + 2, NOW + 1],
+  ])('is the earliest of lease, pause expiry and due delivery: here %s', (_what, leaseAt, pauseAt, dueAt) => {
+    expect(wakeAt({ status: 'Paused', lease: lease(leaseAt), pauseExpiresAt: pauseAt, outbox: [delivery(NOW + 50), delivery(dueAt)] })).toBe(NOW + 1);
+  });
+
+  it('ignores a pause expiry left on a task that is no longer Paused', () => {
+    expect(wakeAt({ status: 'Running', lease: lease(NOW + 5), pauseExpiresAt: NOW + 1 })).toBe(NOW + 5);
+    expect(wakeAt({ status: 'Completed', pauseExpiresAt: NOW + 1 })).toBeUndefined();
+  });
+
+  it('ignores delivered deliveries', () => {
+    expect(wakeAt({ status: 'Completed', outbox: [delivery(NOW + 1, { deliveredAt: NOW })] })).toBeUndefined();
+    expect(wakeAt({ status: 'Running', lease: lease(NOW + 5), outbox: [delivery(NOW + 1, { deliveredAt: NOW }), delivery(NOW + 7)] })).toBe(NOW + 5);
+  });
+
+  it('lists a task whose only undelivered deliveries are dead at DEAD_DELIVERY_AT', () => {
+    expect(wakeAt({ status: 'Completed', outbox: [delivery(NOW + 1, { dead: true }), delivery(NOW, { deliveredAt: NOW })] })).toBe(DEAD_DELIVERY_AT);
+    expect(wakeAt({ status: 'Completed', outbox: [delivery(NOW + 1, { dead: true }), delivery(NOW + 7)] })).toBe(NOW + 7);
+    expect(wakeAt({ status: 'Running', lease: lease(NOW + 5), outbox: [delivery(NOW + 1, { dead: true })] })).toBe(NOW + 5);
+    expect(DEAD_DELIVERY_AT).toBeGreaterThan(Date.parse('9999-12-31'));
+    expect(String(DEAD_DELIVERY_AT)).toHaveLength(15);
+  });
+
+  it('is undefined for a task marked for deletion', () => {
+    expect(
+      wakeAt({ status: 'Paused', deletingAt: 'x', lease: lease(NOW), pauseExpiresAt: NOW, outbox: [delivery(NOW), delivery(NOW, { dead: true })] }),
+    ).toBeUndefined();
+  });
+});
