@@ -173,3 +173,39 @@ describe('dueDeliveries and isWaiting', () => {
     expect(isWaiting(delivery(1, { dead: true }))).toBe(false);
   });
 });
+
+describe('outbox: one copy of each delivery id', () => {
+  it('withDeliveries keeps one of two deliveries with the same id planned together', () => {
+    const d: WebhookDelivery = {
+      id: 'msg_a.x',
+      event: 'request.completed',
+      requestId: 'r',
+      url: 'https://h/x',
+      secretEnv: 'S',
+      createdAt: 1,
+      attempts: 0,
+      dueAt: 2,
+    };
+    expect(withDeliveries(undefined, [d, { ...d }])).toEqual([d]);
+  });
+
+  it('settleDelivery drops the status of an earlier attempt when this one got no answer', () => {
+    const d: WebhookDelivery = {
+      id: 'msg_a.x',
+      event: 'request.completed',
+      requestId: 'r',
+      url: 'https://h/x',
+      secretEnv: 'S',
+      createdAt: 1,
+      attempts: 1,
+      dueAt: 2,
+      lastStatus: 503,
+    };
+    const task = taskRecord({ outbox: [d] });
+    const change = settleDelivery('msg_a.x', { ok: false, error: 'connect ECONNREFUSED', retryAt: 10 }).apply({ task, requests: [] }, 5);
+    expect('unchanged' in change).toBe(false);
+    const next = (change as { result: { lastStatus?: number; lastError?: string } }).result;
+    expect(next.lastStatus).toBeUndefined();
+    expect(next.lastError).toBe('connect ECONNREFUSED');
+  });
+});

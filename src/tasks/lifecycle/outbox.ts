@@ -26,7 +26,9 @@ export interface AttemptOutcome {
  */
 export function withDeliveries(outbox: readonly WebhookDelivery[] | undefined, added: readonly WebhookDelivery[]): WebhookDelivery[] {
   const ids = new Set((outbox ?? []).map((d) => d.id));
-  return trimmed([...(outbox ?? []), ...added.filter((d) => !ids.has(d.id))]);
+  // Also once within `added`: two receivers at one URL plan one delivery id (settled by id, a second copy would never be).
+  const fresh = added.filter((d) => !ids.has(d.id) && (ids.add(d.id), true));
+  return trimmed([...(outbox ?? []), ...fresh]);
 }
 
 /**
@@ -72,7 +74,8 @@ export function settleDelivery(id: string, outcome: AttemptOutcome): Transition<
             lastError: outcome.error ?? `answered ${outcome.status}`,
             ...(outcome.retryAt === undefined ? { dead: true } : { dueAt: outcome.retryAt }),
           };
-      if (outcome.ok && outcome.status === undefined) delete next.lastStatus;
+      // No answer this time (a connection error): the status of an earlier attempt would mislead.
+      if (outcome.status === undefined) delete next.lastStatus;
       const outbox = task.outbox!.slice();
       outbox[at] = next;
       return { task: { ...task, outbox: trimmed(outbox) }, requests: [], result: next };
