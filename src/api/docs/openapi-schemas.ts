@@ -65,6 +65,11 @@ export const OPENAPI_SCHEMAS: Record<string, unknown> = {
       task_id: ref('ClientId'),
       items: { type: 'array', minItems: 1, items: ref('MultiModalItem') },
       user_context: { type: 'object', additionalProperties: { type: 'string' } },
+      webhook_url: {
+        type: 'string',
+        format: 'uri',
+        description: "Where this request's events are POSTed (docs/webhooks.md): only under the agent's spec.webhooks[].allow_request_urls, else 422",
+      },
     },
   },
   /** A session or task id the caller names (src/api/v3/client-id.ts); a task_id that does not exist creates that task. */
