@@ -1,4 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
+import type { Request } from 'express';
 import type { AgentDefinition } from './config/agent-definition';
 
 export const AGENT_ROUTE = 'ta:agent';
@@ -8,3 +9,15 @@ export const AGENT_ROUTE = 'ta:agent';
  * (the telemetry interceptor, per-agent auth requirements).
  */
 export const AgentRoute = (agent: AgentDefinition) => SetMetadata(AGENT_ROUTE, agent);
+
+export const AGENT_OF_REQUEST = 'ta:agent-of-request';
+
+/** Picks the agent a request names (undefined: none of ours). */
+export type AgentOfRequest = (req: Request) => AgentDefinition | undefined;
+
+/**
+ * Marks a controller whose routes serve whichever agent the request names (the OpenAI-compatible
+ * endpoint's `model`, in the parsed body), for the same parts as AgentRoute. They look it up only
+ * when the class has no AgentRoute, so an agent's own routes pay nothing for it.
+ */
+export const AgentOfRequest = (pick: AgentOfRequest) => SetMetadata(AGENT_OF_REQUEST, pick);

@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { AgentDefinition } from '../agents/config/agent-definition';
-import { AGENT_ROUTE } from '../agents/agent-route.metadata';
+import { AGENT_OF_REQUEST, AGENT_ROUTE, AgentOfRequest } from '../agents/agent-route.metadata';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { AuditLog } from '../common/logging/audit-log';
@@ -31,8 +31,10 @@ export class AuthGuard implements CanActivate {
     if (ctx.getType() !== 'http') return true;
     const targets = [ctx.getHandler(), ctx.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    const agent = this.reflector.getAllAndOverride<AgentDefinition | undefined>(AGENT_ROUTE, targets);
     const req = ctx.switchToHttp().getRequest<Request>();
+    const agent =
+      this.reflector.getAllAndOverride<AgentDefinition | undefined>(AGENT_ROUTE, targets) ??
+      this.reflector.get<AgentOfRequest | undefined>(AGENT_OF_REQUEST, ctx.getClass())?.(req);
     // Named before authenticating, so the authenticator's own lines carry the agent too.
     if (agent) req.logContext?.set({ agent: agent.source });
     try {

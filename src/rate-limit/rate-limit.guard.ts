@@ -1,7 +1,7 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { AGENT_ROUTE } from '../agents/agent-route.metadata';
+import { AGENT_OF_REQUEST, AGENT_ROUTE, AgentOfRequest } from '../agents/agent-route.metadata';
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { RateLimiter } from './rate-limiter.service';
 
@@ -30,9 +30,11 @@ export class RateLimitGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const agent = this.reflector.get<AgentDefinition | undefined>(AGENT_ROUTE, context.getClass());
-    if (!agent || !this.limiter.limitsOf(agent)) return true;
     const req = context.switchToHttp().getRequest<Request>();
+    const agent =
+      this.reflector.get<AgentDefinition | undefined>(AGENT_ROUTE, context.getClass()) ??
+      this.reflector.get<AgentOfRequest | undefined>(AGENT_OF_REQUEST, context.getClass())?.(req);
+    if (!agent || !this.limiter.limitsOf(agent)) return true;
     const res = context.switchToHttp().getResponse<Response>();
     if (!req.principal) return true; // public routes are never agent invocations
     // A v3 stream reconnect (`Last-Event-ID`) replays a running request: it invokes nothing.

@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { Observable } from 'rxjs';
 import { AgentDefinition } from '../agents/config/agent-definition';
-import { AGENT_ROUTE } from '../agents/agent-route.metadata';
+import { AGENT_OF_REQUEST, AGENT_ROUTE, AgentOfRequest } from '../agents/agent-route.metadata';
 import { LOGGER, TELEMETRY } from '../app.tokens';
 import { HttpRequestTelemetry } from './http-request-telemetry';
 import { Telemetry } from './telemetry';
@@ -30,7 +30,9 @@ export class TelemetryInterceptor implements NestInterceptor {
     const req = ctx.switchToHttp().getRequest<Request>();
     const res = ctx.switchToHttp().getResponse<Response>();
     const t = HttpRequestTelemetry.for(this.telemetry, this.logger, req, res);
-    const agent = this.reflector.get<AgentDefinition | undefined>(AGENT_ROUTE, ctx.getClass());
+    const agent =
+      this.reflector.get<AgentDefinition | undefined>(AGENT_ROUTE, ctx.getClass()) ??
+      this.reflector.get<AgentOfRequest | undefined>(AGENT_OF_REQUEST, ctx.getClass())?.(req);
     t.matched((req.route as { path?: string } | undefined)?.path ?? req.path, agent);
     // Subscribing inside the span's context makes the handler (and everything it awaits) a child of it.
     return new Observable((subscriber) => context.with(t.context, () => next.handle().subscribe(subscriber)));
