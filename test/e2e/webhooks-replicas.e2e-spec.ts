@@ -177,8 +177,13 @@ describe.each(BACKENDS)('webhooks over $name, two replicas', (backend) => {
     expect((await request(`${b.base}/tasks/${second.body.task_id}`)).body.status).toBe('Completed');
   }, 45_000);
 
-  it('a replica killed while running a background run leaves the request Failed (abandoned), and a request.failed webhook says so', async () => {
-    answer = (_r, res) => void res.writeHead(204).end();
+  it('a replica killed while running a background run leaves the request Failed (abandoned), and a request.failed webhook says so, also to a receiver down at first', async () => {
+    // The receiver is down for the first attempt (503, Retry-After: 1), then up: the retry brings it, with the same webhook-id.
+    let down = true;
+    answer = (_r, res) => {
+      res.writeHead(down ? 503 : 204, down ? { 'retry-after': '1' } : {}).end();
+      down = false;
+    };
     // The survivor of the first case is still up to sweep; only the doomed replica is new.
     const a = await replica();
     llm.script(reply.hang());
@@ -187,8 +192,10 @@ describe.each(BACKENDS)('webhooks over $name, two replicas', (backend) => {
     expect(run.status).toBe(202);
     await llm.waitForRequest(before);
     a.run.child.kill('SIGKILL');
-    await waitFor(async () => expect(of('request.failed', run.body.request_id)).toHaveLength(1), 15_000);
-    expect(of('request.failed', run.body.request_id)[0]!.json.data).toMatchObject({
+    await waitFor(async () => expect(of('request.failed', run.body.request_id)).toHaveLength(2), 15_000);
+    const attempts = of('request.failed', run.body.request_id);
+    expect(new Set(attempts.map((r) => r.headers['webhook-id'])).size).toBe(1);
+    expect(attempts[1]!.json.data).toMatchObject({
       task_id: run.body.task_id,
       status: 'Failed',
       reason: 'abandoned',

@@ -20,6 +20,7 @@ const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const ADMIN = { 'x-dev-roles': 'Agents.Admin' };
 
 interface Received {
+  path: string;
   headers: IncomingHttpHeaders;
   body: string;
   json: { type: string; timestamp: string; data: Record<string, unknown> };
@@ -34,7 +35,7 @@ async function startReceiver() {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const r: Received = { headers: req.headers, body, json: JSON.parse(body) };
+      const r: Received = { path: req.url ?? '', headers: req.headers, body, json: body ? JSON.parse(body) : {} };
       received.push(r);
       const { status, headers } = answer(r);
       res.writeHead(status, headers).end();
@@ -252,4 +253,53 @@ describe('webhooks', () => {
     });
     expect((await request(`${t.url}/admin/webhooks/deliveries/msg_nope/redeliver`, { method: 'POST', headers: ADMIN })).status).toBe(404);
   }, 20_000);
+
+  it('a redirect is never followed: the attempt fails and the address it points to gets nothing', async () => {
+    receiver.answer((r) => (r.path.startsWith('/mine/') ? { status: 302, headers: { location: `${receiver.url}/stolen` } } : { status: 204 }));
+    llm.script(reply.text('redirected'));
+    const res = await post('/Hooked/1', item('redirect me', { webhook_url: `${receiver.url}/mine/redirecting` }), { prefer: 'respond-async' });
+    await waitFor(async () => {
+      const list = await request(`${t.url}/admin/webhooks/deliveries?status=pending`, { headers: ADMIN });
+      expect(
+        list.body.deliveries.find((d: { request_id: string; url: string }) => d.request_id === res.body.request_id && d.url.includes('/mine/')),
+      ).toMatchObject({
+        last_status: 302,
+        attempts: 1,
+      });
+    });
+    expect(receiver.received.filter((r) => r.path === '/stolen')).toEqual([]);
+  });
+});
+
+describe('webhooks without TA_WEBHOOK_ALLOW_PRIVATE', () => {
+  it('refuses to deliver to a loopback address, even one the agent allows: the delivery is dead, the receiver never reached', async () => {
+    process.env.HOOK_SECRET = SECRET;
+    const llm = await startFakeOpenAi();
+    const receiver = await startReceiver();
+    const dir = writeAgentDir({ 'hooked.yaml': agent(receiver.url), 'custom_plugins.js': PLUGIN });
+    const t = await startTestApp({
+      configPath: dir,
+      env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' },
+      llmFetch: realmSafeFetch,
+    });
+    try {
+      llm.script(reply.text('nobody hears this'));
+      const res = await request(`${t.url}/Hooked/1`, { method: 'POST', body: item('hello') });
+      expect(res.body.status).toBe('Completed');
+      let dead: { url: string; last_error: string }[] = [];
+      await waitFor(async () => {
+        const list = await request(`${t.url}/admin/webhooks/deliveries?status=failed`, { headers: ADMIN });
+        dead = list.body.deliveries.filter((d: { request_id: string }) => d.request_id === res.body.request_id);
+        expect(dead).toHaveLength(1);
+      });
+      expect(dead[0]!.url).toBe(`${receiver.url}/all`);
+      expect(dead[0]!.last_error).toMatch(/127\.0\.0\.1/);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await t.close();
+      await receiver.close();
+      await llm.close();
+      delete process.env.HOOK_SECRET;
+    }
+  }, 15_000);
 });
