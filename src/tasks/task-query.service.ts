@@ -56,6 +56,14 @@ export class TaskQueryService {
     return (await this.reader.task(owned(agent, principal, taskId), 'all')).requests;
   }
 
+  /**
+   * The id of the task holding request `requestId` of the caller's tenant (A2A names a request
+   * alone), or undefined; whose it is, is checked by the operation on it.
+   */
+  taskIdOfRequest(principal: Principal, requestId: string): Promise<string | undefined> {
+    return this.reader.taskOfRequest(principal.tenantId, requestId.toLowerCase());
+  }
+
   /** Whether the tenant has a request `requestId` (in any task): a new request may not take its id. */
   async requestIdTaken(principal: Principal, requestId: string): Promise<boolean> {
     return (await this.reader.taskOfRequest(principal.tenantId, requestId)) !== undefined;
