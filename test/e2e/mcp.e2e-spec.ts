@@ -67,9 +67,12 @@ describe('MCP over Streamable HTTP: two replicas on Redis, Entra tokens', () => 
   afterEach(() => expect(llm.pending()).toBe(0));
 
   /** An SDK client of `agent` on replica `t` as `who`; with `elicit`, it declares elicitation and answers with it. */
-  async function connect(t: TestApp, who: Who, agent = 'Guard/1', elicit?: Elicitation): Promise<Client> {
+  async function connect(t: TestApp, who: Who, agent = 'Guard/1', elicit?: Elicitation, fetchVia?: typeof fetch): Promise<Client> {
     const token = await issuer.mint(who);
-    const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/${agent}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/${agent}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${token}` } },
+      ...(fetchVia ? { fetch: fetchVia } : {}),
+    });
     const client = new Client({ name: 'mcp-e2e', version: '1.0.0' }, { capabilities: elicit ? { elicitation: {} } : {} });
     if (elicit) client.setRequestHandler(ElicitRequestSchema, async (req) => elicit(req.params as { message: string; requestedSchema: unknown }));
     await client.connect(transport);
@@ -161,6 +164,19 @@ describe('MCP over Streamable HTTP: two replicas on Redis, Entra tokens', () => 
     expect((task.requests as { approvals: unknown[] }[])[0]!.approvals).toEqual([
       expect.objectContaining({ action: decision, reason: 'checked', decided_by: ALICE.oid }),
     ]);
+  });
+
+  it('an elicitation answer that reaches the other replica decides the pause there; the waiting call answers the outcome', async () => {
+    llm.script(reply.toolCalls([tc('w5', 'Notes-wipe', { id: 'e' })]), reply.text('Wiped note e.'));
+    // A load balancer without affinity: the POST carrying the answer goes to replica b.
+    const viaB: typeof fetch = (url, init) => {
+      const answer = init?.method === 'POST' && typeof init.body === 'string' && init.body.includes('"ta-decide.');
+      return fetch(answer ? String(url).replace(a.url, b.url) : url, init);
+    };
+    const client = await connect(a, ALICE, 'Guard/1', () => ({ action: 'accept', content: { decision: 'approve' } }), viaB);
+    const result = facts(await call(client, 'send_message', { text: 'wipe note e' }));
+    expect(result).toMatchObject({ status: 'Completed', output: 'Wiped note e.' });
+    expect(llm.requests.at(-1)!.body.messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'w5', content: 'wiped e' });
   });
 
   it('an elicitation the client declines leaves the pause open: the result names it for decide', async () => {
