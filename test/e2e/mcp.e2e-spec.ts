@@ -235,6 +235,15 @@ describe('MCP over Streamable HTTP: two replicas on Redis, Entra tokens', () => 
     const root = await (await fetch(`${a.url}/.well-known/oauth-protected-resource`)).json();
     expect(root).toMatchObject({ resource: `${a.url}/`, authorization_servers: [`${issuer.origin}/${DEFAULT_TENANT}/v2.0`] });
 
+    // A token without the required scope: 403 insufficient_scope, naming the metadata too.
+    const scopeless = await fetch(`${a.url}/Guard/1/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await issuer.mint({ ...ALICE, scp: 'other' })}` },
+      body: '{}',
+    });
+    expect(scopeless.status).toBe(403);
+    expect(scopeless.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_scope".*, resource_metadata="[^"]+\/Guard\/1\/mcp"$/);
+
     // Other routes answer as before: no resource_metadata outside MCP.
     const rest = await fetch(`${a.url}/Guard/1/tasks/x`);
     expect(rest.status).toBe(401);
