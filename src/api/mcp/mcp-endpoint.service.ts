@@ -2,7 +2,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Request, Response } from 'express';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { LOGGER } from '../../app.tokens';
@@ -12,7 +11,7 @@ import { elicitationTarget, McpElicitationsService } from './mcp-elicitations.se
 import { decisionOfElicitation, elicitationOf } from './mcp-results.util';
 import { sessionElicits, sessionIdFor } from './mcp-session.util';
 import { registerAgentTools } from './agent-tools.util';
-import { Elicit, McpCall, McpToolsService, PAUSE_POLL_MS } from './mcp-tools.service';
+import { Elicit, McpCall, McpToolsService } from './mcp-tools.service';
 
 type JsonRpcMessage = Record<string, unknown>;
 
@@ -34,7 +33,7 @@ export class McpEndpointService {
   ) {}
 
   async serve(agent: AgentDefinition, principal: Principal, req: Request, res: Response, body: unknown): Promise<void> {
-    if (await this.answers(agent, principal, req, body)) {
+    if (await this.answers(agent, principal, req.bearerToken, body)) {
       res.status(202).end();
       return;
     }
@@ -61,7 +60,7 @@ export class McpEndpointService {
 
   /**
    * Sends the pause to the client as `elicitation/create` on the tool call's own stream and waits
-   * for its answer, while looking every second whether the pause was decided another way.
+   * for its answer, or for the pause to be decided another way (McpToolsService.watchPause).
    */
   private elicitVia(transport: StreamableHTTPServerTransport, relatedRequestId: string | number, agent: AgentDefinition, principal: Principal): Elicit {
     return async (pause, signal) => {
@@ -70,16 +69,7 @@ export class McpEndpointService {
       const stopped = AbortSignal.any([signal, stop.signal]);
       try {
         await transport.send({ jsonrpc: '2.0', id, method: 'elicitation/create', params: elicitationOf(pause) }, { relatedRequestId });
-        const decidedElsewhere = (async (): Promise<'elsewhere' | undefined> => {
-          while (!stopped.aborted) {
-            await sleep(PAUSE_POLL_MS, undefined, { signal: stopped }).catch(() => undefined);
-            if (stopped.aborted) return undefined;
-            if (!(await this.tools.pauseOpen({ agent, principal, instance: '', signal: stopped }, pause).catch(() => true))) return 'elsewhere';
-          }
-          return undefined;
-        })();
-        const aborted = new Promise<undefined>((resolve) => stopped.addEventListener('abort', () => resolve(undefined), { once: true }));
-        const outcome = await Promise.race([answer.then((a) => ({ answer: a })), decidedElsewhere, aborted]);
+        const outcome = await Promise.race([answer.then((a) => ({ answer: a })), this.tools.watchPause(agent, principal, pause, stopped)]);
         if (outcome === 'elsewhere') return 'elsewhere';
         return outcome ? decisionOfElicitation(outcome.answer, pause.pause_id) : undefined;
       } finally {
@@ -94,7 +84,7 @@ export class McpEndpointService {
    * goes to the tool call waiting for it here; one nobody here waits for is decided here (the
    * same resume, its run in the background), so an answer that reaches another replica is not lost.
    */
-  private async answers(agent: AgentDefinition, principal: Principal, _req: Request, body: unknown): Promise<boolean> {
+  private async answers(agent: AgentDefinition, principal: Principal, bearerToken: string | undefined, body: unknown): Promise<boolean> {
     const all = messages(body);
     if (!all.length || !all.every((m) => m.method === undefined && elicitationTarget(m.id) && ('result' in m || 'error' in m))) return false;
     for (const m of all) {
@@ -104,7 +94,9 @@ export class McpEndpointService {
       if (!decision) continue;
       try {
         const started = await this.invoker.resume(agent, principal, target.requestId, decision);
-        void started.run().catch((err: unknown) => this.logger.warn({ err, request_id: target.requestId }, 'MCP elicitation answer: the resumed run failed'));
+        void started
+          .run({ bearerToken })
+          .catch((err: unknown) => this.logger.warn({ err, request_id: target.requestId }, 'MCP elicitation answer: the resumed run failed'));
       } catch (err) {
         this.logger.info({ err, request_id: target.requestId, pause_id: target.pauseId }, 'MCP elicitation answer not applied');
       }

@@ -17,7 +17,7 @@ import type { StateResponse } from '../../tasks/views/state-response';
 import { errorResult, PauseFacts, pauseOf, queuedResult, statelessResult, taskResult, ToolResult, turnResult } from './mcp-results.util';
 
 /** How often a tool call waiting on an elicitation looks whether the pause was decided some other way. */
-const PAUSE_POLL_MS = 1000;
+export const PAUSE_POLL_MS = 1000;
 /** How often a tool call looks whether a request decided on another replica has ended. */
 const OUTCOME_POLL_MS = 250;
 
@@ -112,9 +112,15 @@ export class McpToolsService {
       const decision = await call.elicit(pause, call.signal);
       if (decision === undefined) break;
       if (decision === 'elsewhere') response = await this.outcomeOf(call, pause);
-      else response = (await (await this.invoker.resume(call.agent, call.principal, pause.request_id, decision)).run({ bearerToken: call.bearerToken }))!;
+      else response = await this.resumed(call, pause.request_id, decision);
     }
     return turnResult(response);
+  }
+
+  /** Decides the pause and runs the request on (a resumed request is never queued: it has an answer). */
+  private async resumed(call: McpCall, requestId: string, decision: ResumeDecision): Promise<StateResponse> {
+    const started = await this.invoker.resume(call.agent, call.principal, requestId, decision);
+    return (await started.run({ bearerToken: call.bearerToken }))!;
   }
 
   /** The outcome of a request whose pause was decided elsewhere (another replica runs it): read until it ends or pauses again. */
@@ -130,10 +136,23 @@ export class McpToolsService {
     }
   }
 
-  /** Whether pause `pause` is still open (the elicitation waiting on it polls this). */
-  async pauseOpen(call: McpCall, pause: PauseFacts): Promise<boolean> {
-    const request = await this.tasks.pausedRequest(call.agent, call.principal, pause.task_id, { pauseId: pause.pause_id });
-    return request?.status === 'Paused' && request.pendingApprovals?.pauseId === pause.pause_id;
+  /**
+   * Resolves `elsewhere` once `pause` is no longer open (decided by `decide`, the REST resume, the
+   * console or an elicitation answer that reached another replica; expired; its task deleted),
+   * read every PAUSE_POLL_MS; undefined when `signal` aborts first. A read that fails is tried again.
+   */
+  async watchPause(agent: AgentDefinition, principal: Principal, pause: PauseFacts, signal: AbortSignal): Promise<'elsewhere' | undefined> {
+    while (!signal.aborted) {
+      await sleep(PAUSE_POLL_MS, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) break;
+      try {
+        const request = await this.tasks.pausedRequest(agent, principal, pause.task_id, { pauseId: pause.pause_id });
+        if (request?.status !== 'Paused' || request.pendingApprovals?.pauseId !== pause.pause_id) return 'elsewhere';
+      } catch (err) {
+        if (err instanceof DomainError && err.code === ErrorCode.TASK_NOT_FOUND) return 'elsewhere';
+      }
+    }
+    return undefined;
   }
 
   /** Runs one tool, turning whatever it throws into a tool error with our code. */
@@ -145,5 +164,3 @@ export class McpToolsService {
     }
   }
 }
-
-export { PAUSE_POLL_MS };
