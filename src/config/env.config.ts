@@ -122,6 +122,8 @@ export interface EnvConfig {
   webhooks: { allowPrivate: boolean; retryHours: number; timeoutMs: number };
   /** TA_FRONT_DOORS: the protocols served (docs/api.md, "Front doors"). */
   frontDoors: ReadonlySet<FrontDoor>;
+  /** TA_A2A_DEFAULT_AGENT: `name:version` of the agent whose A2A card the root serves (docs/a2a.md). */
+  a2aDefaultAgent?: string;
   /** TA_CORS_ORIGINS (docs/api.md, CORS). */
   cors: CorsConfig;
   /** TA_RATE_LIMIT_* (src/rate-limit): the defaults of every agent's `spec.limits`; unset: no limit. */
@@ -235,6 +237,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       idpTimeoutMs: vars.TA_ENTRA_IDP_TIMEOUT_MS,
     },
     frontDoors: new Set(vars.TA_FRONT_DOORS),
+    a2aDefaultAgent: vars.TA_A2A_DEFAULT_AGENT?.replace('/', ':'),
     cors: corsConfigOf(vars.TA_CORS_ORIGINS),
     rateLimits: {
       callerRpm: vars.TA_RATE_LIMIT_CALLER_RPM,

@@ -58,6 +58,10 @@ export class EnvVars {
   @Transform(toList)
   @EnvRule((v) => Array.isArray(v) && v.length > 0 && v.every((d) => (FRONT_DOORS as readonly unknown[]).includes(d)), `a list of ${FRONT_DOORS.join(', ')}`)
   TA_FRONT_DOORS: FrontDoor[] = [...FRONT_DOORS];
+  /** The agent whose A2A card `GET /.well-known/agent-card.json` serves (docs/a2a.md): `name/version` or `name:version`. Unset: 404. */
+  @IsOptional()
+  @EnvRule((v) => typeof v === 'string' && /^[^/:\s]+[/:][^/:\s]+$/.test(v), 'name/version or name:version')
+  TA_A2A_DEFAULT_AGENT?: string;
   /** Origins browsers may call from (src/common/http/cors-policy.ts); `*` only with TA_AUTH_MODE=dev. Unset: none. */
   @IsOptional() @Transform(toList) @EnvRule(isCorsOriginList, CORS_ORIGINS_EXPECTED) TA_CORS_ORIGINS?: string[];
 
