@@ -11,7 +11,7 @@ export const CONSOLE_PATH = '/console';
 @Module({})
 export class ServiceIndexModule {
   static register(agents: AgentDefinition[], env: EnvConfig): DynamicModule {
-    const index = buildServiceIndex(agents, { consolePath: env.console.enabled ? CONSOLE_PATH : null });
+    const index = buildServiceIndex(agents, { consolePath: env.console.enabled ? CONSOLE_PATH : null, a2a: env.frontDoors.has('a2a') });
     return {
       module: ServiceIndexModule,
       providers: [{ provide: SERVICE_INDEX, useValue: index }],

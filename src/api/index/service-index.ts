@@ -21,7 +21,8 @@ export interface IndexAgent {
   stateful: boolean;
   description: string;
   path: string;
-  links: { openapi: string; docs: string; redoc: string; health: string };
+  /** `a2a_card`: the agent's A2A card, when TA_FRONT_DOORS serves A2A (docs/a2a.md). */
+  links: { openapi: string; docs: string; redoc: string; health: string; a2a_card?: string };
   routes: IndexRoute[];
 }
 
@@ -37,6 +38,8 @@ export interface ServiceIndex {
 export interface ServiceIndexOptions {
   /** Where the web console is served, or null when it is off. */
   consolePath: string | null;
+  /** A2A is served (TA_FRONT_DOORS): each agent links its card. */
+  a2a?: boolean;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -59,7 +62,13 @@ export function buildServiceIndex(agents: AgentDefinition[], options: ServiceInd
       stateful: a.module === 'v3',
       description: a.description,
       path: a.prefix,
-      links: { openapi: `${a.prefix}/openapi.json`, docs: `${a.prefix}/docs`, redoc: `${a.prefix}/redoc`, health: `${a.prefix}/health` },
+      links: {
+        openapi: `${a.prefix}/openapi.json`,
+        docs: `${a.prefix}/docs`,
+        redoc: `${a.prefix}/redoc`,
+        health: `${a.prefix}/health`,
+        ...(options.a2a ? { a2a_card: `${a.prefix}/.well-known/agent-card.json` } : {}),
+      },
       routes: routesOf(a),
     })),
   };
