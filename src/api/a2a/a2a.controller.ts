@@ -1,0 +1,61 @@
+import { Body, Controller, Get, Inject, Post, Req, Res, Type } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AgentDefinition } from '../../agents/config/agent-definition';
+import { ENV_CONFIG } from '../../app.tokens';
+import { CurrentPrincipal } from '../../auth/current-principal.decorator';
+import type { Principal } from '../../auth/principal';
+import { Public } from '../../auth/public.decorator';
+import { DomainError } from '../../common/errors/domain-error';
+import { ErrorCode } from '../../common/errors/error-code';
+import type { EnvConfig } from '../../config/env.config';
+import { RateLimited } from '../../rate-limit/rate-limit.guard';
+import { AgentRoute, controllerPath, named } from '../common/agent-route';
+import { agentCardJson, agentCardOf } from './a2a-card.util';
+import { A2aEndpointService, baseUrlOf } from './a2a-endpoint.service';
+
+/**
+ * The A2A routes of one agent (docs/a2a.md): its card, open (a discovery document, as
+ * `openapi.json` is), and the JSON-RPC endpoint, authenticated and rate-limited as every agent route.
+ */
+export function createA2aController(agent: AgentDefinition): Type<unknown> {
+  @Controller(controllerPath(agent))
+  @AgentRoute(agent)
+  class A2aController {
+    constructor(
+      private readonly endpoint: A2aEndpointService,
+      @Inject(ENV_CONFIG) private readonly env: EnvConfig,
+    ) {}
+
+    @Get('.well-known/agent-card.json')
+    @Public()
+    card(@Req() req: Request) {
+      return agentCardJson(agentCardOf(agent, this.env, baseUrlOf(req)));
+    }
+
+    @Post('a2a')
+    @RateLimited()
+    async rpc(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
+      await this.endpoint.serve(agent, principal, body, req, res);
+    }
+  }
+  return named(A2aController, `A2aController[${agent.source}]`);
+}
+
+/**
+ * `GET /.well-known/agent-card.json`: the card of the agent TA_A2A_DEFAULT_AGENT names (`name/version`
+ * or `name:version`), so a client given only the server's URL finds an agent; 404 when none is named.
+ */
+export function createA2aRootCardController(agent: AgentDefinition | undefined): Type<unknown> {
+  @Controller('.well-known')
+  @Public()
+  class A2aRootCardController {
+    constructor(@Inject(ENV_CONFIG) private readonly env: EnvConfig) {}
+
+    @Get('agent-card.json')
+    card(@Req() req: Request) {
+      if (!agent) throw new DomainError(ErrorCode.ROUTE_NOT_FOUND, 'No default A2A agent: set TA_A2A_DEFAULT_AGENT to serve an agent card here');
+      return agentCardJson(agentCardOf(agent, this.env, baseUrlOf(req)));
+    }
+  }
+  return A2aRootCardController;
+}
