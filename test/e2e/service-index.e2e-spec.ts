@@ -63,7 +63,13 @@ describe('GET / (service index)', () => {
       stateful: false,
       description: 'Says it back',
       path: '/Echo/0.1',
-      links: { openapi: '/Echo/0.1/openapi.json', docs: '/Echo/0.1/docs', redoc: '/Echo/0.1/redoc', health: '/Echo/0.1/health' },
+      links: {
+        openapi: '/Echo/0.1/openapi.json',
+        docs: '/Echo/0.1/docs',
+        redoc: '/Echo/0.1/redoc',
+        health: '/Echo/0.1/health',
+        a2a_card: '/Echo/0.1/.well-known/agent-card.json',
+      },
       routes: expect.any(Array),
     });
     const routes = (path: string) => byPath[path]!.routes;
