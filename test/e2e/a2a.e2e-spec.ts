@@ -251,6 +251,22 @@ describe('A2A over JSON-RPC: two replicas on Redis, Entra tokens, the SDK client
     expect(seen).toEqual(['system: Be brief.', 'user: what is the secret?']);
   });
 
+  it('speaks the v0.3 method names too (no A2A-Version header): message/send, then tasks/get', async () => {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${await issuer.mint(ALICE)}` };
+    const rpc = async (method: string, params: unknown) => {
+      const res = await fetch(`${b.url}/Echo/0.1/a2a`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }) });
+      return (await res.json()) as { id: number; result?: Record<string, unknown>; error?: { code: number } };
+    };
+    const sent = await rpc('message/send', {
+      message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'old client' }] },
+    });
+    expect(sent).toMatchObject({
+      id: 7,
+      result: { kind: 'task', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'old client' }] }] },
+    });
+    expect(await rpc('tasks/get', { id: sent.result!.id })).toMatchObject({ error: { code: -32001 } });
+  });
+
   it('a stateless agent answers a completed task in a fresh context', async () => {
     const echo = await connect(a, ALICE, 'Echo/0.1');
     const one = (await echo.sendMessage(say('hello there'))) as Task;
