@@ -23,8 +23,12 @@ import { writeAgentDir } from '../support/test-app';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const LEASE_MS = 1000;
-/** An attempt's deadline: its claim is 3 times it plus 1 s (2.5 s), after which another replica takes it. */
-const WEBHOOK_TIMEOUT_MS = 500;
+/**
+ * An attempt's deadline: its claim is 3 times it plus 1 s (4 s), after which another replica takes
+ * it. Long enough that a loaded machine's attempt to a receiver that answers at once is not cut off
+ * (which would count it failed and send it again).
+ */
+const WEBHOOK_TIMEOUT_MS = 1000;
 
 interface Backend {
   name: string;
@@ -149,7 +153,7 @@ describe.each(BACKENDS)('webhooks over $name, two replicas', (backend) => {
     llm.script(reply.text('signed and sent'));
     const first = await background(a.base, 'one');
     expect(first.status).toBe(202);
-    await waitFor(async () => expect(of('request.completed', first.body.request_id)).toHaveLength(1));
+    await waitFor(async () => expect(of('request.completed', first.body.request_id).length).toBeGreaterThanOrEqual(1));
     const [signed] = of('request.completed', first.body.request_id);
     expect(new Webhook(SECRET).verify(signed!.body, signed!.headers as Record<string, string>)).toMatchObject({
       type: 'request.completed',
@@ -169,7 +173,8 @@ describe.each(BACKENDS)('webhooks over $name, two replicas', (backend) => {
     llm.script(reply.text('delivered by the survivor'));
     const second = await background(a.base, 'two');
     expect(second.status).toBe(202);
-    await waitFor(async () => expect(of('request.completed', second.body.request_id)).toHaveLength(2), 15_000);
+    // At least once: the held attempt, then the survivor's (a retry past it, same id, is allowed).
+    await waitFor(async () => expect(of('request.completed', second.body.request_id).length).toBeGreaterThanOrEqual(2), 15_000);
     const attempts = of('request.completed', second.body.request_id);
     expect(new Set(attempts.map((r) => r.headers['webhook-id'])).size).toBe(1);
     expect(attempts[1]!.json.data).toMatchObject({ output: 'delivered by the survivor' });
@@ -192,7 +197,7 @@ describe.each(BACKENDS)('webhooks over $name, two replicas', (backend) => {
     expect(run.status).toBe(202);
     await llm.waitForRequest(before);
     a.run.child.kill('SIGKILL');
-    await waitFor(async () => expect(of('request.failed', run.body.request_id)).toHaveLength(2), 15_000);
+    await waitFor(async () => expect(of('request.failed', run.body.request_id).length).toBeGreaterThanOrEqual(2), 15_000);
     const attempts = of('request.failed', run.body.request_id);
     expect(new Set(attempts.map((r) => r.headers['webhook-id'])).size).toBe(1);
     expect(attempts[1]!.json.data).toMatchObject({
