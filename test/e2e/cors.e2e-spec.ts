@@ -76,6 +76,16 @@ describe('CORS with TA_CORS_ORIGINS listing origins (dev auth)', () => {
     expectAllowedPreflight(res, APP);
   });
 
+  it('allows the headers of retries, background runs and MCP clients, and exposes what they answer with', async () => {
+    const res = await preflight(`${t.url}/Assistant/0.1`, APP, 'POST', 'authorization,content-type,idempotency-key,prefer,mcp-session-id,mcp-protocol-version');
+    expectAllowedPreflight(res, APP);
+    expect(list(res.headers.get('access-control-allow-headers'))).toEqual(
+      expect.arrayContaining(['idempotency-key', 'prefer', 'mcp-session-id', 'mcp-protocol-version']),
+    );
+    const call = await request(`${t.url}/Echo/0.1`, { body: HELLO, headers: { origin: APP } });
+    expect(list(call.headers.get('access-control-expose-headers'))).toEqual(expect.arrayContaining(['preference-applied', 'mcp-session-id', 'location']));
+  });
+
   it('answers each listed origin with itself, never with the list', async () => {
     const res = await preflight(`${t.url}/Echo/0.1`, LOCAL);
     expectAllowedPreflight(res, LOCAL);

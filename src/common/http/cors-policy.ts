@@ -19,13 +19,37 @@ export const CORS_ALLOW_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELET
 
 /**
  * Request headers a browser may send. `Accept` and `Content-Type` are listed because their useful
- * values (`text/event-stream`, `application/json`) are not CORS-safelisted; `X-Dev-User` only in dev mode.
+ * values (`text/event-stream`, `application/json`) are not CORS-safelisted; `Idempotency-Key` and
+ * `Prefer` for retries and background runs; `Mcp-Session-Id` and `Mcp-Protocol-Version` for MCP
+ * clients (docs/mcp.md); `X-Dev-User` only in dev mode.
  */
-export const CORS_ALLOW_HEADERS = ['Authorization', 'Content-Type', 'Accept', 'Last-Event-ID', 'X-Request-Id', 'traceparent', 'tracestate'];
+export const CORS_ALLOW_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'Accept',
+  'Last-Event-ID',
+  'X-Request-Id',
+  'traceparent',
+  'tracestate',
+  'Idempotency-Key',
+  'Prefer',
+  'Mcp-Session-Id',
+  'Mcp-Protocol-Version',
+];
 export const CORS_DEV_HEADERS = ['X-Dev-User'];
 
 /** Response headers a browser script may read besides the safelisted ones. */
-export const CORS_EXPOSE_HEADERS = ['Retry-After', 'X-Request-Id', 'WWW-Authenticate', 'traceresponse', 'Location', 'RateLimit-Policy', 'RateLimit'];
+export const CORS_EXPOSE_HEADERS = [
+  'Retry-After',
+  'X-Request-Id',
+  'WWW-Authenticate',
+  'traceresponse',
+  'Location',
+  'RateLimit-Policy',
+  'RateLimit',
+  'Preference-Applied',
+  'Mcp-Session-Id',
+];
 
 /** Seconds a browser may cache a preflight answer (Chromium caps it at 7200, Firefox at 86400). */
 export const CORS_MAX_AGE_SECONDS = 600;
