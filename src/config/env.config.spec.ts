@@ -209,6 +209,12 @@ describe('loadEnvConfig', () => {
     expect(problemsOf({ ...ENTRA, NODE_ENV: 'production' })).toEqual([]);
   });
 
+  it('reads TA_FRONT_DOORS: every protocol by default, a list of them, anything else refused', () => {
+    expect([...loadEnvConfig({ ...DEV }).frontDoors]).toEqual(['rest', 'agui', 'a2a', 'mcp', 'openai']);
+    expect([...loadEnvConfig({ ...DEV, TA_FRONT_DOORS: 'rest, mcp' }).frontDoors]).toEqual(['rest', 'mcp']);
+    expect(problemsOf({ ...DEV, TA_FRONT_DOORS: 'rest,grpc' })).toEqual([expect.stringContaining('TA_FRONT_DOORS')]);
+  });
+
   it('reports every problem at once', () => {
     expect(problemsOf({ ...DEV, TA_PORT: '-1', TA_STATE_STORE: 'redis', TA_LOG_LEVEL: 'x', NODE_ENV: 'production' })).toHaveLength(4);
   });
