@@ -265,6 +265,19 @@ describe('A2A over JSON-RPC: two replicas on Redis, Entra tokens, the SDK client
       result: { kind: 'task', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'old client' }] }] },
     });
     expect(await rpc('tasks/get', { id: sent.result!.id })).toMatchObject({ error: { code: -32001 } });
+    const params = { message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'streamed old' }] } };
+    const streamed = await fetch(`${b.url}/Echo/0.1/a2a`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'message/stream', params }),
+    });
+    expect(streamed.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const frames = (await streamed.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => (JSON.parse(l.slice(6)) as { result: { kind: string; status?: { state: string } } }).result);
+    expect(frames[0]).toMatchObject({ kind: 'task' });
+    expect(frames.at(-1)).toMatchObject({ kind: 'status-update', status: { state: 'completed' } });
   });
 
   it('a stateless agent answers a completed task in a fresh context', async () => {
