@@ -21,7 +21,7 @@ export const CORS_ALLOW_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELET
  * Request headers a browser may send. `Accept` and `Content-Type` are listed because their useful
  * values (`text/event-stream`, `application/json`) are not CORS-safelisted; `Idempotency-Key` and
  * `Prefer` for retries and background runs; `Mcp-Session-Id` and `Mcp-Protocol-Version` for MCP
- * clients (docs/mcp.md); `X-Dev-User` only in dev mode.
+ * clients (docs/mcp.md); `A2A-Version` and `A2A-Extensions` for A2A clients (docs/a2a.md); `X-Dev-User` only in dev mode.
  */
 export const CORS_ALLOW_HEADERS = [
   'Authorization',
@@ -35,6 +35,8 @@ export const CORS_ALLOW_HEADERS = [
   'Prefer',
   'Mcp-Session-Id',
   'Mcp-Protocol-Version',
+  'A2A-Version',
+  'A2A-Extensions',
 ];
 export const CORS_DEV_HEADERS = ['X-Dev-User'];
 
