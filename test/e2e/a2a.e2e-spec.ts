@@ -233,6 +233,21 @@ describe('A2A over JSON-RPC: two replicas on Redis, Entra tokens, the SDK client
     expect(rejected.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
 
+  it('streamed: a pause ends the stream input-required; a streamed decision goes on under the same task to completed', async () => {
+    llm.script(reply.toolCalls([tc('w3', 'Notes-wipe', { id: 'c' })]), reply.chunks(['Wiped ', 'c.']));
+    const client = await connect(a, ALICE);
+    const paused = await collect(client.sendMessageStream(say('wipe note c')));
+    const last = paused.at(-1)!.payload;
+    expect(last?.$case).toBe('statusUpdate');
+    const status = last?.$case === 'statusUpdate' ? last.value : undefined;
+    expect(status?.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const task = { id: status!.taskId, contextId: status!.contextId } as Task;
+    const pauseId = pauseOf({ status: status!.status } as Task).pause_id;
+    const resumed = await collect((await connect(b, ALICE)).sendMessageStream(decide(task, 'approve', pauseId)));
+    expect(kinds(resumed).at(-1)).toBe('status:TASK_STATE_COMPLETED');
+    expect(resumed[0]!.payload).toMatchObject({ $case: 'task', value: { id: task.id, contextId: task.contextId } });
+  });
+
   it("another user's or tenant's task is not found; their contextId is a conversation of their own", async () => {
     llm.script(reply.text('Secret noted.'));
     const mine = (await (await connect(a, ALICE)).sendMessage(say('the secret is 42'))) as Task;
