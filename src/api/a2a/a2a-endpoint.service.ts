@@ -42,7 +42,7 @@ export class A2aEndpointService {
     const card = agentCardOf(agent, this.env, baseUrlOf(req));
     const aborter = new AbortController();
     res.on('close', () => aborter.abort(new Error('client disconnected')));
-    const call = { bearerToken: req.bearerToken, instance: req.originalUrl, signal: aborter.signal };
+    const call = { bearerToken: req.bearerToken, instance: req.originalUrl, signal: aborter.signal, keepSlot: req.keepRateLimitSlot };
     const handler = new A2aCallHandler(agent, principal, card, call, this.stateful, this.stateless);
     const id = rpcIdOf(body);
     const context = new ServerCallContext({

@@ -22,6 +22,8 @@ export interface A2aCall {
   bearerToken?: string;
   instance: string;
   signal: AbortSignal;
+  /** Keeps the caller's concurrency slot (spec.limits) past the answer, for a run that goes on in the background; call the result when it ends. */
+  keepSlot?: () => () => void;
 }
 
 const ENDED = new Set(['Completed', 'Failed', 'Canceled']);
@@ -48,8 +50,8 @@ export class A2aTasksService {
   async send(agent: AgentDefinition, principal: Principal, params: SendMessageRequest, call: A2aCall): Promise<Task> {
     const started = await this.start(agent, principal, params);
     if (params.configuration?.returnImmediately && !started.finished) {
-      if (!started.queued) await started.stream({ bearerToken: call.bearerToken, instance: call.instance });
-      else await started.run({ bearerToken: call.bearerToken });
+      if (started.queued) await started.run({ bearerToken: call.bearerToken });
+      else await this.inBackground(started, call);
       return this.snapshot(agent, principal, started, params);
     }
     try {
@@ -59,6 +61,18 @@ export class A2aTasksService {
       if (!(err instanceof DomainError) || !err.extensions?.request_id) throw err;
     }
     return this.snapshot(agent, principal, started, params);
+  }
+
+  /** Runs it here as a streamed run (lease, cancel, approvals, the stream log), holding the caller's slot until it ends, as `Prefer: respond-async` does. */
+  private async inBackground(started: StartedRequest, call: A2aCall): Promise<void> {
+    const release = call.keepSlot?.();
+    try {
+      const { log, after } = await started.stream({ bearerToken: call.bearerToken, instance: call.instance });
+      if (release) void this.events.follow(log, after, () => undefined, new AbortController().signal).then(release);
+    } catch (err) {
+      release?.();
+      throw err;
+    }
   }
 
   /** `message/stream`: the task (working), then its events as they come, until it ends or pauses. */
