@@ -12,35 +12,11 @@ import type { Message, Part, StreamResponse, Task } from '@a2a-js/sdk';
 import { Client, ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { randomUUID } from 'node:crypto';
-import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
-import { fakeModelEnv } from '../support/fake-model-app';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
-import { DEFAULT_TENANT, entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
-import { testRedisUrl, uniqueName } from '../support/services';
-import { startTestApp, TestApp } from '../support/test-app';
-import { NOTES_WIPE_PLUGIN, v3Agent } from '../support/v3-agents';
+import { FakeOpenAi, reply } from '../support/fake-openai.server';
+import { DEFAULT_TENANT, OidcIssuer } from '../support/oidc-issuer';
+import { TestApp } from '../support/test-app';
+import { ALICE, BOB, CAROL_T2, FrontDoorReplicas, startFrontDoorReplicas, tc, Who } from '../support/front-door-replicas';
 
-const GUARD = v3Agent('Guard', { description: 'A2A e2e', plugins: ['Notes'], governance: { autonomy_level: 'L1' } });
-const ECHO = [
-  'apiVersion: skagents/v2alpha1',
-  'kind: Agent',
-  'name: Echo',
-  'version: 0.1',
-  'description: Echoes',
-  'spec:',
-  '  agent:',
-  '    name: default',
-  '    model: local/echo',
-  '',
-].join('\n');
-
-const T2 = 'c0ffee00-0000-4000-8000-0000000000b2';
-const ALICE = { tid: DEFAULT_TENANT, oid: 'a11ce000-0000-4000-8000-000000000001' };
-const BOB = { tid: DEFAULT_TENANT, oid: 'b0b00000-0000-4000-8000-000000000002' };
-const CAROL_T2 = { tid: T2, oid: 'ca501000-0000-4000-8000-000000000004' };
-type Who = typeof ALICE;
-
-const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 const part = (content: Part['content']): Part => ({ content, metadata: undefined, filename: '', mediaType: '' });
 function msg(parts: Part[], o: { contextId?: string; taskId?: string } = {}): Message {
   return {
@@ -81,27 +57,18 @@ const kinds = (events: StreamResponse[]) =>
   events.map((e) => (e.payload?.$case === 'statusUpdate' ? `status:${TaskState[e.payload.value.status!.state]}` : e.payload?.$case));
 
 describe('A2A over JSON-RPC: two replicas on Redis, Entra tokens, the SDK client', () => {
+  let replicas: FrontDoorReplicas;
   let issuer: OidcIssuer;
   let llm: FakeOpenAi;
   let a: TestApp;
   let b: TestApp;
 
   beforeAll(async () => {
-    issuer = await startOidcIssuer();
-    llm = await startFakeOpenAi();
-    const keyPrefix = `${uniqueName('a2a')}:`;
-    const env = fakeModelEnv(
-      llm,
-      entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: `${DEFAULT_TENANT},${T2}`, TA_ENTRA_TENANT_ID: DEFAULT_TENANT, TA_A2A_DEFAULT_AGENT: 'Guard/1' }),
-    );
-    const agents = { 'guard.yaml': GUARD, 'echo.yaml': ECHO, 'custom_plugins.js': NOTES_WIPE_PLUGIN };
-    const start = () => startTestApp({ agents, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
-    [a, b] = await Promise.all([start(), start()]);
+    replicas = await startFrontDoorReplicas('a2a', 'A2A e2e', { TA_A2A_DEFAULT_AGENT: 'Guard/1' });
+    ({ issuer, llm, a, b } = replicas);
   });
   afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await issuer?.close();
-    await llm?.close();
+    await replicas?.close();
   });
   afterEach(() => expect(llm.pending()).toBe(0));
 

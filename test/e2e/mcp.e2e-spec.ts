@@ -11,38 +11,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ElicitRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
-import { fakeModelEnv } from '../support/fake-model-app';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
-import { DEFAULT_TENANT, entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
-import { testRedisUrl, uniqueName } from '../support/services';
-import { startTestApp, TestApp } from '../support/test-app';
-import { NOTES_WIPE_PLUGIN, v3Agent } from '../support/v3-agents';
+import { FakeOpenAi, reply } from '../support/fake-openai.server';
+import { DEFAULT_TENANT, OidcIssuer } from '../support/oidc-issuer';
+import { TestApp } from '../support/test-app';
+import { ALICE, BOB, CAROL_T2, FrontDoorReplicas, startFrontDoorReplicas, tc, Who } from '../support/front-door-replicas';
 
-const GUARD = v3Agent('Guard', { description: 'MCP e2e', plugins: ['Notes'], governance: { autonomy_level: 'L1' } });
-const ECHO = [
-  'apiVersion: skagents/v2alpha1',
-  'kind: Agent',
-  'name: Echo',
-  'version: 0.1',
-  'description: Echoes',
-  'spec:',
-  '  agent:',
-  '    name: default',
-  '    model: local/echo',
-  '',
-].join('\n');
-
-const T2 = 'c0ffee00-0000-4000-8000-0000000000b2';
-const ALICE = { tid: DEFAULT_TENANT, oid: 'a11ce000-0000-4000-8000-000000000001' };
-const BOB = { tid: DEFAULT_TENANT, oid: 'b0b00000-0000-4000-8000-000000000002' };
-const CAROL_T2 = { tid: T2, oid: 'ca501000-0000-4000-8000-000000000004' };
-type Who = typeof ALICE;
-
-const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 type Elicitation = (params: { message: string; requestedSchema: unknown }) => Record<string, unknown>;
 
 describe('MCP over Streamable HTTP: two replicas on Redis, Entra tokens', () => {
+  let replicas: FrontDoorReplicas;
   let issuer: OidcIssuer;
   let llm: FakeOpenAi;
   let a: TestApp;
@@ -50,19 +27,12 @@ describe('MCP over Streamable HTTP: two replicas on Redis, Entra tokens', () => 
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    issuer = await startOidcIssuer();
-    llm = await startFakeOpenAi();
-    const keyPrefix = `${uniqueName('mcp')}:`;
-    const env = fakeModelEnv(llm, entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: `${DEFAULT_TENANT},${T2}`, TA_ENTRA_TENANT_ID: DEFAULT_TENANT }));
-    const agents = { 'guard.yaml': GUARD, 'echo.yaml': ECHO, 'custom_plugins.js': NOTES_WIPE_PLUGIN };
-    const start = () => startTestApp({ agents, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
-    [a, b] = await Promise.all([start(), start()]);
+    replicas = await startFrontDoorReplicas('mcp', 'MCP e2e');
+    ({ issuer, llm, a, b } = replicas);
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    await Promise.all([a?.close(), b?.close()]);
-    await issuer?.close();
-    await llm?.close();
+    await replicas?.close();
   });
   afterEach(() => expect(llm.pending()).toBe(0));
 
