@@ -31,14 +31,18 @@ export class CompletionChunks {
     const out: StreamData[] = [];
     if (!streamed && answer.content) out.push(this.delta(answer.content));
     out.push(this.chunk({}, 'stop', { metadata: answer.metadata }));
-    if (this.includeUsage) out.push({ ...this.head, object: 'chat.completion.chunk', choices: [], usage: usageOf(answer.usage as TokenUsage | undefined) });
+    if (this.includeUsage) out.push({ ...this.envelope(), choices: [], usage: usageOf(answer.usage as TokenUsage | undefined) });
     return out;
+  }
+
+  /** OpenAI's key order: id, object, created, model. */
+  private envelope() {
+    return { id: this.head.id, object: 'chat.completion.chunk', created: this.head.created, model: this.head.model };
   }
 
   private chunk(delta: Record<string, unknown>, finishReason: 'stop' | null, extra: Record<string, unknown> = {}): StreamData {
     return {
-      ...this.head,
-      object: 'chat.completion.chunk',
+      ...this.envelope(),
       choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }],
       ...(this.includeUsage ? { usage: null } : {}),
       ...extra,

@@ -25,8 +25,10 @@ export function headOf(requestId: string, model: string, now = Date.now()): Comp
 /** `chat.completion`: one choice, `finish_reason: "stop"` (a pause too: the answer is complete until someone decides). */
 export function chatCompletion(head: CompletionHead, answer: Answer) {
   return {
-    ...head,
+    id: head.id,
     object: 'chat.completion' as const,
+    created: head.created,
+    model: head.model,
     choices: [{ index: 0, message: { role: 'assistant' as const, content: answer.content, refusal: null }, finish_reason: 'stop' as const, logprobs: null }],
     usage: usageOf(answer.usage),
     metadata: answer.metadata,
