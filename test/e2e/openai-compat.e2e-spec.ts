@@ -79,6 +79,8 @@ describe('OpenAI-compatible endpoint (official openai client, Entra, two replica
     expect(models.map((m) => m.id).sort()).toEqual(['Assistant/1', 'Chat/1', 'Notes/1']);
     expect(models.find((m) => m.id === 'Assistant/1')).toMatchObject({ object: 'model', owned_by: 'teal-agent-server', stateful: true });
     expect(models.find((m) => m.id === 'Chat/1')).toMatchObject({ stateful: false, description: 'A stateless chat' });
+    expect(await (await client(a, ALICE)).models.retrieve('Assistant/1')).toMatchObject({ id: 'Assistant/1', stateful: true });
+    expect(await apiError((await client(a, ALICE)).models.retrieve('Restricted/1'))).toMatchObject({ status: 404, code: 'model_not_found' });
   });
 
   it("a stateless agent takes the messages as its chat history (its own system prompt, not the client's)", async () => {
