@@ -33,6 +33,7 @@ const AGENTS = {
   'assistant.yaml': v3Agent('Assistant', { description: 'A stateful assistant' }),
   'notes.yaml': v3Agent('Notes', { plugins: ['Notes'], governance: { autonomy_level: 'L1' } }),
   'restricted.yaml': RESTRICTED,
+  'queue.yaml': v3Agent('Queue', { concurrency: { on_busy: 'enqueue' } }),
   'custom_plugins.js': NOTES_WIPE_PLUGIN,
 };
 
@@ -76,7 +77,7 @@ describe('OpenAI-compatible endpoint (official openai client, Entra, two replica
   it('lists the agents the caller may call as models (not one whose spec.auth its token does not meet)', async () => {
     const models = [];
     for await (const m of (await client(a, ALICE)).models.list()) models.push(m);
-    expect(models.map((m) => m.id).sort()).toEqual(['Assistant/1', 'Chat/1', 'Notes/1']);
+    expect(models.map((m) => m.id).sort()).toEqual(['Assistant/1', 'Chat/1', 'Notes/1', 'Queue/1']);
     expect(models.find((m) => m.id === 'Assistant/1')).toMatchObject({ object: 'model', owned_by: 'teal-agent-server', stateful: true });
     expect(models.find((m) => m.id === 'Chat/1')).toMatchObject({ stateful: false, description: 'A stateless chat' });
     expect(await (await client(a, ALICE)).models.retrieve('Assistant/1')).toMatchObject({ id: 'Assistant/1', stateful: true });
@@ -227,6 +228,25 @@ describe('OpenAI-compatible endpoint (official openai client, Entra, two replica
     });
     expect(approved.status).toBe(200);
     expect(approved.body).toMatchObject({ status: 'Completed', output: 'Wiped n1.' });
+  });
+
+  it('a follow-on queued behind a running turn (on_busy: enqueue) is answered once it has run, not with a 202', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    llm.script(reply.text('First.', { until: gate }), reply.text('Second.'));
+    const alice = await client(a, ALICE);
+    const first = alice.chat.completions.create({ model: 'Queue/1', messages: [{ role: 'user', content: 'one' }], metadata: { task_id: 'queue-task' } });
+    await llm.waitForRequest(llm.requests.length);
+    const second = (await client(b, ALICE)).chat.completions.create({
+      model: 'Queue/1',
+      messages: [{ role: 'user', content: 'two' }],
+      metadata: { task_id: 'queue-task' },
+    });
+    release();
+    expect((await first).choices[0]!.message.content).toBe('First.');
+    const answer = await second;
+    expect(answer.choices[0]!.message.content).toBe('Second.');
+    expect((answer as unknown as { metadata: Record<string, string> }).metadata).toMatchObject({ task_id: 'queue-task', status: 'Completed' });
   });
 
   it("errors are OpenAI's shape with our code: an unknown model 404 model_not_found, an agent whose spec.auth the token misses 403, a bad body 400", async () => {
