@@ -34,6 +34,7 @@ const AGENTS = {
   'notes.yaml': v3Agent('Notes', { plugins: ['Notes'], governance: { autonomy_level: 'L1' } }),
   'restricted.yaml': RESTRICTED,
   'queue.yaml': v3Agent('Queue', { concurrency: { on_busy: 'enqueue' } }),
+  'limited.yaml': `${v3Agent('Limited', { model: 'local/echo' })}  limits:\n    caller_rpm: 1\n`,
   'custom_plugins.js': NOTES_WIPE_PLUGIN,
 };
 
@@ -77,7 +78,7 @@ describe('OpenAI-compatible endpoint (official openai client, Entra, two replica
   it('lists the agents the caller may call as models (not one whose spec.auth its token does not meet)', async () => {
     const models = [];
     for await (const m of (await client(a, ALICE)).models.list()) models.push(m);
-    expect(models.map((m) => m.id).sort()).toEqual(['Assistant/1', 'Chat/1', 'Notes/1', 'Queue/1']);
+    expect(models.map((m) => m.id).sort()).toEqual(['Assistant/1', 'Chat/1', 'Limited/1', 'Notes/1', 'Queue/1']);
     expect(models.find((m) => m.id === 'Assistant/1')).toMatchObject({ object: 'model', owned_by: 'teal-agent-server', stateful: true });
     expect(models.find((m) => m.id === 'Chat/1')).toMatchObject({ stateful: false, description: 'A stateless chat' });
     expect(await (await client(a, ALICE)).models.retrieve('Assistant/1')).toMatchObject({ id: 'Assistant/1', stateful: true });
@@ -247,6 +248,16 @@ describe('OpenAI-compatible endpoint (official openai client, Entra, two replica
     const answer = await second;
     expect(answer.choices[0]!.message.content).toBe('Second.');
     expect((answer as unknown as { metadata: Record<string, string> }).metadata).toMatchObject({ task_id: 'queue-task', status: 'Completed' });
+  });
+
+  it("the model's agent's spec.limits count completions, on both replicas: 429 rate_limit_error with Retry-After", async () => {
+    const ask = async (app: TestApp) => (await client(app, ALICE)).chat.completions.create({ model: 'Limited/1', messages: [{ role: 'user', content: 'hi' }] });
+    expect((await ask(a)).choices[0]!.message.content).toBe('hi');
+    const limited = await apiError(ask(b));
+    expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(limited).toMatchObject({ status: 429, code: 'RATE_LIMITED', type: 'rate_limit_error' });
+    expect(Number(limited!.headers?.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited!.headers?.get('ratelimit-policy')).toBe('"caller-rpm";q=1;w=60');
   });
 
   it("errors are OpenAI's shape with our code: an unknown model 404 model_not_found, an agent whose spec.auth the token misses 403, a bad body 400", async () => {
