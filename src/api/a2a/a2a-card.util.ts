@@ -1,3 +1,4 @@
+import type { Request } from 'express';
 import { A2A_PROTOCOL_VERSION, AgentCard } from '@a2a-js/sdk';
 import type { AgentDefinition } from '../../agents/config/agent-definition';
 import { entraOptionsFrom } from '../../auth/entra/entra.options';
@@ -71,4 +72,9 @@ export function agentCardOf(agent: AgentDefinition, env: Pick<EnvConfig, 'auth'>
 /** The card as JSON on the wire. */
 export function agentCardJson(card: AgentCard): unknown {
   return AgentCard.toJSON(card);
+}
+
+/** The server's base URL as the caller reached it (behind a proxy: its `X-Forwarded-*`, when Express trusts it). */
+export function baseUrlOf(req: Pick<Request, 'protocol' | 'get'>): string {
+  return `${req.protocol}://${req.get('host')}`;
 }

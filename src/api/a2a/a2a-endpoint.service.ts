@@ -11,7 +11,7 @@ import type { Principal } from '../../auth/principal';
 import { problemOf } from '../../common/errors/problem-of';
 import { SSE_HEADERS, formatSseComment } from '../../common/sse/sse-stream';
 import type { EnvConfig } from '../../config/env.config';
-import { A2A_LEGACY_VERSION, agentCardOf } from './a2a-card.util';
+import { A2A_LEGACY_VERSION, agentCardOf, baseUrlOf } from './a2a-card.util';
 import { A2aCallHandler } from './a2a-call-handler.util';
 import { rpcErrorOf } from './a2a-errors.util';
 import { A2aStatelessService } from './a2a-stateless.service';
@@ -106,11 +106,6 @@ export class A2aEndpointService {
     if (handler.failure === undefined && err instanceof A2AError) return JsonRpcTransportHandler.mapToJSONRPCError(err);
     return rpcErrorOf(problemOf(handler.failure ?? err, req.originalUrl, this.logger));
   }
-}
-
-/** The server's base URL as the caller reached it (behind a proxy: its `X-Forwarded-*`, when Express trusts it). */
-export function baseUrlOf(req: Request): string {
-  return `${req.protocol}://${req.get('host')}`;
 }
 
 function rpcIdOf(body: unknown): RpcEnvelope['id'] {

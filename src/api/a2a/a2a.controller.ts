@@ -1,17 +1,14 @@
-import { Body, Controller, Get, Inject, Post, Req, Res, Type } from '@nestjs/common';
+import { Body, Controller, Get, Post, Req, Res, Type } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AgentDefinition } from '../../agents/config/agent-definition';
-import { ENV_CONFIG } from '../../app.tokens';
 import { CurrentPrincipal } from '../../auth/current-principal.decorator';
 import type { Principal } from '../../auth/principal';
 import { Public } from '../../auth/public.decorator';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
-import type { EnvConfig } from '../../config/env.config';
 import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
-import { agentCardJson, agentCardOf } from './a2a-card.util';
-import { A2aEndpointService, baseUrlOf } from './a2a-endpoint.service';
+import { A2aGatewayService } from './a2a-gateway.service';
 
 /**
  * The A2A routes of one agent (docs/a2a.md): its card, open (a discovery document, as
@@ -21,15 +18,12 @@ export function createA2aController(agent: AgentDefinition): Type<unknown> {
   @Controller(controllerPath(agent))
   @AgentRoute(agent)
   class A2aController {
-    constructor(
-      private readonly endpoint: A2aEndpointService,
-      @Inject(ENV_CONFIG) private readonly env: EnvConfig,
-    ) {}
+    constructor(private readonly endpoint: A2aGatewayService) {}
 
     @Get('.well-known/agent-card.json')
     @Public()
     card(@Req() req: Request) {
-      return agentCardJson(agentCardOf(agent, this.env, baseUrlOf(req)));
+      return this.endpoint.card(agent, req);
     }
 
     @Post('a2a')
@@ -49,12 +43,12 @@ export function createA2aRootCardController(agent: AgentDefinition | undefined):
   @Controller('.well-known')
   @Public()
   class A2aRootCardController {
-    constructor(@Inject(ENV_CONFIG) private readonly env: EnvConfig) {}
+    constructor(private readonly endpoint: A2aGatewayService) {}
 
     @Get('agent-card.json')
     card(@Req() req: Request) {
       if (!agent) throw new DomainError(ErrorCode.ROUTE_NOT_FOUND, 'No default A2A agent: set TA_A2A_DEFAULT_AGENT to serve an agent card here');
-      return agentCardJson(agentCardOf(agent, this.env, baseUrlOf(req)));
+      return this.endpoint.card(agent, req);
     }
   }
   return A2aRootCardController;

@@ -3,9 +3,7 @@ import { AgentDefinition } from '../../agents/config/agent-definition';
 import type { EnvConfig } from '../../config/env.config';
 import { InvocationModule } from '../../invocation/invocation.module';
 import { TasksModule } from '../../tasks/tasks.module';
-import { A2aEndpointService } from './a2a-endpoint.service';
-import { A2aStatelessService } from './a2a-stateless.service';
-import { A2aTasksService } from './a2a-tasks.service';
+import { A2aGatewayService } from './a2a-gateway.service';
 import { createA2aController, createA2aRootCardController } from './a2a.controller';
 
 /**
@@ -19,7 +17,8 @@ export class A2aModule {
     return {
       module: A2aModule,
       imports: [TasksModule, InvocationModule],
-      providers: [A2aTasksService, A2aStatelessService, A2aEndpointService],
+      // The endpoint and its services are built on the first A2A call (a2a-gateway.service.ts): the SDK loads then.
+      providers: [A2aGatewayService],
       controllers: [createA2aRootCardController(defaultAgentOf(agents, env.a2aDefaultAgent)), ...agents.map(createA2aController)],
     };
   }
