@@ -40,7 +40,14 @@ function findOldNode(): string | undefined {
 }
 
 function run(command: string, args: string[], env: Record<string, string> = {}) {
-  const r = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { PATH: systemPath, HOME: process.env.HOME ?? '', ...env } });
+  // No update check: a fresh HOME has no record of the last one, and npm would ask the registry (a
+  // slow or stalled answer once ran a call past the timeout).
+  const r = spawnSync(command, args, {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { PATH: systemPath, HOME: process.env.HOME ?? '', npm_config_update_notifier: 'false', ...env },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
