@@ -20,7 +20,7 @@ const TASKS = 250;
 /** Echoed back by the offline model, so each task holds it twice (the message and the answer). */
 const MESSAGE = 'x'.repeat(200 * 1024);
 /** Long enough for the whole load to be written before its first task expires, on a busy machine. */
-const TTL_SECONDS = 45;
+const TTL_SECONDS = 30;
 /** What may stay behind after the sweep: caches, JIT code and allocator slack, not task data. */
 const SLACK = 8 * MiB;
 
