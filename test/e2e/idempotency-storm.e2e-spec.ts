@@ -21,21 +21,9 @@ import { request } from '../support/http';
 import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testPostgresUrl, uniqueName, uniqueSchema } from '../support/services';
 import { writeOrdersPlugin } from '../support/orders-plugin';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Shop
-version: 1
-description: Places orders
-spec:
-  governance:
-    autonomy_level: L3
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-    plugins: [Orders]
-`;
+const AGENT = v3Agent('Shop', { description: 'Places orders', plugins: ['Orders'], governance: { autonomy_level: 'L3' } });
 const item = (content: string) => ({ items: [{ content_type: 'text', content }] });
 
 interface Backend {

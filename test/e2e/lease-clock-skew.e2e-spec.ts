@@ -17,7 +17,7 @@ import { RedisStateStore } from '../../src/state/backends/redis/redis.state-stor
 import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
-import { DYNAMODB_LOCAL, freePort, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { DYNAMODB_LOCAL, dynamoDbServerEnv, freePort, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
 import { postgresStores } from '../support/postgres-stores';
@@ -64,14 +64,7 @@ const backends: Backend[] = [
       client.destroy();
       return {
         store: new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL }),
-        env: {
-          TA_STATE_STORE: 'dynamodb',
-          TA_DYNAMODB_TABLE: table,
-          TA_DYNAMODB_ENDPOINT: testDynamoDbEndpoint(),
-          AWS_REGION: DYNAMODB_LOCAL.region,
-          AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
-        },
+        env: dynamoDbServerEnv(table, testDynamoDbEndpoint()),
       };
     },
   },

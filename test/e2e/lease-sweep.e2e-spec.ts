@@ -17,7 +17,7 @@ import { StateStore } from '../../src/state/state-store';
 import { RequestRecord } from '../../src/state/state.entities';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
-import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import { DYNAMODB_LOCAL, dynamoDbServerEnv, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
 import { writeAgentDir } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
@@ -57,14 +57,7 @@ const BACKENDS: Backend[] = [
       const client = new DynamoDBClient({ endpoint, ...DYNAMODB_LOCAL });
       await createStateTable(client, table).finally(() => client.destroy());
       const store = new DynamoDbStateStore({ table, endpoint, ...DYNAMODB_LOCAL });
-      const env = {
-        TA_STATE_STORE: 'dynamodb',
-        TA_DYNAMODB_TABLE: table,
-        TA_DYNAMODB_ENDPOINT: endpoint,
-        AWS_REGION: DYNAMODB_LOCAL.region,
-        AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
-      };
+      const env = dynamoDbServerEnv(table, endpoint);
       return { env, store, stop: () => store.close() };
     },
   },

@@ -13,24 +13,11 @@ import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { writeOrdersPlugin } from '../support/orders-plugin';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
+import { v3Agent } from '../support/v3-agents';
 
-const AGENT = `
-apiVersion: tealagents/v1alpha1
-name: Shop
-version: 1
-description: Places orders
-spec:
-  governance:
-    autonomy_level: L3
-    tools:
-      Orders-place: { risk: write_high_risk }
-  agent:
-    name: default
-    model: gpt-test
-    system_prompt: Be brief.
-    plugins: [Orders]
-`;
-const GATED = AGENT.replace('name: Shop', 'name: Gated').replace('autonomy_level: L3', 'autonomy_level: L0');
+// L3 runs every tool at once; Gated (L0) pauses every call for approval.
+const AGENT = v3Agent('Shop', { description: 'Places orders', plugins: ['Orders'], governance: { autonomy_level: 'L3' } });
+const GATED = v3Agent('Gated', { description: 'Places orders', plugins: ['Orders'], governance: { autonomy_level: 'L0' } });
 const item = (content: string) => ({ items: [{ content_type: 'text', content }] });
 
 describe('Idempotency-Key', () => {

@@ -21,7 +21,7 @@ import { openEventSource } from '../support/event-source-client';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { openSse, parseSse, SseEvent } from '../support/sse-reader';
-import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import { DYNAMODB_LOCAL, dynamoDbServerEnv, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
 import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
@@ -62,14 +62,7 @@ const backends: Backend[] = [
       client.destroy();
       return {
         port: Number(new URL(endpoint).port),
-        envFor: (port) => ({
-          TA_STATE_STORE: 'dynamodb',
-          TA_DYNAMODB_TABLE: table,
-          TA_DYNAMODB_ENDPOINT: `http://127.0.0.1:${port}`,
-          AWS_REGION: DYNAMODB_LOCAL.region,
-          AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
-        }),
+        envFor: (port) => dynamoDbServerEnv(table, `http://127.0.0.1:${port}`),
         store: () => new DynamoDbStateStore({ table, endpoint, ...DYNAMODB_LOCAL }),
         stop: async () => undefined,
       };

@@ -18,7 +18,7 @@ import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.serve
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { postgresStores } from '../support/postgres-stores';
-import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import { DYNAMODB_LOCAL, dynamoDbServerEnv, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
 import { writeAgentDir } from '../support/test-app';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -50,14 +50,7 @@ const BACKENDS: Backend[] = [
       const endpoint = testDynamoDbEndpoint();
       const client = new DynamoDBClient({ endpoint, ...DYNAMODB_LOCAL });
       await createStateTable(client, table).finally(() => client.destroy());
-      const env = {
-        TA_STATE_STORE: 'dynamodb',
-        TA_DYNAMODB_TABLE: table,
-        TA_DYNAMODB_ENDPOINT: endpoint,
-        AWS_REGION: DYNAMODB_LOCAL.region,
-        AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
-      };
+      const env = dynamoDbServerEnv(table, endpoint);
       return { env, stop: async () => undefined };
     },
   },

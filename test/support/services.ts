@@ -17,6 +17,18 @@ import { Client } from 'pg';
 /** DynamoDB Local accepts any alphanumeric key; every test uses this one region and key. */
 export const DYNAMODB_LOCAL = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
 
+/** The environment of a server process on DynamoDB Local: the state in `table` at `endpoint`, with DYNAMODB_LOCAL's region and credentials. */
+export function dynamoDbServerEnv(table: string, endpoint: string): Record<string, string> {
+  return {
+    TA_STATE_STORE: 'dynamodb',
+    TA_DYNAMODB_TABLE: table,
+    TA_DYNAMODB_ENDPOINT: endpoint,
+    AWS_REGION: DYNAMODB_LOCAL.region,
+    AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
+  };
+}
+
 export function testRedisUrl(): string {
   return requiredEnv('TEST_REDIS_URL');
 }
