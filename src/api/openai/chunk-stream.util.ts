@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import { SSE_HEADERS } from '../../common/sse/sse-stream';
+import { SseStream } from '../../common/sse/sse-stream';
 import type { StreamData } from './completion-chunks.util';
 
 /**
@@ -7,53 +7,41 @@ import type { StreamData } from './completion-chunks.util';
  * with no event names, `data: [DONE]` after a complete answer, `: keepalive` comments in the
  * silences. The headers go out with the first frame, so a failure before it (a model that refuses
  * at once, a task another user owns) is still answered with its own status. `signal` aborts when
- * the client goes away.
+ * the client goes away. The headers, keepalive and signal are the one SseStream's.
  */
 export class ChunkStream {
-  private readonly abortController = new AbortController();
-  private keepalive?: NodeJS.Timeout;
-  private ended = false;
+  private readonly sse: SseStream;
 
-  constructor(
-    private readonly res: Response,
-    private readonly keepaliveMs: number,
-  ) {
-    res.on('close', () => {
-      this.stopKeepalive();
-      if (!this.ended) this.abortController.abort(new Error('client disconnected'));
-      this.ended = true;
-    });
+  constructor(res: Response, keepaliveMs: number) {
+    this.sse = new SseStream(res, keepaliveMs);
   }
 
   get signal(): AbortSignal {
-    return this.abortController.signal;
+    return this.sse.signal;
   }
 
   /** Whether anything was sent (the 200 is committed). */
   get started(): boolean {
-    return this.res.headersSent;
+    return this.sse.started;
   }
 
   /** Starts the keepalive clock without sending anything: a silence longer than it commits the 200. */
   start(): void {
-    if (!this.ended) this.restartKeepalive();
+    this.sse.start();
   }
 
   send(data: StreamData): void {
-    this.write(`data: ${JSON.stringify(data)}\n\n`);
+    this.sse.data(JSON.stringify(data));
   }
 
   /** Ends a complete answer with OpenAI's `[DONE]` sentinel. */
   done(): void {
-    this.write('data: [DONE]\n\n');
-    this.end();
+    this.sse.data('[DONE]');
+    this.sse.end();
   }
 
   end(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.stopKeepalive();
-    this.res.end();
+    this.sse.end();
   }
 
   /**
@@ -61,29 +49,6 @@ export class ChunkStream {
    * status and JSON body when nothing was sent yet, else a last `data: {"error": ...}` chunk.
    */
   release(): void {
-    this.ended = true;
-    this.stopKeepalive();
-  }
-
-  private write(frame: string): void {
-    if (this.ended) return;
-    if (!this.res.headersSent) {
-      this.res.status(200);
-      for (const [k, v] of Object.entries(SSE_HEADERS)) this.res.setHeader(k, v);
-    }
-    this.res.write(frame);
-    this.restartKeepalive();
-  }
-
-  private restartKeepalive(): void {
-    this.stopKeepalive();
-    if (this.keepaliveMs <= 0) return;
-    this.keepalive = setInterval(() => this.write(': keepalive\n\n'), this.keepaliveMs);
-    this.keepalive.unref();
-  }
-
-  private stopKeepalive(): void {
-    if (this.keepalive) clearInterval(this.keepalive);
-    this.keepalive = undefined;
+    if (!this.sse.release()) this.sse.stop();
   }
 }

@@ -78,6 +78,19 @@ describe('SseStream', () => {
     expect(stream.isOpen).toBe(true);
   });
 
+  it('data() writes a frame with no event name, opening the stream; stop() writes nothing more and leaves the response open', () => {
+    const { res, stream } = make(10_000);
+    stream.data('{"a":1}');
+    expect(res.statusCode).toBe(200);
+    expect(res.written).toBe('data: {"a":1}\n\n');
+    stream.stop();
+    stream.data('[DONE]');
+    stream.comment('keepalive');
+    expect(res.written).toBe('data: {"a":1}\n\n');
+    expect(res.ended).toBe(false);
+    expect(stream.isOpen).toBe(false);
+  });
+
   it('aborts its signal when the client goes away, but not after a normal end', () => {
     const left = make();
     left.stream.start();

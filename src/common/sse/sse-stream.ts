@@ -92,6 +92,14 @@ export class SseStream {
     this.restartKeepalive();
   }
 
+  /** A frame of `data:` alone, no event name (the OpenAI-compatible stream's wire format: src/api/openai/chunk-stream.util.ts). */
+  data(payload: string): void {
+    if (this.ended) return;
+    if (!this.res.headersSent) this.open();
+    this.res.write(`data: ${payload}\n\n`);
+    this.restartKeepalive();
+  }
+
   comment(text: string): void {
     if (this.ended) return;
     if (!this.res.headersSent) this.open();
@@ -116,6 +124,15 @@ export class SseStream {
     this.stopKeepalive();
     delete this.res.locals[STREAM_KEY];
     return true;
+  }
+
+  /**
+   * Writes nothing more and stops the keepalive, without ending the response: after a failure once
+   * the stream started, whoever reports it (an error filter) writes the last frame and ends it.
+   */
+  stop(): void {
+    this.ended = true;
+    this.stopKeepalive();
   }
 
   private restartKeepalive(): void {
