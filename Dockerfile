@@ -6,6 +6,7 @@
 # the script names the same numbers.
 #
 #   docker build -t teal-agent-server .
+#   docker build --target runtime-python -t teal-agent-server:python .   # with Python, for upstream's custom_plugins.py
 #   docker run --rm -p 8000:8000 -v "$PWD/my-agents:/agents:ro" \
 #     -e TA_ENTRA_TENANT_ID=… -e TA_ENTRA_AUDIENCE=… -e TA_ENTRA_REQUIRED_SCOPES=… teal-agent-server
 
@@ -37,11 +38,13 @@ ENV NODE_ENV=production \
 # [R1] Production dependencies only, from the lockfile; no scripts (`prepare` would need the dev tools).
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
-# [R2] What runs: the compiled server and console, the CLI, and the demo plugins (the plugin loader's
-# fallback directory, dist/../demos/plugins) and demo agents, served from /agents unless a volume or
-# a ConfigMap replaces them.
+# [R2] What runs: the compiled server and console, the CLI, the Python plugin host (dist/../plugin-host;
+# it needs a Python, which the runtime-python variant below has), and the demo plugins (the plugin
+# loader's fallback directory, dist/../demos/plugins) and demo agents, served from /agents unless a
+# volume or a ConfigMap replaces them.
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
+COPY plugin-host ./plugin-host
 COPY demos ./demos
 COPY demos/agents /agents
 # Node's compile cache (docs/configuration.md, Compile cache) is off by default and not warmed
@@ -61,3 +64,17 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
 # accepting connections, lets open requests finish, closes the state store and exits.
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/teal-agent-server.js"]
 CMD ["serve"]
+
+# ---- runtime-python: the same, with Python for upstream's plugins (docs/python-plugins.md) --------
+# Debian's python3 and an empty virtual environment in /opt/plugins, owned by the runtime user, that
+# TA_PYTHON points at. Plugins' dependencies (upstream's TA_ADDL_REQUIREMENTS) go into it in an image
+# built FROM this one: `RUN /opt/plugins/bin/pip install -r requirements.txt` (docs/deploy.md).
+FROM runtime AS runtime-python
+USER root
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/* \
+    && python3 -m venv /opt/plugins && chown -R 1000:1000 /opt/plugins
+ENV TA_PYTHON=/opt/plugins/bin/python
+USER 1000:1000
+
+# ---- the default target: the runtime without Python ---------------------------------------------
+FROM runtime

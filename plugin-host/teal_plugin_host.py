@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections.abc
+import contextvars
 import dataclasses
 import datetime
 import decimal
@@ -44,6 +45,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import sys
 import threading
 import traceback
@@ -65,6 +67,44 @@ INTERNAL_ERROR = -32603
 
 # How long calls still running when stdin closes may take to answer before the host exits.
 EXIT_GRACE_S = 5
+
+
+# The `_meta.log_tag` of the call being run: what the plugin writes to stderr meanwhile is tagged
+# with it, line by line, so the server logs it with that request's ids.
+CALL_TAG: contextvars.ContextVar[str | None] = contextvars.ContextVar("call_tag", default=None)
+TAG = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class TaggedStderr:
+    """stderr for plugins: each line written during a tagged call starts with `[call:{tag}] `."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.lock = threading.Lock()
+        self.partial: dict[str | None, str] = {}
+
+    def write(self, text: str) -> int:
+        tag = CALL_TAG.get()
+        if tag is None:
+            return self.stream.write(text)
+        with self.lock:
+            buffered = self.partial.pop(tag, "") + text
+            *lines, rest = buffered.split("\n")
+            for line in lines:
+                self.stream.write(f"[call:{tag}] {line}\n")
+            if rest:
+                # Bounded: a line without an end is written out once it passes 8 KiB.
+                if len(rest) > 8192:
+                    self.stream.write(f"[call:{tag}] {rest}\n")
+                else:
+                    self.partial[tag] = rest
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
 
 
 class StartupError(Exception):
@@ -534,7 +574,9 @@ async def in_thread(func, *args, **kwargs):
         else:
             loop.call_soon_threadsafe(settle, None, result)
 
-    threading.Thread(target=run, name="plugin-call", daemon=True).start()
+    # The thread runs in the call's context, so what it prints carries the call's tag.
+    ctx = contextvars.copy_context()
+    threading.Thread(target=ctx.run, args=(run,), name="plugin-call", daemon=True).start()
     return await future
 
 
@@ -658,8 +700,11 @@ class Server:
         if authorization is not None and not isinstance(authorization, str):
             self.error(id_, INVALID_PARAMS, "_meta.authorization must be a string")
             return
+        tag = meta.get("log_tag") if isinstance(meta, dict) else None
 
         async def run():
+            if isinstance(tag, str) and TAG.match(tag):
+                CALL_TAG.set(tag)
             try:
                 result = await invoke(tool, arguments, authorization)
             except asyncio.CancelledError:
@@ -699,11 +744,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=HOST_NAME, description="Upstream teal-agents Python plugins as MCP tools over stdio.")
     parser.add_argument("--module", required=True, help="the plugin module's file (custom_plugins.py)")
     parser.add_argument("--plugins", required=True, help="the plugin class names, comma-separated (the agent's plugins: list)")
+    parser.add_argument("--check", action="store_true", help="import and list, print the tool names as a JSON array, exit 0 (the server's boot check)")
     options = parser.parse_args(argv)
     plugins = [p.strip() for p in options.plugins.split(",") if p.strip()]
 
     # The protocol owns stdout; whatever the plugins print goes to stderr.
     out = sys.stdout.buffer
+    sys.stderr = TaggedStderr(sys.stderr)
     sys.stdout = sys.stderr
     # No __pycache__ written beside the plugins (a config directory may be read-only, or a
     # checkout); compiled files already there are still read.
@@ -715,6 +762,10 @@ def main(argv: list[str] | None = None) -> int:
     except StartupError as e:
         log(one_line(str(e)))
         return 1
+    if options.check:
+        out.write(json.dumps(sorted(tools)).encode("utf-8") + b"\n")
+        out.flush()
+        return 0
 
     server = Server(tools, out)
     loop = asyncio.new_event_loop()

@@ -60,8 +60,8 @@ step "[R1] npm ci --omit=dev --ignore-scripts (production dependencies only)"
 cp "$WORK/context/package.json" "$WORK/context/package-lock.json" .
 npm ci "${NPM_FLAGS[@]}" --omit=dev --ignore-scripts >"$WORK/r1.log" 2>&1 || { cat "$WORK/r1.log" >&2; fail "[R1] failed"; }
 for dev in typescript vite jest; do [ ! -e "node_modules/$dev" ] || fail "[R1] dev dependency $dev was installed"; done
-step "[R2] copying dist, bin, demos and /agents"
-cp -r "$WORK/context/dist" "$WORK/context/bin" "$WORK/context/demos" .
+step "[R2] copying dist, bin, plugin-host, demos and /agents"
+cp -r "$WORK/context/dist" "$WORK/context/bin" "$WORK/context/plugin-host" "$WORK/context/demos" .
 cp -r "$WORK/context/demos/agents" "$WORK/agents"
 chmod -R a+rX "$WORK" # mktemp makes it 0700; the server runs as another user below
 

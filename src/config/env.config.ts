@@ -49,6 +49,14 @@ export interface ToolsConfig {
   remotePluginPath?: string;
   /** TA_PLUGIN_CATALOG_FILE: upstream's plugin catalog JSON (governance per tool). */
   pluginCatalogFile?: string;
+  /** TA_PYTHON, TA_PYTHON_PLUGINS, TA_PYTHON_PLUGIN_CONCURRENCY (docs/python-plugins.md); absent: python3, on, 8. */
+  python?: PythonPluginsConfig;
+}
+
+export interface PythonPluginsConfig {
+  interpreter: string;
+  enabled: boolean;
+  concurrency: number;
 }
 
 /** The validated environment, grouped for the modules that read it. */
@@ -252,6 +260,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
       pluginModule: vars.TA_PLUGIN_MODULE,
       remotePluginPath: vars.TA_REMOTE_PLUGIN_PATH,
       pluginCatalogFile: vars.TA_PLUGIN_CATALOG_FILE,
+      python: { interpreter: vars.TA_PYTHON, enabled: vars.TA_PYTHON_PLUGINS === 'on', concurrency: vars.TA_PYTHON_PLUGIN_CONCURRENCY },
     },
     webhooks: { allowPrivate: vars.TA_WEBHOOK_ALLOW_PRIVATE, retryHours: vars.TA_WEBHOOK_RETRY_HOURS, timeoutMs: vars.TA_WEBHOOK_TIMEOUT_MS },
     console: { enabled: vars.TA_CONSOLE, clientId: vars.TA_CONSOLE_CLIENT_ID, scopes: vars.TA_CONSOLE_SCOPES ?? [] },

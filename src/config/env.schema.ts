@@ -172,6 +172,12 @@ export class EnvVars {
   @IsOptional() @IsString() TA_REMOTE_PLUGIN_PATH?: string;
   /** Upstream's plugin catalog JSON: governance (requires_hitl, risk) per `plugin-function`. */
   @IsOptional() @IsString() TA_PLUGIN_CATALOG_FILE?: string;
+  /** The interpreter of the Python plugin host (docs/python-plugins.md): a virtual environment's `bin/python` brings the plugins' dependencies. */
+  @IsOptional() @IsString() TA_PYTHON = 'python3';
+  /** `off`: an agent naming a Python plugin class is refused at boot, as before the plugin host. */
+  @IsOptional() @EnvOneOf(['on', 'off']) TA_PYTHON_PLUGINS: 'on' | 'off' = 'on';
+  /** Calls in flight at once per Python plugin host (one host per plugin module); more wait, within their timeout. */
+  @IsOptional() @Transform(toInt) @EnvInt(1, 256) TA_PYTHON_PLUGIN_CONCURRENCY = 8;
 
   // identity
   @IsOptional() @EnvOneOf(['entra', 'dev']) TA_AUTH_MODE: 'entra' | 'dev' = 'entra';

@@ -11,6 +11,7 @@ import { loadPluginCatalog } from './plugin-catalog';
 import { PluginLoader } from './plugins/plugin-loader';
 import { checkPlugin, pluginTools } from './plugins/plugin-tools';
 import type { PluginDefinition } from './plugins/plugin.types';
+import { DEFAULT_PYTHON_PLUGINS, PythonPluginHost } from './python/python-plugin-host';
 import { OpenApiTool } from './remote/openapi-tool';
 import { readOpenApiDocument } from './remote/openapi-operations';
 import { loadRemotePluginCatalog, RemotePluginEntry } from './remote/remote-plugin-catalog';
@@ -40,15 +41,17 @@ export class ToolRegistry {
     readonly mcp: McpClientManager,
     /** The MCP servers readiness waits for (`mcp_servers[].required: true`). */
     readonly requiredMcpServers: readonly RequiredMcpServer[] = [],
+    /** One Python plugin host per plugin module that agents name classes of. */
+    readonly pythonHosts: readonly PythonPluginHost[] = [],
   ) {}
 
   toolsetFor(spec: AgentSpecConfig): Toolset {
     return this.toolsets.get(spec) ?? Toolset.EMPTY;
   }
 
-  /** Ends every MCP session and stops stdio children. */
-  close(): Promise<void> {
-    return this.mcp.close();
+  /** Ends every MCP session and stops stdio children, Python plugin hosts included. */
+  async close(): Promise<void> {
+    await Promise.allSettled([this.mcp.close(), ...this.pythonHosts.map((h) => h.close())]);
   }
 
   static build(agents: AgentDefinition[], config: ToolsConfig, logger?: Logger): ToolRegistry {
@@ -62,6 +65,8 @@ export class ToolRegistry {
     const toolsets = new Map<AgentSpecConfig, Toolset>();
     const required: RequiredMcpServer[] = [];
     const openApiTools = new Map<string, Tool[] | null>();
+    const python = config.python ?? DEFAULT_PYTHON_PLUGINS;
+    const pythonHosts = new Map<string, { host: PythonPluginHost; where: string[] }>();
 
     for (const agent of agents) {
       const specs: [AgentSpecConfig, string][] = agent.sequential
@@ -81,14 +86,24 @@ export class ToolRegistry {
         (spec.plugins ?? []).forEach((name, i) => {
           const found = plugins.find(name, agent.file);
           if (found.python) {
-            problems.push(`${where(`plugins[${i}]`)}: ${pythonPluginRefusal(found.python)}`);
+            if (!python.enabled) {
+              problems.push(`${where(`plugins[${i}]`)}: ${pythonPluginRefusal(found.python)}`);
+              return;
+            }
+            const { file, className } = found.python;
+            let entry = pythonHosts.get(file);
+            if (!entry) pythonHosts.set(file, (entry = { host: new PythonPluginHost(file, python, logger), where: [] }));
+            entry.host.add(className);
+            entry.where.push(where(`plugins[${i}]`));
+            sources.push(entry.host.source(className));
+            names.add(name);
             return;
           }
           if (!found.plugin) {
             const failed = found.failures.length ? `; modules that failed to load: ${found.failures.join('; ')}` : '';
-            // A Python module that exists but lacks the class is still worth naming: it is never loaded.
+            // A Python module that exists but lacks the class is worth naming: it was scanned, not imported.
             const py = found.searched.filter((f) => /\.py$/i.test(f) && existsSync(f));
-            const python = py.length ? `; Python modules are not supported and were only scanned for the class: ${py.join(', ')}` : '';
+            const python = py.length ? `; Python modules scanned for a class of that name: ${py.join(', ')}` : '';
             problems.push(`${where(`plugins[${i}]`)}: plugin "${name}" not found (looked in ${found.searched.join(', ')})${failed}${python}`);
             return;
           }
@@ -135,11 +150,21 @@ export class ToolRegistry {
         toolsets.set(spec, fixed.length || sources.length ? new Toolset(fixed, sources, policyOf, logger) : Toolset.EMPTY);
       }
     }
+    // Each Python module is imported once at boot, by a one-off run of its host: a module that does not import stops the boot here.
+    for (const { host, where } of pythonHosts.values()) {
+      const problem = host.check();
+      if (problem) problems.push(`${where.join(', ')}: Python plugins of ${host.module}: ${problem}`);
+    }
     if (problems.length) {
       void mcp.close();
       throw new ConfigError(problems);
     }
-    return new ToolRegistry(toolsets, mcp, required);
+    return new ToolRegistry(
+      toolsets,
+      mcp,
+      required,
+      [...pythonHosts.values()].map((e) => e.host),
+    );
   }
 }
 
@@ -178,10 +203,10 @@ function openApiToolsOf(entry: RemotePluginEntry, problems: string[], where: str
   }
 }
 
-/** Upstream plugins are Python classes run by Semantic Kernel: this server cannot run them, and says so. */
+/** With TA_PYTHON_PLUGINS=off, an upstream Python plugin class is refused, saying so. */
 function pythonPluginRefusal({ file, className }: { file: string; className: string }): string {
   return (
-    `plugin "${className}" is the Python class ${className} in ${file}: Python plugins are not supported. ` +
+    `plugin "${className}" is the Python class ${className} in ${file}: Python plugins are turned off (TA_PYTHON_PLUGINS=off). ` +
     `Port it to a TypeScript or JavaScript plugin named "${className}" (in custom_plugins.ts beside the config, ` +
     `or in TA_PLUGIN_MODULE; see docs/tools.md)`
   );

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -11,9 +12,10 @@ import { writeAgentDir } from '../support/test-app';
 
 /**
  * Upstream plugins are Python classes (custom_plugins.py beside the config, or the file
- * TA_PLUGIN_MODULE names). This server cannot run them: the boot refuses such an agent with a
- * message that says so and names the file and the class, instead of "not found" or a JavaScript
- * parse error of the .py.
+ * TA_PLUGIN_MODULE names). The Python plugin host serves them as they are (test/e2e/python-plugins.e2e-spec.ts
+ * has the contract and the faults); here, agents in upstream's demo shapes boot and answer through
+ * them. With TA_PYTHON_PLUGINS=off the boot refuses such an agent with a message that says so and
+ * names the file and the class, instead of "not found" or a JavaScript parse error of the .py.
  */
 const PY = resolve(__dirname, '../fixtures/upstream/python-plugins');
 const PROVIDER = { TA_BASE_URL: 'http://127.0.0.1:9/v1', TA_API_KEY: 'never-used' };
@@ -22,7 +24,7 @@ async function bootProblems(configPath: string, env: Record<string, string> = {}
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
   try {
     const { app } = await createApp({
-      env: loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'silent', ...PROVIDER, ...env }),
+      env: loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'silent', TA_PYTHON_PLUGINS: 'off', ...PROVIDER, ...env }),
       configPath,
       logDestination: sink,
     });
@@ -36,10 +38,10 @@ async function bootProblems(configPath: string, env: Record<string, string> = {}
 }
 
 const refusal = (config: string, field: string, cls: string, file: string) =>
-  `${config}: ${field}: plugin "${cls}" is the Python class ${cls} in ${file}: Python plugins are not supported. ` +
+  `${config}: ${field}: plugin "${cls}" is the Python class ${cls} in ${file}: Python plugins are turned off (TA_PYTHON_PLUGINS=off). ` +
   `Port it to a TypeScript or JavaScript plugin named "${cls}" (in custom_plugins.ts beside the config, or in TA_PLUGIN_MODULE; see docs/tools.md)`;
 
-describe('Python plugins are refused at boot, naming the file and the class', () => {
+describe('with TA_PYTHON_PLUGINS=off, Python plugins are refused at boot, naming the file and the class', () => {
   it('custom_plugins.py beside the config (demo 10_chat_plugins)', async () => {
     const dir = join(PY, 'chat-plugins');
     expect(await bootProblems(join(dir, 'config.yaml'))).toEqual([
@@ -78,7 +80,55 @@ spec:
     const [problem, ...rest] = await bootProblems(elsewhere, { TA_PLUGIN_MODULE: join(elsewhere, 'other.py') });
     expect(rest).toEqual([]);
     expect(problem).toContain(`${join(elsewhere, 'config.yaml')}: spec.agent.plugins[0]: plugin "sensitive_plugin" not found (looked in `);
-    expect(problem).toContain(`; Python modules are not supported and were only scanned for the class: ${join(elsewhere, 'other.py')}`);
+    expect(problem).toContain(`; Python modules scanned for a class of that name: ${join(elsewhere, 'other.py')}`);
+  });
+});
+
+const hasPydantic = (() => {
+  try {
+    execFileSync(process.env.TA_PYTHON ?? 'python3', ['-c', 'import pydantic'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe("upstream's demo agents with Python plugins boot and answer through the plugin host", () => {
+  // Demo 10's plugin returns a pydantic model, as upstream's do: the interpreter needs pydantic (skipped, and reported so, without it).
+  (hasPydantic ? it : it.skip)('custom_plugins.py beside the config (demo 10_chat_plugins): a stateless v1 turn calls the Python tool', async () => {
+    const f = await startFakeModelApp({ configPath: join(PY, 'chat-plugins') });
+    try {
+      f.llm.script(
+        reply.toolCalls([{ id: 'call_1', name: 'WeatherPlugin-get_temperature', arguments: JSON.stringify({ city: 'Oslo' }) }]),
+        reply.text('Between 8 and 17 degrees.'),
+      );
+      const res = await postJson(`${f.t.url}/WeatherBot/0.1`, {
+        chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'How warm is Oslo today?' }] }],
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.output_raw).toBe('Between 8 and 17 degrees.');
+      const offered = f.llm.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name);
+      expect(offered).toEqual(['WeatherPlugin-get_temperature']);
+      const toolResult = f.llm.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
+      expect(JSON.parse(toolResult.content)).toEqual({ low: 8, high: 17 });
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('TA_PLUGIN_MODULE naming a .py (demo 11_hitl): a v3 turn calls the Python tool', async () => {
+    const dir = join(PY, 'hitl');
+    const f = await startFakeModelApp({ configPath: join(dir, 'config.yaml'), env: { TA_PLUGIN_MODULE: join(dir, 'math_plugins.py') } });
+    try {
+      f.llm.script(reply.toolCalls([{ id: 'call_1', name: 'sensitive_plugin-record_solution', arguments: '{}' }]), reply.text('Recorded: 4.'));
+      const res = await postJson(`${f.t.url}/MathHelper/0.1`, { items: [{ content_type: 'text', content: '2 + 2?' }] });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'Completed', content: { output: 'Recorded: 4.' } });
+      const toolResult = f.llm.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
+      expect(toolResult.content).toBe('recorded');
+    } finally {
+      await f.close();
+    }
   });
 });
 

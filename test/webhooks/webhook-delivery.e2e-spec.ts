@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { getCACertificates, setDefaultCACertificates, TLSSocket } from 'node:tls';
 import { Webhook } from 'standardwebhooks';
 import { WebhookSecret } from '../../src/agents/config/webhooks.schema';
-import { OriginSemaphore } from '../../src/tasks/webhooks/origin-semaphore.util';
+import { KeyedSemaphore } from '../../src/common/concurrency/keyed-semaphore.util';
 import { deliverWebhookAttempt, WebhookAttempt } from '../../src/tasks/webhooks/webhook-delivery.client';
 
 /**
@@ -181,7 +181,7 @@ describe('webhook delivery (one attempt, real receivers)', () => {
         res.writeHead(200).end();
       }, 50);
     });
-    const limiter = new OriginSemaphore(2);
+    const limiter = new KeyedSemaphore(2);
     const results = await Promise.all(Array.from({ length: 6 }, () => deliverWebhookAttempt(attempt(r.url, { limiter }))));
     expect(results.every((x) => x.ok)).toBe(true);
     expect(r.received).toHaveLength(6);

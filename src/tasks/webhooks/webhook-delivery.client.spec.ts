@@ -1,5 +1,5 @@
 import { WebhookSecret } from '../../agents/config/webhooks.schema';
-import { OriginSemaphore } from './origin-semaphore.util';
+import { KeyedSemaphore } from '../../common/concurrency/keyed-semaphore.util';
 import { deliverWebhookAttempt, WebhookAttempt } from './webhook-delivery.client';
 
 /**
@@ -28,7 +28,7 @@ describe('deliverWebhookAttempt, before anything is sent', () => {
 
   it('refuses a URL that is not absolute, with or without a limiter', async () => {
     expect(await deliverWebhookAttempt(attempt({ url: 'nope' }))).toMatchObject({ ok: false, error: 'not an absolute URL', refused: true });
-    expect(await deliverWebhookAttempt(attempt({ url: 'nope', limiter: new OriginSemaphore() }))).toMatchObject({
+    expect(await deliverWebhookAttempt(attempt({ url: 'nope', limiter: new KeyedSemaphore() }))).toMatchObject({
       ok: false,
       error: 'not an absolute URL',
       refused: true,
@@ -42,7 +42,7 @@ describe('deliverWebhookAttempt, before anything is sent', () => {
   });
 
   it('ends when its signal aborts (shutdown), and frees its slot of the origin', async () => {
-    const limiter = new OriginSemaphore(1);
+    const limiter = new KeyedSemaphore(1);
     const shutdown = new AbortController();
     const pending = deliverWebhookAttempt(attempt({ lookup: never, limiter, signal: shutdown.signal }));
     await new Promise((resolve) => setImmediate(resolve));

@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { WebhookSecret } from '../../agents/config/webhooks.schema';
-import type { OriginSemaphore } from './origin-semaphore.util';
+import type { KeyedSemaphore } from '../../common/concurrency/keyed-semaphore.util';
 import { parseRetryAfter } from './retry-after.util';
 import { LookupAll, resolveWebhookAddress, WebhookAddress, WebhookAddressRefused } from './webhook-address.resolver';
 import { signWebhook } from './webhook-signer.util';
@@ -24,7 +24,7 @@ export interface WebhookAttempt {
   /** The whole attempt: name lookup, connect, TLS, the answer's status and its first bytes. */
   timeoutMs?: number;
   /** Taken when given: an attempt waits for a slot of its origin before its timeout starts. */
-  limiter?: OriginSemaphore;
+  limiter?: KeyedSemaphore;
   /** Ends the attempt early (shutdown). */
   signal?: AbortSignal;
   /** The signature's timestamp (default: now). */

@@ -9,7 +9,7 @@ import { AttemptOutcome, claimDeliveries, dueDeliveries, isWaiting, settleDelive
 import { Change, TaskState } from '../lifecycle/transition';
 import { TaskReaderService } from '../writer/task-reader.service';
 import { TaskWriterService } from '../writer/task-writer.service';
-import { OriginSemaphore } from './origin-semaphore.util';
+import { KeyedSemaphore } from '../../common/concurrency/keyed-semaphore.util';
 import { deliverWebhookAttempt } from './webhook-delivery.client';
 import { deliveriesOf, destinationsOf, eventsOf } from './webhook-events';
 import { webhookPayload } from './webhook-payload';
@@ -23,7 +23,7 @@ import { nextWebhookAttemptAt } from './webhook-retry.policy';
 export function deliveryClaimMs(timeoutMs: number): number {
   return 3 * timeoutMs + 1000;
 }
-/** Attempts under way at once in this process (and at most 4 per receiving origin: OriginSemaphore). */
+/** Attempts under way at once in this process (and at most 4 per receiving origin: KeyedSemaphore). */
 const MAX_IN_FLIGHT = 32;
 /** Deliveries waiting here for a slot; past it, the lease sweep sends them once their claim lapses. */
 const MAX_QUEUED = 10_000;
@@ -60,7 +60,7 @@ export class WebhookOutboxService implements OnApplicationBootstrap, OnApplicati
   private readonly planned = new Set<string>();
   private readonly queue: Job[] = [];
   private inFlight = 0;
-  private readonly limiter = new OriginSemaphore();
+  private readonly limiter = new KeyedSemaphore();
   private readonly closed = new AbortController();
   private readonly allowPrivate: boolean;
   private readonly retryHours: number;

@@ -19,7 +19,19 @@ const LISTING_RETRY_MS = 5_000;
 export interface McpCallOptions {
   signal: AbortSignal;
   headers: Record<string, string>;
+  /** The request's `_meta` (the Python plugin host reads the caller's authorization and a log tag there). */
+  meta?: Record<string, unknown>;
 }
+
+/** What an owner of a connection may hear about (the Python plugin host logs a stdio child's stderr with the calls' ids). */
+export interface McpConnectionHooks {
+  /** Each chunk a stdio child writes to stderr; without it, chunks are logged at debug. */
+  stderr?: (chunk: string) => void;
+}
+
+/** A restart after a failure waits RESTART_BASE_MS·2^(failures−1), at most RESTART_MAX_MS, from the failure. */
+const RESTART_BASE_MS = 250;
+const RESTART_MAX_MS = 30_000;
 
 /**
  * One MCP server of one agent: connects on first use, lists the tools once and keeps the list,
@@ -36,12 +48,16 @@ export class McpConnection {
   private tools?: Promise<McpToolInfo[]>;
   private closed = false;
   private health?: Promise<void>;
+  /** Failures (a connect that failed, a session that broke) since the server last answered a call. */
+  private failures = 0;
+  private lastFailureAt = 0;
 
   constructor(
     readonly config: McpServerConfig,
     /** Connect and list timeout, in ms. */
     private readonly connectTimeoutMs: number,
     private readonly logger?: Logger,
+    private readonly hooks: McpConnectionHooks = {},
   ) {}
 
   get name(): string {
@@ -78,9 +94,14 @@ export class McpConnection {
     const client = await withoutCallHeaders(() => this.connected());
     try {
       // Our executor owns the timeout (through the signal); the SDK's own stays out of its way.
-      return (await withCallHeaders(options.headers, () =>
-        client.callTool({ name, arguments: args }, undefined, { signal: options.signal, timeout: 2 ** 31 - 1 }),
+      const result = (await withCallHeaders(options.headers, () =>
+        client.callTool({ name, arguments: args, ...(options.meta ? { _meta: options.meta } : {}) }, undefined, {
+          signal: options.signal,
+          timeout: 2 ** 31 - 1,
+        }),
       )) as CallToolResult;
+      this.failures = 0;
+      return result;
     } catch (err) {
       if (options.signal.reason instanceof ToolTimeoutError) {
         // One slow tool, or a hung server? Ask the server: only a server that no longer answers is dropped.
@@ -128,14 +149,19 @@ export class McpConnection {
   }
 
   private async connect(): Promise<Client> {
+    await this.restartDelay();
     const client = new Client({ name: 'teal-agent-server', version: '0.1.0' }, { capabilities: {} });
     client.onclose = () => {
-      if (this.client === client) this.client = undefined;
+      // Closed under us (the child exited, the stream ended): a failure, unlike our own close.
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.failed();
     };
     try {
       await client.connect(this.transport(), { timeout: this.connectTimeoutMs });
     } catch (err) {
       await client.close().catch(() => undefined);
+      this.failed();
       // Nothing was asked of the server yet: trying again cannot repeat any effect.
       throw Object.assign(new Error(`cannot connect to MCP server ${this.name}: ${errorMessage(err)}`, { cause: err }), {
         retryClass: 'always',
@@ -162,8 +188,10 @@ export class McpConnection {
     }
     const [command, ...split] = c.args ? [c.command!] : c.command!.trim().split(/\s+/);
     const transport = new StdioClientTransport({ command: command!, args: c.args ?? split, env: c.env, stderr: 'pipe' });
+    const stderr = this.hooks.stderr;
     transport.stderr?.on('data', (chunk: Buffer) => {
-      this.logger?.debug({ mcp_server: this.name, stderr: chunk.toString('utf8').trimEnd() }, 'MCP server stderr');
+      if (stderr) stderr(chunk.toString('utf8'));
+      else this.logger?.debug({ mcp_server: this.name, stderr: chunk.toString('utf8').trimEnd() }, 'MCP server stderr');
     });
     return transport;
   }
@@ -178,9 +206,25 @@ export class McpConnection {
       .finally(() => (this.health = undefined));
   }
 
+  /**
+   * A server that keeps failing (a stdio child that crashes at every start or every call) is not
+   * restarted in a tight loop: after the first failure the next connect waits, doubling per failure.
+   */
+  private async restartDelay(): Promise<void> {
+    if (!this.failures) return;
+    const wait = this.lastFailureAt + Math.min(RESTART_BASE_MS * 2 ** (this.failures - 1), RESTART_MAX_MS) - Date.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait).unref());
+  }
+
+  private failed(): void {
+    this.failures++;
+    this.lastFailureAt = Date.now();
+  }
+
   private async drop(client: Client, reason: string): Promise<void> {
     if (this.client !== client) return;
     this.client = undefined;
+    this.failed();
     this.logger?.warn({ mcp_server: this.name, reason }, 'MCP server connection dropped; the next call reconnects');
     await client.close().catch(() => undefined);
   }

@@ -9,7 +9,7 @@ export const DEMO_PLUGINS_DIR = resolve(__dirname, '..', '..', '..', 'demos', 'p
 const NEXT_TO_CONFIG = ['custom_plugins.ts', 'custom_plugins.js', 'custom_plugins.cjs', 'custom_plugins.mjs'];
 const MODULE_FILE = /\.(ts|js|cjs|mjs)$/;
 const NOT_A_MODULE = /\.(d|spec|test)\.ts$|\.map$/;
-/** Upstream's plugin module: never loaded here, only read to tell an operator why their plugin is refused. */
+/** Upstream's plugin module: scanned here for its classes, run by the Python plugin host. */
 const PYTHON_NEXT_TO_CONFIG = 'custom_plugins.py';
 const PYTHON_FILE = /\.py$/i;
 
@@ -37,9 +37,9 @@ export interface PluginLookup {
  * names a `.py`), then the project's `demos/plugins`. The first definition of a name wins, so an
  * operator can replace a shipped plugin. Each module is loaded once per process.
  *
- * A Python module cannot run here; it is only scanned for top-level `class Name`, so that a plugin
- * defined there (and not ported) is refused as Python rather than reported missing, and a shipped
- * plugin of the same name never stands in for the operator's own.
+ * A Python module is not loaded here: it is scanned for top-level `class Name`, and a class found
+ * there is served by the Python plugin host (src/tools/python), so a shipped plugin of the same
+ * name never stands in for the operator's own. A TypeScript port beside it wins over it.
  */
 export class PluginLoader {
   private readonly modules = new Map<string, LoadedModule>();
@@ -84,8 +84,19 @@ export class PluginLoader {
     let classes = this.python.get(file);
     if (!classes) {
       const text = existsSync(file) && statSync(file).isFile() ? readFileSync(file, 'utf8') : '';
-      // Module-level classes only: upstream looks plugins up as attributes of the module.
+      // Module-level names only (upstream looks plugins up as attributes of the module): classes
+      // defined there, and names imported there (`from account_plugins import AccountPlugin`).
       classes = new Set([...text.matchAll(/^class\s+([A-Za-z_]\w*)\s*[(:]/gm)].map((m) => m[1]!));
+      for (const m of text.matchAll(/^from\s+[\w.]+\s+import\s+(\([^)]*\)|[^\n#]+)/gm)) {
+        for (const part of m[1]!.replace(/[()\\]/g, ' ').split(',')) {
+          const name = part
+            .trim()
+            .split(/\s+as\s+/)
+            .pop()!
+            .trim();
+          if (/^[A-Za-z_]\w*$/.test(name)) classes.add(name);
+        }
+      }
       this.python.set(file, classes);
     }
     return classes;

@@ -1,4 +1,4 @@
-import { OriginSemaphore } from './origin-semaphore.util';
+import { KeyedSemaphore } from './keyed-semaphore.util';
 
 /** A task that runs until its `finish` is called, and records that it started. */
 function gate(started: string[], name: string) {
@@ -9,9 +9,9 @@ function gate(started: string[], name: string) {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('OriginSemaphore', () => {
+describe('KeyedSemaphore', () => {
   it('runs at most perOrigin tasks of one origin at once, the others in arrival order', async () => {
-    const limiter = new OriginSemaphore(2);
+    const limiter = new KeyedSemaphore(2);
     const started: string[] = [];
     const gates = ['a', 'b', 'c', 'd'].map((n) => gate(started, n));
     const results = gates.map((g) => limiter.run('https://hooks.example.com', g.task));
@@ -29,7 +29,7 @@ describe('OriginSemaphore', () => {
   });
 
   it('counts origins apart', async () => {
-    const limiter = new OriginSemaphore(1);
+    const limiter = new KeyedSemaphore(1);
     const started: string[] = [];
     const one = gate(started, 'one');
     const other = gate(started, 'other');
@@ -42,13 +42,13 @@ describe('OriginSemaphore', () => {
   });
 
   it('frees the slot when a task fails', async () => {
-    const limiter = new OriginSemaphore(1);
+    const limiter = new KeyedSemaphore(1);
     await expect(limiter.run('o', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await expect(limiter.run('o', () => Promise.resolve('next'))).resolves.toBe('next');
     expect(limiter.inFlight('o')).toBe(0);
   });
 
   it('refuses a bound below 1', () => {
-    expect(() => new OriginSemaphore(0)).toThrow('perOrigin must be an integer >= 1 (got 0)');
+    expect(() => new KeyedSemaphore(0)).toThrow('perKey must be an integer >= 1 (got 0)');
   });
 });
