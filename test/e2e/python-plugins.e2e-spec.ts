@@ -8,13 +8,11 @@
  */
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ConfigError } from '../../src/agents/config/config-error';
-import { loadAgentConfigs } from '../../src/agents/config/load-agent-configs';
 import type { ToolsConfig } from '../../src/config/env.config';
 import { ToolExecutor } from '../../src/tools/tool-executor';
 import { ToolRegistry } from '../../src/tools/tool-registry';
 import type { Tool } from '../../src/tools/tool.port';
-import { DEFAULT_TOOLS_CONFIG } from '../../src/tools/tools.config';
+import { toolBootProblems, toolsFor as buildTools } from '../support/agent-tools';
 import { startFakeModelApp, FakeModelApp } from '../support/fake-model-app';
 import { reply } from '../support/fake-openai.server';
 import { postJson } from '../support/http';
@@ -51,22 +49,14 @@ function agentDir(plugins: string[], extra = ''): string {
 const registries: ToolRegistry[] = [];
 afterAll(() => Promise.all(registries.map((r) => r.close())));
 
+/** The toolset of the agent in `dir`, with Python plugins on; its registry (and hosts) closed after the file. */
 async function toolsFor(dir: string, config: Partial<ToolsConfig> = {}): Promise<{ tools: Map<string, Tool>; registry: ToolRegistry }> {
-  const agents = loadAgentConfigs(dir);
-  const registry = ToolRegistry.build(agents, { ...DEFAULT_TOOLS_CONFIG, python: PYTHON, ...config });
-  registries.push(registry);
-  return { tools: new Map(await registry.toolsetFor(agents[0]!.agent).resolve()), registry };
+  const built = await buildTools(dir, { python: PYTHON, ...config });
+  registries.push(built.registry);
+  return built;
 }
 
-function bootProblems(dir: string, config: Partial<ToolsConfig> = {}): string[] {
-  try {
-    registries.push(ToolRegistry.build(loadAgentConfigs(dir), { ...DEFAULT_TOOLS_CONFIG, python: PYTHON, ...config }));
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
+const bootProblems = (dir: string, config: Partial<ToolsConfig> = {}) => toolBootProblems(dir, { python: PYTHON, ...config });
 
 let n = 0;
 const call = (name: string, args: unknown = {}) => ({ id: `c${++n}`, name, arguments: JSON.stringify(args) });
@@ -221,32 +211,32 @@ describe('faults of a plugin and of its host', () => {
 });
 
 describe('boot refusals', () => {
-  it('a module that does not import: one problem naming the config field, the file and the Python error', () => {
+  it('a module that does not import: one problem naming the config field, the file and the Python error', async () => {
     const dir = writeAgentDir({ 'agent.yaml': agentYaml(['WeatherPlugin']) });
     cpSync(join(FIXTURES, 'broken', 'custom_plugins.py'), join(dir, 'custom_plugins.py'));
-    const problems = bootProblems(dir);
+    const problems = await bootProblems(dir);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(`${join(dir, 'agent.yaml')}: spec.agent.plugins[0]: Python plugins of ${join(dir, 'custom_plugins.py')}: `);
     expect(problems[0]).toMatch(/ModuleNotFoundError: No module named 'forecast_service_client'/);
   });
 
-  it('a class the scan finds but the imported module does not have as a class: the host names the file and the class', () => {
+  it('a class the scan finds but the imported module does not have as a class: the host names the file and the class', async () => {
     const dir = writeAgentDir({ 'agent.yaml': agentYaml(['GhostPlugin']) });
     writeFileSync(join(dir, 'custom_plugins.py'), 'class GhostPlugin:\n    pass\n\n\nGhostPlugin = 42\n');
-    const problems = bootProblems(dir);
+    const problems = await bootProblems(dir);
     expect(problems).toEqual([
       expect.stringContaining(`Python plugins of ${join(dir, 'custom_plugins.py')}: ${join(dir, 'custom_plugins.py')}: plugin GhostPlugin not found`),
     ]);
   });
 
-  it('TA_PYTHON naming no interpreter: the boot says so, and how to proceed', () => {
-    const problems = bootProblems(agentDir(['WeatherPlugin']), { python: { ...PYTHON, interpreter: '/nonexistent/python3' } });
+  it('TA_PYTHON naming no interpreter: the boot says so, and how to proceed', async () => {
+    const problems = await bootProblems(agentDir(['WeatherPlugin']), { python: { ...PYTHON, interpreter: '/nonexistent/python3' } });
     expect(problems).toEqual([expect.stringContaining('the Python interpreter "/nonexistent/python3" (TA_PYTHON) was not found')]);
   });
 
-  it('TA_PYTHON_PLUGINS=off keeps the refusal, naming the file and the class', () => {
+  it('TA_PYTHON_PLUGINS=off keeps the refusal, naming the file and the class', async () => {
     const dir = agentDir(['WeatherPlugin']);
-    expect(bootProblems(dir, { python: { ...PYTHON, enabled: false } })).toEqual([
+    expect(await bootProblems(dir, { python: { ...PYTHON, enabled: false } })).toEqual([
       `${join(dir, 'agent.yaml')}: spec.agent.plugins[0]: plugin "WeatherPlugin" is the Python class WeatherPlugin in ${join(dir, 'custom_plugins.py')}: ` +
         'Python plugins are turned off (TA_PYTHON_PLUGINS=off). Port it to a TypeScript or JavaScript plugin named "WeatherPlugin" ' +
         '(in custom_plugins.ts beside the config, or in TA_PLUGIN_MODULE; see docs/tools.md)',

@@ -3,12 +3,10 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ConfigError } from '../../src/agents/config/config-error';
 import { createApp } from '../../src/app.factory';
-import { loadEnvConfig, type ToolsConfig } from '../../src/config/env.config';
-import { loadAgentConfigs } from '../../src/agents/config/load-agent-configs';
+import { loadEnvConfig } from '../../src/config/env.config';
 import { ToolExecutor } from '../../src/tools/tool-executor';
-import { ToolRegistry } from '../../src/tools/tool-registry';
 import type { Tool } from '../../src/tools/tool.port';
-import { DEFAULT_TOOLS_CONFIG } from '../../src/tools/tools.config';
+import { toolBootProblems, toolsFor } from '../support/agent-tools';
 import { OpenApiTestApi, startOpenApiTestApi, writeRemoteCatalog } from '../support/openapi-api.server';
 import { writeAgentDir } from '../support/test-app';
 
@@ -29,24 +27,6 @@ ${spec
   .map((l) => `    ${l}`)
   .join('\n')}
 ${extra}`;
-}
-
-/** Loads the agent from `dir` and builds its toolset, as the boot does. */
-async function toolsFor(dir: string, config: Partial<ToolsConfig> = {}): Promise<{ tools: Map<string, Tool>; registry: ToolRegistry }> {
-  const agents = loadAgentConfigs(dir);
-  const registry = ToolRegistry.build(agents, { ...DEFAULT_TOOLS_CONFIG, ...config });
-  const tools = new Map(await registry.toolsetFor(agents[0]!.agent).resolve());
-  return { tools, registry };
-}
-
-function bootProblems(dir: string, config: Partial<ToolsConfig> = {}): string[] {
-  try {
-    ToolRegistry.build(loadAgentConfigs(dir), { ...DEFAULT_TOOLS_CONFIG, ...config });
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
 }
 
 let n = 0;
@@ -95,20 +75,20 @@ describe('plugins', () => {
     expect(results.map((r) => r.result)).toEqual(['HI', '42', 'Error: Calculator-divide failed: cannot divide by zero']);
   });
 
-  it('fails the boot for a plugin that does not exist, naming the file, the field and where it looked', () => {
+  it('fails the boot for a plugin that does not exist, naming the file, the field and where it looked', async () => {
     const dir = writeAgentDir({ 'a.yaml': agentYaml('plugins: [Calculator, NoSuchPlugin]') });
-    const problems = bootProblems(dir);
+    const problems = await toolBootProblems(dir);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(`${join(dir, 'a.yaml')}: spec.agent.plugins[1]: plugin "NoSuchPlugin" not found (looked in `);
     expect(problems[0]).toContain('demos/plugins');
   });
 
-  it('fails the boot for a broken plugin definition and a module that does not load', () => {
+  it('fails the boot for a broken plugin definition and a module that does not load', async () => {
     const dir = writeAgentDir({ 'a.yaml': agentYaml('plugins: [Broken, Missing]') });
     writeFileSync(join(dir, 'custom_plugins.js'), `exports.plugins = [{ name: 'Broken', tools: [{ name: 'x', parameters: { type: 'string' } }] }];`);
     mkdirSync(join(dir, 'plugins'));
     writeFileSync(join(dir, 'plugins', 'broken.js'), 'not js at all (');
-    const problems = bootProblems(dir);
+    const problems = await toolBootProblems(dir);
     expect(problems.some((p) => /plugins\[0\]: .*custom_plugins\.js: plugin Broken tools\[0\] \(x\): description is required/.test(p))).toBe(true);
     expect(problems.some((p) => /handler must be a function/.test(p))).toBe(true);
     expect(problems.some((p) => /parameters must be a JSON schema with type "object"/.test(p))).toBe(true);
@@ -237,12 +217,12 @@ describe('remote plugins (OpenAPI) against a real local HTTP API', () => {
     expect(JSON.parse(r!.result)).toEqual({ authorization: 'Bearer tok-1' });
   });
 
-  it('fails the boot for a remote plugin missing from the catalog, or without a catalog', () => {
+  it('fails the boot for a remote plugin missing from the catalog, or without a catalog', async () => {
     const dir = writeAgentDir({ 'a.yaml': agentYaml('remote_plugins: [inventory, weather]') });
     const catalog = writeRemoteCatalog([{ plugin_name: 'inventory', document: api.document }]);
-    expect(bootProblems(dir, { remotePluginPath: catalog })).toEqual([
+    expect(await toolBootProblems(dir, { remotePluginPath: catalog })).toEqual([
       `${join(dir, 'a.yaml')}: spec.agent.remote_plugins[1]: remote plugin "weather" is not in ${catalog}`,
     ]);
-    expect(bootProblems(dir)[0]).toMatch(/remote_plugins\[0\]: "inventory" needs a remote plugin catalog: set TA_REMOTE_PLUGIN_PATH/);
+    expect((await toolBootProblems(dir))[0]).toMatch(/remote_plugins\[0\]: "inventory" needs a remote plugin catalog: set TA_REMOTE_PLUGIN_PATH/);
   });
 });

@@ -93,27 +93,30 @@ const hasPydantic = (() => {
   }
 })();
 
+/** A stateless v1 turn of a weather bot whose model calls WeatherPlugin-get_temperature once; gives the tool's result as the model saw it. */
+async function weatherTurn(configDir: string, agent: string): Promise<unknown> {
+  const f = await startFakeModelApp({ configPath: configDir });
+  try {
+    f.llm.script(
+      reply.toolCalls([{ id: 'call_1', name: 'WeatherPlugin-get_temperature', arguments: JSON.stringify({ city: 'Oslo' }) }]),
+      reply.text('Between 8 and 17 degrees.'),
+    );
+    const res = await postJson(`${f.t.url}/${agent}/0.1`, {
+      chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'How warm is Oslo today?' }] }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.output_raw).toBe('Between 8 and 17 degrees.');
+    expect(f.llm.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(['WeatherPlugin-get_temperature']);
+    return JSON.parse(f.llm.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool').content);
+  } finally {
+    await f.close();
+  }
+}
+
 describe("upstream's demo agents with Python plugins boot and answer through the plugin host", () => {
   // Demo 10's plugin returns a pydantic model, as upstream's do: the interpreter needs pydantic (skipped, and reported so, without it).
   (hasPydantic ? it : it.skip)('custom_plugins.py beside the config (demo 10_chat_plugins): a stateless v1 turn calls the Python tool', async () => {
-    const f = await startFakeModelApp({ configPath: join(PY, 'chat-plugins') });
-    try {
-      f.llm.script(
-        reply.toolCalls([{ id: 'call_1', name: 'WeatherPlugin-get_temperature', arguments: JSON.stringify({ city: 'Oslo' }) }]),
-        reply.text('Between 8 and 17 degrees.'),
-      );
-      const res = await postJson(`${f.t.url}/WeatherBot/0.1`, {
-        chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'How warm is Oslo today?' }] }],
-      });
-      expect(res.status).toBe(200);
-      expect(res.body.output_raw).toBe('Between 8 and 17 degrees.');
-      const offered = f.llm.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name);
-      expect(offered).toEqual(['WeatherPlugin-get_temperature']);
-      const toolResult = f.llm.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
-      expect(JSON.parse(toolResult.content)).toEqual({ low: 8, high: 17 });
-    } finally {
-      await f.close();
-    }
+    expect(await weatherTurn(join(PY, 'chat-plugins'), 'WeatherBot')).toEqual({ low: 8, high: 17 });
   });
 
   it('TA_PLUGIN_MODULE naming a .py (demo 11_hitl): a v3 turn calls the Python tool', async () => {
@@ -134,23 +137,6 @@ describe("upstream's demo agents with Python plugins boot and answer through the
 
 describe('a plugin ported to TypeScript beside its Python original is served', () => {
   it('custom_plugins.ts wins over custom_plugins.py, and its tool runs', async () => {
-    const f = await startFakeModelApp({ configPath: join(PY, 'ported') });
-    try {
-      f.llm.script(
-        reply.toolCalls([{ id: 'call_1', name: 'WeatherPlugin-get_temperature', arguments: JSON.stringify({ city: 'Oslo' }) }]),
-        reply.text('Between 8 and 17 degrees.'),
-      );
-      const res = await postJson(`${f.t.url}/PortedWeatherBot/0.1`, {
-        chat_history: [{ role: 'user', items: [{ content_type: 'text', content: 'How warm is Oslo today?' }] }],
-      });
-      expect(res.status).toBe(200);
-      expect(res.body.output_raw).toBe('Between 8 and 17 degrees.');
-      const offered = f.llm.requests[0]!.body.tools.map((t: { function: { name: string } }) => t.function.name);
-      expect(offered).toEqual(['WeatherPlugin-get_temperature']);
-      const toolResult = f.llm.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');
-      expect(JSON.parse(toolResult.content)).toEqual({ city: 'Oslo', low: 8, high: 17 });
-    } finally {
-      await f.close();
-    }
+    expect(await weatherTurn(join(PY, 'ported'), 'PortedWeatherBot')).toEqual({ city: 'Oslo', low: 8, high: 17 });
   });
 });
