@@ -83,6 +83,8 @@ export function eventsOfRequest(task: TaskRecord, r: RequestRecord, max: number)
     if (t.outcome === undefined) return;
     const ended = new Date(Date.parse(t.started_at) + (t.duration_ms ?? 0)).toISOString();
     const payload = { ...call, outcome: t.outcome, duration_ms: t.duration_ms ?? 0, ...cutField('result', t.result, max) };
+    // What the call added to the answer's extra_data, each value cut as results are.
+    if (t.extra_data?.length) Object.assign(payload, { extra_data: t.extra_data.map((i) => ({ key: i.key, ...cutField('value', i.value, max) })) });
     add(t.outcome === 'ok' ? 'tool_call_completed' : 'tool_call_failed', t.id, place.result(t.id), ended, payload);
   });
   // A request's end comes after every message it holds (a record that ended grows no more).

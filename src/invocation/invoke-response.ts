@@ -4,6 +4,15 @@ export interface ExtraData {
   items: { key: string; value: string }[];
 }
 
+/**
+ * The answer's `extra_data`: the items the tools of the request added (upstream's
+ * `extra_data_collector`), in the order of their calls; `null` when none, as upstream answers.
+ */
+export function extraDataOf(calls: readonly { extra_data?: { key: string; value: string }[] }[]): ExtraData | null {
+  const items = calls.flatMap((c) => c.extra_data ?? []);
+  return items.length ? { items } : null;
+}
+
 /** Stateless (v1/v2) response, field for field as upstream (API.md §3). */
 export interface InvokeResponse {
   session_id: string | null;

@@ -13,7 +13,8 @@ import { AgentSpecConfig } from '../agents/config/agent.schema';
 import type { OutputType } from '../agents/custom-types/data-type';
 import { AgentRunner, RunOptions } from './agent-runner';
 import { runForOutputType, StructuredRun } from './structured-output';
-import { InvokeResponse, StatelessStreamEvent } from './invoke-response';
+import { ExtraData, extraDataOf, InvokeResponse, StatelessStreamEvent } from './invoke-response';
+import type { ToolExecution } from '../tools/tool-executor';
 import { fitConversation } from './history-run';
 import { historyToMessages, userContextMessage } from './llm-content';
 import { SequentialPlan } from './sequential/sequential-plan';
@@ -94,14 +95,16 @@ export class StatelessInvokerService {
     // spec.agent.history: the newest whole turns that fit, the user context always kept.
     const fitted = fitConversation(agent.agent, conversation, ctx ? 1 : 0).messages;
     const onDelta = partialEmitter(agent, sessionId, requestId, options);
+    const calls: ToolExecution[] = [];
     const result = await this.run(agent.outputSchema, agent.agent, fitted, {
       signal: options.signal,
       onDelta,
       caller: options.caller,
+      onToolResult: (e) => void calls.push(e),
       approvals: { policy: approvalPolicyOf(agent), canPause: false },
     });
     this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': agent.agent.model, 'ta.agent.name': agent.name });
-    return this.response(agent, sessionId, requestId, result.content, result.usage, result.value);
+    return this.response(agent, sessionId, requestId, result.content, result.usage, result.value, extraDataOf(calls));
   }
 
   private async runSequential(
@@ -125,6 +128,8 @@ export class StatelessInvokerService {
     let outputValue: unknown = null;
     // As upstream (Task.invoke), the tasks share one history: each adds its instructions and its answer.
     const history = historyToMessages(input.chat_history ?? []);
+    // The tools of every task add to the one answer's extra_data, as upstream's one collector per request.
+    const calls: ToolExecution[] = [];
     for (const [i, step] of plan.steps.entries()) {
       const last = i === plan.steps.length - 1;
       const instructions: LlmMessage = { role: 'user', content: step.instructions.render(scope) };
@@ -136,6 +141,7 @@ export class StatelessInvokerService {
         signal: options.signal,
         onDelta,
         caller: options.caller,
+        onToolResult: (e) => void calls.push(e),
         approvals: { policy: approvalPolicyOf(agent), canPause: false },
       });
       this.telemetry.recordTokens(result.usage, { 'gen_ai.request.model': step.agent.model, 'ta.agent.name': agent.name });
@@ -156,7 +162,7 @@ export class StatelessInvokerService {
         });
       }
     }
-    return this.response(agent, sessionId, requestId, output, usage, outputValue);
+    return this.response(agent, sessionId, requestId, output, usage, outputValue, extraDataOf(calls));
   }
 
   /**
@@ -185,13 +191,14 @@ export class StatelessInvokerService {
     output: string,
     usage: TokenUsage,
     outputPydantic: unknown = null,
+    extraData: ExtraData | null = null,
   ): InvokeResponse {
     return {
       session_id: sessionId,
       source: agent.source,
       request_id: requestId,
       token_usage: usage,
-      extra_data: null,
+      extra_data: extraData,
       output_raw: output,
       output_pydantic: outputPydantic,
     };

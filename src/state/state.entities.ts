@@ -64,6 +64,8 @@ export interface ToolCallTrace {
   duration_ms?: number;
   outcome?: 'ok' | 'error' | 'rejected' | 'canceled';
   result?: string;
+  /** What the call added to the answer's `extra_data` (upstream's ExtraData items), when anything. */
+  extra_data?: { key: string; value: string }[];
 }
 
 /** One model call of a request (the audit archive's `model_call`): which model, when, how long, what it cost. */

@@ -44,6 +44,18 @@ describe('ToolExecutor', () => {
     ]);
   });
 
+  it("keeps the extra data of a call that succeeded, none of an error result's", async () => {
+    const items = [{ key: 'k', value: 'v' }];
+    const ok = tool('ok', async () => ({ content: 'fine', extraData: items }));
+    const bad = tool('bad', async () => ({ content: 'nope', isError: true, extraData: [{ key: 'lost', value: 'x' }] }));
+    const plain = tool('plain', async () => 'plain');
+    const [a, b, c] = await executor.executeAll(byName(ok, bad, plain), [call('1', 'ok'), call('2', 'bad'), call('3', 'plain')], { principal });
+    expect(a).toMatchObject({ outcome: 'ok', result: 'fine', extra_data: items });
+    expect(b!.outcome).toBe('error');
+    expect(b).not.toHaveProperty('extra_data');
+    expect(c).not.toHaveProperty('extra_data');
+  });
+
   it('answers an unknown tool, unparsable and invalid arguments with error results, without calling', async () => {
     let called = 0;
     const t = tool('t', async () => `${++called}`);

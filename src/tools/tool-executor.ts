@@ -5,7 +5,7 @@ import type { ToolsConfig } from '../config/env.config';
 import type { LlmToolCall } from '../llm/llm-client.port';
 import { ArgsValidator, compileArgsValidator, parseArguments } from './args-validator';
 import { errorMessage, retryClassOf, ToolTimeoutError } from './tool-error';
-import type { Tool, ToolContext, ToolOutput } from './tool.port';
+import type { ExtraDataItem, Tool, ToolContext, ToolOutput } from './tool.port';
 
 /** `rejected`: a human rejected the call, so it did not run. */
 export type ToolOutcome = 'ok' | 'error' | 'canceled' | 'rejected';
@@ -21,6 +21,8 @@ export interface ToolExecution {
   /** What the model is shown as the tool message. */
   result: string;
   attempts: number;
+  /** What the tool added to the answer's `extra_data`: only from a call that succeeded (an error result's items are dropped). */
+  extra_data?: ExtraDataItem[];
 }
 
 export interface ExecuteHooks {
@@ -63,7 +65,7 @@ export class ToolExecutor {
     hooks.onStart?.(call);
     const startedAt = new Date();
     const t0 = performance.now();
-    const { outcome, result, attempts } = this.inSpan
+    const { outcome, result, attempts, extraData } = this.inSpan
       ? await this.inSpan(`execute_tool ${call.name}`, spanAttributes(tool, call), async (span) => {
           const r = await this.run(tool, call, ctx);
           span.setAttributes({ 'ta.tool.outcome': r.outcome, 'ta.tool.attempts': r.attempts });
@@ -83,6 +85,7 @@ export class ToolExecutor {
       outcome,
       result,
       attempts,
+      ...(extraData?.length ? { extra_data: extraData } : {}),
     };
     this.logger?.info(
       { tool: call.name, tool_call_id: call.id, source: tool?.source, outcome, attempts, duration_ms: execution.duration_ms },
@@ -92,7 +95,7 @@ export class ToolExecutor {
     return execution;
   }
 
-  private async run(tool: Tool | undefined, call: LlmToolCall, ctx: CallContext): Promise<{ outcome: ToolOutcome; result: string; attempts: number }> {
+  private async run(tool: Tool | undefined, call: LlmToolCall, ctx: CallContext): Promise<RunOutcome> {
     if (!tool) return failed(`unknown tool "${call.name}"`, 0);
     const parsed = parseArguments(call.arguments);
     if ('error' in parsed) return failed(`invalid arguments for ${tool.name}: ${parsed.error}`, 0);
@@ -105,7 +108,7 @@ export class ToolExecutor {
       try {
         const out = await this.attempt(tool, parsed.args, ctx, timeoutMs);
         if (out.isError) return failed(out.content, attempt);
-        return { outcome: 'ok', result: out.content, attempts: attempt };
+        return { outcome: 'ok', result: out.content, attempts: attempt, extraData: out.extraData };
       } catch (err) {
         if (ctx.signal?.aborted) return { outcome: 'canceled', result: 'Error: the request was canceled', attempts: attempt };
         const retry = retryClassOf(err);
@@ -163,6 +166,8 @@ export class ToolExecutor {
   }
 }
 
+type RunOutcome = { outcome: ToolOutcome; result: string; attempts: number; extraData?: ExtraDataItem[] };
+
 /** OpenTelemetry GenAI semantic conventions for a tool execution, plus where the tool comes from. */
 function spanAttributes(tool: Tool | undefined, call: LlmToolCall): Attributes {
   return {
@@ -173,7 +178,7 @@ function spanAttributes(tool: Tool | undefined, call: LlmToolCall): Attributes {
   };
 }
 
-function failed(message: string, attempts: number): { outcome: ToolOutcome; result: string; attempts: number } {
+function failed(message: string, attempts: number): RunOutcome {
   return { outcome: 'error', result: message.startsWith('Error') ? message : `Error: ${message}`, attempts };
 }
 

@@ -14,12 +14,22 @@ export interface ToolContext {
   principal: Principal;
   /** The caller's raw bearer token; given only to tools configured to receive it (`forward_token`). */
   bearerToken?: string;
+  /** Adds an item to the answer's `extra_data` (upstream's `extra_data_collector.add_extra_data`); given to plugins. */
+  extraData?: (key: string, value: string) => void;
 }
 
 /** What a tool answers. `isError` results are shown to the model as errors, never retried. */
 export interface ToolOutput {
   content: string;
   isError?: boolean;
+  /** Items for the answer's `extra_data` (upstream's `extra_data_collector`: a Python plugin's, or a TypeScript plugin's `ctx.extraData`). */
+  extraData?: ExtraDataItem[];
+}
+
+/** One item of upstream's ExtraData (`{key, value}`, both strings). */
+export interface ExtraDataItem {
+  key: string;
+  value: string;
 }
 
 /**

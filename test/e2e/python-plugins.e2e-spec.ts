@@ -278,7 +278,8 @@ describe('whole turns over HTTP', () => {
     const resume = (body: unknown) => postJson(`${f.t.url}/Py/1/tealagents/v1alpha1/resume/${paused.body.request_id}`, body);
     const done = await resume({ action: 'approve' });
     expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ status: 'Completed', content: { output: 'Paid.', extra_data: { items: [{ key: 'ledger', value: '5 to bob' }] } } });
+    // The resume route answers the content itself, as upstream's.
+    expect(done.body).toMatchObject({ status: 'Completed', output: 'Paid.', extra_data: { items: [{ key: 'ledger', value: '5 to bob' }] } });
     expect((await resume({ action: 'approve' })).status).toBe(409);
     expect(ledgerLines()).toEqual(['5 to bob']);
     const toolMessage = f.llm.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'tool');

@@ -83,5 +83,15 @@ export function storedToolRounds(run: { appended: LlmMessage[]; toolExecutions: 
 
 /** One call of the execution trace (`RequestRecord.toolCalls`). */
 export function toolCallTrace(e: ToolExecution): ToolCallTrace {
-  return { id: e.id, name: e.name, arguments: e.arguments, started_at: e.started_at, duration_ms: e.duration_ms, outcome: e.outcome, result: e.result };
+  const trace: ToolCallTrace = {
+    id: e.id,
+    name: e.name,
+    arguments: e.arguments,
+    started_at: e.started_at,
+    duration_ms: e.duration_ms,
+    outcome: e.outcome,
+    result: e.result,
+  };
+  if (e.extra_data?.length) trace.extra_data = e.extra_data;
+  return trace;
 }

@@ -2,6 +2,7 @@ import type { AgentDefinition } from '../../agents/config/agent-definition';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { PendingApprovals, RequestRecord } from '../../state/state.entities';
+import { extraDataOf } from '../../invocation/invoke-response';
 import { StateResponse } from './state-response';
 
 type Ids = { task_id: string; session_id: string; request_id: string };
@@ -26,7 +27,13 @@ export function responseOf(agent: Agent, record: RequestRecord): StateResponse {
   const ids = idsOf(record);
   switch (record.status) {
     case 'Completed':
-      return stateResponse(ids, 'Completed', { ...ids, output: record.output ?? '', source: agent.source, token_usage: record.tokenUsage, extra_data: null });
+      return stateResponse(ids, 'Completed', {
+        ...ids,
+        output: record.output ?? '',
+        source: agent.source,
+        token_usage: record.tokenUsage,
+        extra_data: extraDataOf(record.toolCalls),
+      });
     case 'Paused':
       return hitlResponse(agent, ids, record.pendingApprovals!);
     case 'Canceled': {

@@ -1,6 +1,6 @@
 import { RISK_LEVELS } from '../../agents/config/governance.schema';
 import { compileArgsValidator } from '../args-validator';
-import { JsonSchema, Tool, TOOL_NAME, ToolContext, ToolOutput } from '../tool.port';
+import { ExtraDataItem, JsonSchema, Tool, TOOL_NAME, ToolContext, ToolOutput } from '../tool.port';
 import type { PluginDefinition, PluginToolDefinition } from './plugin.types';
 
 const PLUGIN_NAME = /^[A-Za-z0-9_]+$/;
@@ -66,9 +66,15 @@ class PluginTool implements Tool {
   }
 
   async execute(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
-    const own: ToolContext = { signal: ctx.signal, principal: ctx.principal };
+    const extraData: ExtraDataItem[] = [];
+    const own: ToolContext = {
+      signal: ctx.signal,
+      principal: ctx.principal,
+      extraData: (key, value) => void extraData.push({ key: String(key), value: String(value) }),
+    };
     if (this.plugin.forward_token && ctx.bearerToken) own.bearerToken = ctx.bearerToken;
     const value = await this.def.handler(args, own);
-    return { content: typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value) };
+    const content = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+    return extraData.length ? { content, extraData } : { content };
   }
 }

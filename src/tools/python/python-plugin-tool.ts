@@ -1,9 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolInfo } from '../mcp/mcp-connection';
 import { resultText } from '../mcp/mcp-tool';
-import type { JsonSchema, RiskLevel, Tool, ToolContext, ToolOutput } from '../tool.port';
-
-type ExtraDataItem = { key: string; value: string };
+import type { ExtraDataItem, JsonSchema, RiskLevel, Tool, ToolContext, ToolOutput } from '../tool.port';
 
 /** Calls a tool of the host with the request's `_meta` (the plugin host's `call`). */
 export type PythonToolCaller = (tool: string, args: Record<string, unknown>, meta: Record<string, unknown>, signal: AbortSignal) => Promise<CallToolResult>;
