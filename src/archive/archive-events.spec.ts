@@ -127,6 +127,32 @@ describe('archive events, derived from the stored records', () => {
     expect(completed!.payload).toMatchObject({ output: 'é'.repeat(25), output_truncated: true, output_bytes: 200 });
   });
 
+  it("a completed call's extra_data items on tool_call_completed, each value cut as results are; none without items", () => {
+    const done = stages()[3]!;
+    const long = 'é'.repeat(100); // 200 bytes
+    const r: RequestRecord = {
+      ...done,
+      toolCalls: [
+        {
+          ...done.toolCalls[0]!,
+          extra_data: [
+            { key: 'k', value: 'v' },
+            { key: 'long', value: long },
+          ],
+        },
+        done.toolCalls[1]!,
+      ],
+    };
+    const events = eventsOfRequest(task, r, 51);
+    const completed = events.find((e) => e.type === 'tool_call_completed')!;
+    const failed = events.find((e) => e.type === 'tool_call_failed')!;
+    expect(completed.payload.extra_data).toEqual([
+      { key: 'k', value: 'v' },
+      { key: 'long', value: 'é'.repeat(25), value_truncated: true, value_bytes: 200 },
+    ]);
+    expect(failed.payload).not.toHaveProperty('extra_data');
+  });
+
   it('a fork: one fork event for the copied requests, then the new task own requests', () => {
     const forked = taskRecord({ taskId: 'f', createdAt: at(1000), requestCount: 2, metadata: { forked_from_task_id: 't', forked_from_request_id: 'r0' } });
     const copy = requestRecord(0, 'Completed', { requestId: 'x0', taskId: 'f', messages: [user], createdAt: at(0), updatedAt: at(5) });

@@ -66,6 +66,14 @@ describe('extra_data in answers', () => {
     expect(first.body).toMatchObject({ status: 'Completed', content: { output: 'Noted.', extra_data: { items } } });
     const repeat = await postJson(`${f.t.url}/Ctx/1`, { items: [{ content_type: 'text', content: 'remember' }] }, headers);
     expect(repeat.body.content.extra_data).toEqual({ items });
+    // GET of the task: the stored tool calls keep what each added (none on the call that failed).
+    const task = await api.task(first.body.task_id);
+    const calls = (task.body.requests as { tool_calls: { id: string; outcome: string; extra_data?: unknown }[] }[])[0]!.tool_calls;
+    expect(calls.map((c) => [c.id, c.outcome, c.extra_data])).toEqual([
+      ['a', 'ok', items.slice(0, 2)],
+      ['b', 'error', undefined],
+      ['c', 'ok', items.slice(2)],
+    ]);
 
     f.llm.script(reply.text('Nothing to do.'));
     const plain = await api.say('hi', { task_id: first.body.task_id });
