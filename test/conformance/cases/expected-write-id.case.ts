@@ -6,6 +6,8 @@ import { ConformanceCases } from '../state-store.conformance';
 import { isoAt, makeRequest, makeTask } from '../fixtures';
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+/** How long ago an expired task expired: more than a store clock's resolution (DynamoDB's is its Date header's whole second), so every store sees it expired. */
+const EXPIRED_AGO_MS = 5_000;
 
 /** Everything a reader can observe of one task, to compare before and after a rejected commit. */
 async function observed(store: StateStore, tenant: string, task: TaskRecord, requestIds: string[]) {
@@ -73,7 +75,7 @@ export const expectedWriteIdCases: ConformanceCases = (ctx) => {
       await first.commit(tenant, { task: { ...task, writeId: randomUUID() }, expectedVersion: 0, requests: [r0] });
       const old = await write(first, tenant, task, 1);
       if (how === 'expiresAt') {
-        await write(other, tenant, { ...old, expiresAt: inMs(-1000) }, 2);
+        await write(other, tenant, { ...old, expiresAt: inMs(-EXPIRED_AGO_MS) }, 2);
       } else {
         await deleteTask(other, tenant, old);
       }

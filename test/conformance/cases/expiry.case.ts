@@ -4,6 +4,8 @@ import { ConformanceCases } from '../state-store.conformance';
 import { isoAt, makeRequest, makeTask, storedAs } from '../fixtures';
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
+/** How long ago an expired task expired: more than a store clock's resolution (DynamoDB's is its Date header's whole second), so every store sees it expired. */
+const EXPIRED_AGO_MS = 5_000;
 
 export const expiryCases: ConformanceCases = (ctx) => {
   describe('expiry', () => {
@@ -18,7 +20,7 @@ export const expiryCases: ConformanceCases = (ctx) => {
       await ctx.store.commit(tenant, { task: expiring, expectedVersion: 0, requests: [request] });
       await ctx.store.commit(tenant, { task: after, expectedVersion: 0 });
       // A commit can move expiresAt into the past (as a sliding expiry that was not renewed would be).
-      await ctx.store.commit(tenant, { task: { ...expiring, expiresAt: inMs(-1000) }, expectedVersion: 1 });
+      await ctx.store.commit(tenant, { task: { ...expiring, expiresAt: inMs(-EXPIRED_AGO_MS) }, expectedVersion: 1 });
 
       expect(await ctx.store.getTask(tenant, expiring.taskId)).toBeUndefined();
       expect(await ctx.store.listRequests(tenant, expiring.taskId)).toEqual([]);
@@ -45,7 +47,7 @@ export const expiryCases: ConformanceCases = (ctx) => {
 
     it('an expired task id can be created again, from a clean slate', async () => {
       const tenant = ctx.tenant();
-      const old = makeTask(tenant, { expiresAt: inMs(-1000), sessionId: 'old' });
+      const old = makeTask(tenant, { expiresAt: inMs(-EXPIRED_AGO_MS), sessionId: 'old' });
       const oldRequests = [makeRequest(old, 0), makeRequest(old, 1)];
       await ctx.store.commit(tenant, { task: old, expectedVersion: 0, requests: oldRequests });
 
