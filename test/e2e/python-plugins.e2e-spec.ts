@@ -6,6 +6,7 @@
  * the class and the Python error; then whole turns over HTTP (an approval that runs the tool once,
  * extra data in the answer, plugin output in the logs with the request's ids).
  */
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ToolsConfig } from '../../src/config/env.config';
@@ -23,7 +24,9 @@ jest.setTimeout(30_000);
 
 const FIXTURES = resolve(__dirname, '../fixtures/python-plugins');
 const alice = { tenantId: 't1', ownerId: 'alice' };
-const PYTHON = { interpreter: process.env.TA_PYTHON ?? 'python3', enabled: true, concurrency: 8 };
+/** The interpreter's own path: a version manager's `python3` shim (pyenv) costs a few hundred ms per start. */
+const INTERPRETER = execFileSync(process.env.TA_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const PYTHON = { interpreter: INTERPRETER, enabled: true, concurrency: 8 };
 
 function agentYaml(plugins: string[], extra = ''): string {
   return `apiVersion: tealagents/v1alpha1
@@ -260,7 +263,7 @@ describe('whole turns over HTTP', () => {
     cpSync(join(FIXTURES, 'faults_plugins.py'), join(dir, 'custom_plugins.py'));
     ledger = join(dir, 'ledger.txt');
     process.env.LEDGER_FILE = ledger; // the host's environment is the server's
-    f = await startFakeModelApp({ configPath: dir });
+    f = await startFakeModelApp({ configPath: dir, env: { TA_PYTHON: INTERPRETER } });
   });
   afterAll(async () => {
     await f?.close();

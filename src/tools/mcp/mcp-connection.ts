@@ -27,6 +27,8 @@ export interface McpCallOptions {
 export interface McpConnectionHooks {
   /** Each chunk a stdio child writes to stderr; without it, chunks are logged at debug. */
   stderr?: (chunk: string) => void;
+  /** How long a ping may take (readiness, and after a timed-out call); default: the connect timeout, at most 5 s. */
+  pingTimeoutMs?: number;
 }
 
 /** A restart after a failure waits RESTART_BASE_MS·2^(failures−1), at most RESTART_MAX_MS, from the failure. */
@@ -126,7 +128,7 @@ export class McpConnection {
       throw new Error(`MCP server ${this.name} unreachable: ${errorMessage(err)}`, { cause: err });
     }
     try {
-      await withoutCallHeaders(() => client.ping({ timeout: Math.min(this.connectTimeoutMs, 5_000) }));
+      await withoutCallHeaders(() => client.ping({ timeout: this.pingTimeoutMs }));
     } catch (err) {
       await this.drop(client, `no answer to a readiness ping (${errorMessage(err)})`);
       throw new Error(`MCP server ${this.name} unreachable: ${errorMessage(err)}`, { cause: err });
@@ -198,7 +200,7 @@ export class McpConnection {
 
   /** Pings the server after a timed-out call; calls wait for the answer, and a silent server is dropped. */
   private checkHealth(client: Client): void {
-    this.health ??= withoutCallHeaders(() => client.ping({ timeout: Math.min(this.connectTimeoutMs, 5_000) }))
+    this.health ??= withoutCallHeaders(() => client.ping({ timeout: this.pingTimeoutMs }))
       .then(
         () => undefined,
         (err: unknown) => this.drop(client, `no answer to a ping after a timed-out call (${errorMessage(err)})`),
@@ -210,6 +212,10 @@ export class McpConnection {
    * A server that keeps failing (a stdio child that crashes at every start or every call) is not
    * restarted in a tight loop: after the first failure the next connect waits, doubling per failure.
    */
+  private get pingTimeoutMs(): number {
+    return this.hooks.pingTimeoutMs ?? Math.min(this.connectTimeoutMs, 5_000);
+  }
+
   private async restartDelay(): Promise<void> {
     if (!this.failures) return;
     const wait = this.lastFailureAt + Math.min(RESTART_BASE_MS * 2 ** (this.failures - 1), RESTART_MAX_MS) - Date.now();

@@ -20,6 +20,8 @@ export const DEFAULT_PYTHON_PLUGINS: PythonPluginsConfig = { interpreter: 'pytho
 const CHECK_TIMEOUT_MS = 60_000;
 /** Connecting (start, import, `initialize`) and listing. */
 const CONNECT_TIMEOUT_MS = 60_000;
+/** A host on this machine answers a ping in milliseconds, even while its plugins' threads run; one that takes a second is stuck. */
+const PING_TIMEOUT_MS = 1_000;
 /** A stderr line longer than this is cut; an unfinished line is written out once it reaches it. */
 const MAX_STDERR_LINE = 8_192;
 const TAGGED = /^\[call:([A-Za-z0-9_-]{1,64})\] (.*)$/s;
@@ -114,7 +116,10 @@ export class PythonPluginHost {
       // Loaded here, not at the top: the MCP SDK is for agents that have such tools.
       const { McpConnection } = require('../mcp/mcp-connection') as typeof import('../mcp/mcp-connection');
       const config = { name: `python:${this.module}`, transport: 'stdio', command: this.config.interpreter, args: this.args(false), env: this.env() };
-      this.connection = new McpConnection(config as McpServerConfig, CONNECT_TIMEOUT_MS, this.logger, { stderr: (chunk) => this.stderr(chunk) });
+      this.connection = new McpConnection(config as McpServerConfig, CONNECT_TIMEOUT_MS, this.logger, {
+        stderr: (chunk) => this.stderr(chunk),
+        pingTimeoutMs: PING_TIMEOUT_MS,
+      });
     }
     return this.connection;
   }
