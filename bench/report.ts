@@ -5,6 +5,7 @@ import { ArchiveReceived, EVENTS_PER_PLAIN_TURN } from './archive';
 import {
   ARCHIVE_RATIOS,
   ENTRA_TARGETS,
+  FETCH_RATIOS,
   median,
   Ratio,
   ROUND_TRIP_LIMITS,
@@ -12,6 +13,8 @@ import {
   SAME_STORE_RATIOS,
   SAME_STORE_TARGETS,
   Sizes,
+  STREAM_RATIOS,
+  StreamCells,
   Target,
   TARGETS,
 } from './rounds';
@@ -55,7 +58,8 @@ export function formatReport(sizes: Sizes, baseline: BaselineFigures, stores: St
   out.push(`# Benchmark (${new Date().toISOString()}, node ${process.version}, ${cpus().length} cores)`);
   out.push('');
   out.push(
-    `Plain v3 invoke (non-streaming), ours with dev auth, telemetry, validation and info logging on as shipped, against a bare node:http baseline doing the same stateful turn; both call the same instant model server. ` +
+    `Plain v3 invoke (non-streaming), ours with dev auth, telemetry, validation and info logging on as shipped, against a bare node:http baseline doing the same stateful turn; both call the same instant model server, ` +
+      'the baseline over node:http with a keep-alive agent (one request a turn), as ours calls it. ' +
       `Per store ${sizes.rounds} alternating rounds (baseline, ours, baseline, …): c=1 ${sizes.c1Requests} turns, c=16 ${sizes.c16Requests} turns, ` +
       `then ${sizes.historySamples} follow-ons one at a time on a conversation of ${sizes.historyTurns} turns (growing by ${sizes.historySamples} a round). ` +
       `CPU = the server process's CPU time over the phase (the sum of its threads' /proc/<pid>/task/<tid>/schedstat, in ns) ÷ turns.`,
@@ -91,6 +95,24 @@ export function formatReport(sizes: Sizes, baseline: BaselineFigures, stores: St
         'except on PostgreSQL, where CPU per turn at c=16 within 1.6× of it is a target (issue 22); the other targets stay ours ÷ the Map baseline.',
     );
   }
+  const withFetch = stores.filter((s) => s.rounds[0]?.baselineFetch).map((s) => s.store);
+  if (withFetch.length) {
+    out.push(
+      '',
+      `Baseline (fetch) (${withFetch.join(', ')}; BENCH_BASELINE_FETCH): the same Map baseline calling the model with global fetch (undici) instead of keep-alive node:http, the last non-streamed neighbour in each phase: ` +
+        'information (what fetch costs a turn), no limit; the targets stay ours ÷ the node:http baseline.',
+    );
+  }
+  const withStream = stores.filter((s) => s.rounds[0]?.streamed).map((s) => s.store);
+  if (withStream.length) {
+    out.push(
+      '',
+      `Streamed turn (${withStream.join(', ')}; BENCH_STREAM): the same turn with the model streaming (stream: true, usage included; the fake model sends a role delta, 3 content deltas, the finish_reason, the usage, [DONE]). ` +
+        'Ours: POST /Bench/1/sse with the same body, its SSE read to the end (the final-response event gives the task id for follow-ons). ' +
+        'The baseline: POST /turn/sse, each content delta forwarded as one event: partial-response frame, then one event: final-response {conversation_id, output} once the history is stored (Map baseline, model over keep-alive node:http). ' +
+        'Both streamed subjects are the processes above; in each round the c=1 and the c=16 phase end with the streamed baseline, then ours streamed (neighbours). Ratios ours ÷ streamed baseline: information, no limit.',
+    );
+  }
   for (const s of stores) out.push('', ...storeSection(s));
   out.push('', ...startupSection(baseline, stores, storedTurns));
   out.push('', ...roundTripSection(stores));
@@ -105,8 +127,15 @@ function storeSection(s: StoreReport): string[] {
   lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const row = (label: string, who: string, c1: Measured, c16: Measured, h: Measured) =>
     `| ${label} | ${who} | ${f(c1.throughput, 0)} | ${f(c1.p50, 2)} | ${f(c1.p95, 2)} | ${f(c1.cpuMsPerTurn, 2)} | ${f(c16.throughput, 0)} | ${f(c16.p50, 2)} | ${f(c16.p95, 2)} | ${f(c16.cpuMsPerTurn, 2)} | ${f(h.p50, 2)} | ${f(h.p95, 2)} | ${f(h.cpuMsPerTurn, 2)} |`;
-  const who = (r: Round) => (['baseline', 'ours', 'entra', 'archive', 'sameStore'] as const).filter((w) => r[w]);
-  const label = { baseline: 'baseline', ours: 'ours', entra: 'ours, Entra auth', archive: 'ours with the archive', sameStore: 'same-store baseline' } as const;
+  const who = (r: Round) => (['baseline', 'ours', 'entra', 'archive', 'sameStore', 'baselineFetch'] as const).filter((w) => r[w]);
+  const label = {
+    baseline: 'baseline',
+    ours: 'ours',
+    entra: 'ours, Entra auth',
+    archive: 'ours with the archive',
+    sameStore: 'same-store baseline',
+    baselineFetch: 'baseline (fetch)',
+  } as const;
   s.rounds.forEach((r, i) => {
     for (const w of who(r)) lines.push(row(String(i + 1), label[w], r[w]!.c1, r[w]!.c16, r[w]!.history));
   });
@@ -151,6 +180,35 @@ function storeSection(s: StoreReport): string[] {
     const targets = SAME_STORE_TARGETS[s.store];
     if (targets) lines.push('', ...ratioTable('target (ours ÷ same-store baseline, neighbours)', targets, s.rounds));
   }
+  if (s.rounds[0]!.baselineFetch) lines.push('', ...ratioTable('information (baseline (fetch) ÷ baseline, neighbours; no limit)', FETCH_RATIOS, s.rounds));
+  if (s.rounds[0]!.streamed) lines.push('', ...streamedSection(s));
+  return lines;
+}
+
+/** The streamed turn's figures at c=1 and c=16, per round and their median, and ours ÷ the streamed baseline. */
+function streamedSection(s: StoreReport): string[] {
+  const lines = [`### ${s.store}, streamed (SSE)`, ''];
+  lines.push(
+    '| round | subject | c=1 req/s | c=1 p50 ms | c=1 p95 ms | c=1 p99 ms | c=1 CPU ms/turn | c=16 req/s | c=16 p50 ms | c=16 p95 ms | c=16 p99 ms | c=16 CPU ms/turn |',
+  );
+  lines.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  const cells = (m: Measured) => `${f(m.throughput, 0)} | ${f(m.p50, 2)} | ${f(m.p95, 2)} | ${f(m.p99, 2)} | ${f(m.cpuMsPerTurn, 2)}`;
+  const row = (label: string, who: string, c: StreamCells) => `| ${label} | ${who} | ${cells(c.c1)} | ${cells(c.c16)} |`;
+  const subjects = [
+    ['baseline', 'baseline, streamed'],
+    ['ours', 'ours, streamed'],
+  ] as const;
+  s.rounds.forEach((r, i) => {
+    for (const [w, name] of subjects) lines.push(row(String(i + 1), name, r.streamed![w]));
+  });
+  for (const [w, name] of subjects) {
+    const med = (pick: (r: Round) => Measured): Measured => {
+      const m = (key: keyof Measured) => median(s.rounds.map((r) => pick(r)[key]));
+      return { requests: 0, seconds: 0, throughput: m('throughput'), p50: m('p50'), p95: m('p95'), p99: m('p99'), cpuMsPerTurn: m('cpuMsPerTurn') };
+    };
+    lines.push(row('median', name, { c1: med((r) => r.streamed![w].c1), c16: med((r) => r.streamed![w].c16) }));
+  }
+  lines.push('', ...ratioTable('information (ours streamed ÷ baseline streamed, neighbours; no limit)', STREAM_RATIOS, s.rounds));
   return lines;
 }
 

@@ -25,6 +25,16 @@ export interface Round {
   archive?: Cells;
   /** The same-store baseline (histories in this Redis / DynamoDB / PostgreSQL; see SAME_STORE_RATIOS). */
   sameStore?: Cells;
+  /** The Map baseline again calling the model with global fetch instead of node:http (see FETCH_RATIOS). */
+  baselineFetch?: Cells;
+  /** The streamed turn (SSE) of the baseline and of ours, neighbours after each phase (see STREAM_RATIOS). */
+  streamed?: { baseline: StreamCells; ours: StreamCells };
+}
+
+/** A streamed turn's figures: c=1 and c=16 (no long conversation). */
+export interface StreamCells {
+  c1: Measured;
+  c16: Measured;
 }
 
 /** The neighbours of a round besides the Map baseline and ours. */
@@ -32,6 +42,10 @@ export interface Neighbours {
   entra?: Subject;
   archive?: Subject;
   sameStore?: Subject;
+  /** The Map baseline calling the model with fetch, the last of the non-streamed neighbours. */
+  baselineFetch?: Subject;
+  /** Streamed turns (bench/subjects.ts streamedOf): the baseline's and ours, measured after each phase's others. */
+  streamed?: { baseline: Subject; ours: Subject };
 }
 
 /**
@@ -41,19 +55,24 @@ export interface Neighbours {
  * audit archive on), each phase runs baseline, then ours and its variants in an order rotated by
  * one every round (with one variant: swapped every other round), so that Entra ÷ dev and archive ÷
  * none are ratios of neighbours too; with `sameStore` (the baseline keeping histories in the store
- * ours uses) it runs last in each phase, so ours ÷ same-store baseline is one too. The long
- * conversations are built once and grow alike, by the samples of each round.
+ * ours uses) it runs after them in each phase, so ours ÷ same-store baseline is one too, and
+ * `baselineFetch` (the Map baseline calling the model with fetch) after it. With `streamed` (the
+ * baseline's and our streamed turns) the c=1 and c=16 phases each end with the streamed baseline,
+ * then ours streamed, so streamed ours ÷ streamed baseline is a ratio of neighbours too (no long
+ * conversation for them). The long conversations are built once and grow alike, by the samples of
+ * each round.
  */
 export async function alternatingRounds(baseline: Subject, ours: Subject, sizes: Sizes, neighbours: Neighbours = {}): Promise<Round[]> {
-  const { entra, archive, sameStore } = neighbours;
-  const named: [keyof Round, Subject | undefined][] = [
+  const { entra, archive, sameStore, baselineFetch, streamed } = neighbours;
+  const named: [Exclude<keyof Round, 'streamed'>, Subject | undefined][] = [
     ['baseline', baseline],
     ['ours', ours],
     ['entra', entra],
     ['archive', archive],
     ['sameStore', sameStore],
+    ['baselineFetch', baselineFetch],
   ];
-  const present = named.filter((n): n is [keyof Round, Subject] => n[1] !== undefined);
+  const present = named.filter((n): n is [Exclude<keyof Round, 'streamed'>, Subject] => n[1] !== undefined);
   const keys = present.map(([key]) => key);
   const subjects = present.map(([, s]) => s);
   const long: string[] = [];
@@ -71,11 +90,17 @@ export async function alternatingRounds(baseline: Subject, ours: Subject, sizes:
       for (const i of order) out[i] = await measure(subjects[i]!, i);
       return out;
     };
+    // The streamed pair after the others of a phase: baseline, then ours.
+    const pair = async (concurrency: number, requests: number) =>
+      streamed ? [await measureLoad(streamed.baseline, concurrency, requests), await measureLoad(streamed.ours, concurrency, requests)] : [];
     const c1 = await each((s) => measureLoad(s, 1, sizes.c1Requests));
+    const streamedC1 = await pair(1, sizes.c1Requests);
     const c16 = await each((s) => measureLoad(s, 16, sizes.c16Requests));
+    const streamedC16 = await pair(16, sizes.c16Requests);
     const history = await each((s, i) => followOns(s, long[i]!, sizes.historySamples));
     const r: Partial<Round> = {};
     keys.forEach((key, i) => (r[key] = { c1: c1[i]!, c16: c16[i]!, history: history[i]! }));
+    if (streamed) r.streamed = { baseline: { c1: streamedC1[0]!, c16: streamedC16[0]! }, ours: { c1: streamedC1[1]!, c16: streamedC16[1]! } };
     rounds.push(r as Round);
   }
   return rounds;
@@ -146,6 +171,33 @@ export const SAME_STORE_RATIOS: Ratio[] = [
   { label: 'p50 at c=1', ratio: (r) => r.ours.c1.p50 / r.sameStore!.c1.p50 },
   { label: 'p50 at c=16', ratio: (r) => r.ours.c16.p50 / r.sameStore!.c16.p50 },
   { label: 'follow-on p50 on the long conversation', ratio: (r) => r.ours.history.p50 / r.sameStore!.history.p50 },
+];
+
+/**
+ * The Map baseline calling the model with global fetch ÷ with keep-alive node:http (the baseline
+ * of the targets): what fetch costs a turn. Information, with no limit.
+ */
+export const FETCH_RATIOS: Ratio[] = [
+  { label: 'CPU per turn at c=16', ratio: (r) => r.baselineFetch!.c16.cpuMsPerTurn / r.baseline.c16.cpuMsPerTurn },
+  { label: 'CPU per turn at c=1', ratio: (r) => r.baselineFetch!.c1.cpuMsPerTurn / r.baseline.c1.cpuMsPerTurn },
+  { label: 'throughput at c=16', ratio: (r) => r.baselineFetch!.c16.throughput / r.baseline.c16.throughput },
+  { label: 'p50 at c=1', ratio: (r) => r.baselineFetch!.c1.p50 / r.baseline.c1.p50 },
+  { label: 'p50 at c=16', ratio: (r) => r.baselineFetch!.c16.p50 / r.baseline.c16.p50 },
+];
+
+/**
+ * The streamed turn: ours (POST /Bench/1/sse) ÷ the baseline (POST /turn/sse, the model streaming,
+ * each delta forwarded), neighbours of one round, at c=1 and c=16. Information, with no limit.
+ */
+export const STREAM_RATIOS: Ratio[] = [
+  { label: 'CPU per turn at c=16', ratio: (r) => r.streamed!.ours.c16.cpuMsPerTurn / r.streamed!.baseline.c16.cpuMsPerTurn },
+  { label: 'CPU per turn at c=1', ratio: (r) => r.streamed!.ours.c1.cpuMsPerTurn / r.streamed!.baseline.c1.cpuMsPerTurn },
+  { label: 'throughput at c=16', ratio: (r) => r.streamed!.ours.c16.throughput / r.streamed!.baseline.c16.throughput },
+  { label: 'throughput at c=1', ratio: (r) => r.streamed!.ours.c1.throughput / r.streamed!.baseline.c1.throughput },
+  { label: 'p50 at c=1', ratio: (r) => r.streamed!.ours.c1.p50 / r.streamed!.baseline.c1.p50 },
+  { label: 'p50 at c=16', ratio: (r) => r.streamed!.ours.c16.p50 / r.streamed!.baseline.c16.p50 },
+  { label: 'p99 at c=1', ratio: (r) => r.streamed!.ours.c1.p99 / r.streamed!.baseline.c1.p99 },
+  { label: 'p99 at c=16', ratio: (r) => r.streamed!.ours.c16.p99 / r.streamed!.baseline.c16.p99 },
 ];
 
 /**

@@ -17,6 +17,16 @@
  * postgres store; a schema of its own), another neighbour: archive ÷ none is the cost of archiving
  * on a turn (issue 23). The archive's rows are counted after the rounds (none: the bench fails).
  *
+ * The baseline calls the model over node:http with a keep-alive agent, as ours does. On the stores
+ * BENCH_BASELINE_FETCH names (default `memory`; `0` for none) the same baseline calling it with
+ * global fetch instead is one more neighbour, `baseline (fetch)`: information (fetch costs several
+ * times the CPU a turn); the targets stay against the node:http baseline.
+ *
+ * On the stores BENCH_STREAM names (default all; `0` for none) the streamed turn is measured too:
+ * ours POST /Bench/1/sse against the baseline's POST /turn/sse (the model streaming, each delta
+ * forwarded), at c=1 and c=16, neighbours in the same rounds (bench/rounds.ts), in a section of
+ * their own.
+ *
  * With BENCH_CPU_PROF=<dir> it profiles instead (bench/profile.ts).
  */
 import { join } from 'node:path';
@@ -29,7 +39,7 @@ import { startEntraAuth } from './entra-auth';
 import { runLoad } from './load';
 import { BenchStores, startBenchStores, StoreEnv } from './stores';
 import { perTurn } from './store-counters';
-import { startBaseline, startOurs, Subject } from './subjects';
+import { startBaseline, startOurs, streamedOf, Subject } from './subjects';
 import { profileOurs } from './profile';
 
 type Counting = Awaited<ReturnType<NonNullable<StoreEnv['counting']>>>;
@@ -53,6 +63,10 @@ const SAME_STORE_STORES = new Set((process.env.BENCH_SAME_STORE ?? 'redis,dynamo
 const ENTRA_STORES = new Set((process.env.BENCH_ENTRA ?? 'memory').split(','));
 /** Stores on which ours is also measured with the audit archive on (`0`: none). */
 const ARCHIVE_STORES = new Set((process.env.BENCH_ARCHIVE ?? 'memory').split(','));
+/** Stores on which the baseline calling the model with fetch is a neighbour too (`0`: none). */
+const FETCH_STORES = new Set((process.env.BENCH_BASELINE_FETCH ?? 'memory').split(','));
+/** Stores on which the streamed turn is measured too (`0`: none). */
+const STREAM_STORES = new Set((process.env.BENCH_STREAM ?? 'memory,redis,dynamodb,postgres').split(','));
 
 /** RSS 1.5 s after start, then idle: after 10 turns and 2 s of rest. */
 async function memoryAtRest(subject: Subject): Promise<{ rssAtStart: number; rssIdle: number }> {
@@ -141,6 +155,7 @@ async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: str
   let entra: Subject | undefined;
   let archived: ReturnType<typeof countingTurns> | undefined;
   let sameStore: Subject | undefined;
+  let baselineFetch: Subject | undefined;
   try {
     const memory = await memoryAtRest(ours);
     await runLoad(ours.turn, 4, 200); // warm-up (JIT, connection pools)
@@ -156,7 +171,17 @@ async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: str
       sameStore = await startBaseline(modelUrl, baselineEnv);
       await runLoad(sameStore.turn, 4, 200);
     }
-    const rounds = await alternatingRounds(baseline, ours, SIZES, { entra, archive: archived, sameStore });
+    if (FETCH_STORES.has(storeEnv.name)) {
+      baselineFetch = await startBaseline(modelUrl, { BASELINE_MODEL_CLIENT: 'fetch' });
+      await runLoad(baselineFetch.turn, 4, 200);
+    }
+    let streamed: { baseline: Subject; ours: Subject } | undefined;
+    if (STREAM_STORES.has(storeEnv.name)) {
+      streamed = { baseline: streamedOf(baseline), ours: streamedOf(ours) };
+      await runLoad(streamed.baseline.turn, 4, 200);
+      await runLoad(streamed.ours.turn, 4, 200);
+    }
+    const rounds = await alternatingRounds(baseline, ours, SIZES, { entra, archive: archived, sameStore, baselineFetch, streamed });
     const archiveEvents = archive && archived ? await archiveReceived(archive, archived) : undefined;
     const rssAfterStored = STORED_TURNS ? await rssAfterStoredTurns(ours) : undefined;
     const entraIdp = entraAuth?.idpRequests();
@@ -173,7 +198,7 @@ async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: str
       archiveEvents,
     };
   } finally {
-    await Promise.all([ours.proc.stop(), entra?.proc.stop(), archived?.proc.stop(), sameStore?.proc.stop()]);
+    await Promise.all([ours.proc.stop(), entra?.proc.stop(), archived?.proc.stop(), sameStore?.proc.stop(), baselineFetch?.proc.stop()]);
     await entraAuth?.stop();
     await archive?.drop().catch((err: Error) => process.stderr.write(`could not drop the archive schema ${archive.schema}: ${err.message}\n`));
   }
