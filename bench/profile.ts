@@ -4,7 +4,7 @@ import { formatSelfTimes } from './cpu-profile';
 import { startEntraAuth } from './entra-auth';
 import { runLoad } from './load';
 import { StoreEnv } from './stores';
-import { startOurs } from './subjects';
+import { startOurs, streamedOf } from './subjects';
 
 const PROFILE_TURNS = Number(process.env.BENCH_PROF_TURNS ?? 4000);
 
@@ -13,7 +13,7 @@ const PROFILE_TURNS = Number(process.env.BENCH_PROF_TURNS ?? 4000);
  * PROFILE_TURNS turns at 16 conversations after a warm-up; returns the top 25 functions by self
  * time over the load only (the start-up and warm-up samples are left out). With
  * BENCH_PROF_AUTH=entra the server runs with Entra auth (bench/entra-auth.ts), keys cached by the
- * warm-up.
+ * warm-up. With BENCH_PROF_STREAM=1 the turns are streamed (POST …/sse, read to the end).
  */
 export async function profileOurs(storeEnv: StoreEnv, modelUrl: string, dirArg: string): Promise<string> {
   const dir = resolve(dirArg);
@@ -21,7 +21,8 @@ export async function profileOurs(storeEnv: StoreEnv, modelUrl: string, dirArg: 
   for (const f of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) rmSync(join(dir, f));
   const auth = process.env.BENCH_PROF_AUTH === 'entra' ? await startEntraAuth() : undefined;
   try {
-    const ours = await startOurs(storeEnv, modelUrl, { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`], auth });
+    const started0 = await startOurs(storeEnv, modelUrl, { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`], auth });
+    const ours = process.env.BENCH_PROF_STREAM === '1' ? streamedOf(started0) : started0;
     await runLoad(ours.turn, 4, 300);
     const started = performance.now();
     const load = await runLoad(ours.turn, 16, PROFILE_TURNS);
