@@ -66,7 +66,7 @@ export class ToolRegistry {
     const required: RequiredMcpServer[] = [];
     const openApiTools = new Map<string, Tool[] | null>();
     const python = config.python ?? DEFAULT_PYTHON_PLUGINS;
-    const pythonHosts = new Map<string, { host: PythonPluginHost; where: string[] }>();
+    const pythonHosts = new Map<string, { host: PythonPluginHost; where: Map<string, string[]> }>();
 
     for (const agent of agents) {
       const specs: [AgentSpecConfig, string][] = agent.sequential
@@ -92,9 +92,10 @@ export class ToolRegistry {
             }
             const { file, className } = found.python;
             let entry = pythonHosts.get(file);
-            if (!entry) pythonHosts.set(file, (entry = { host: new PythonPluginHost(file, python, logger), where: [] }));
+            if (!entry) pythonHosts.set(file, (entry = { host: new PythonPluginHost(file, python, logger), where: new Map() }));
             entry.host.add(className);
-            entry.where.push(where(`plugins[${i}]`));
+            const fields = entry.where.get(agent.file) ?? [];
+            entry.where.set(agent.file, [...fields, `${at}.plugins[${i}]`]);
             sources.push(entry.host.source(className));
             names.add(name);
             return;
@@ -153,7 +154,11 @@ export class ToolRegistry {
     // Each Python module is imported once at boot, by a one-off run of its host: a module that does not import stops the boot here.
     for (const { host, where } of pythonHosts.values()) {
       const problem = host.check();
-      if (problem) problems.push(`${where.join(', ')}: Python plugins of ${host.module}: ${problem}`);
+      if (problem) {
+        // One problem per module, naming every config field that named one of its classes.
+        const fields = [...where].map(([file, f]) => `${file}: ${f.join(', ')}`).join('; ');
+        problems.push(`${fields}: Python plugins ${host.classNames.join(', ')} of ${host.module}: ${problem}`);
+      }
     }
     if (problems.length) {
       void mcp.close();

@@ -219,7 +219,7 @@ describe('boot refusals', () => {
     cpSync(join(FIXTURES, 'broken', 'custom_plugins.py'), join(dir, 'custom_plugins.py'));
     const problems = await bootProblems(dir);
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toContain(`${join(dir, 'agent.yaml')}: spec.agent.plugins[0]: Python plugins of ${join(dir, 'custom_plugins.py')}: `);
+    expect(problems[0]).toContain(`${join(dir, 'agent.yaml')}: spec.agent.plugins[0]: Python plugins WeatherPlugin of ${join(dir, 'custom_plugins.py')}: `);
     expect(problems[0]).toMatch(/ModuleNotFoundError: No module named 'forecast_service_client'/);
   });
 
@@ -228,13 +228,19 @@ describe('boot refusals', () => {
     writeFileSync(join(dir, 'custom_plugins.py'), 'class GhostPlugin:\n    pass\n\n\nGhostPlugin = 42\n');
     const problems = await bootProblems(dir);
     expect(problems).toEqual([
-      expect.stringContaining(`Python plugins of ${join(dir, 'custom_plugins.py')}: ${join(dir, 'custom_plugins.py')}: plugin GhostPlugin not found`),
+      expect.stringContaining(
+        `Python plugins GhostPlugin of ${join(dir, 'custom_plugins.py')}: ${join(dir, 'custom_plugins.py')}: plugin GhostPlugin not found`,
+      ),
     ]);
   });
 
   it('TA_PYTHON naming no interpreter: the boot says so, and how to proceed', async () => {
-    const problems = await bootProblems(agentDir(['WeatherPlugin']), { python: { ...PYTHON, interpreter: '/nonexistent/python3' } });
-    expect(problems).toEqual([expect.stringContaining('the Python interpreter "/nonexistent/python3" (TA_PYTHON) was not found')]);
+    const dir = agentDir(['WeatherPlugin', 'AccountPlugin']);
+    const problems = await bootProblems(dir, { python: { ...PYTHON, interpreter: '/nonexistent/python3' } });
+    expect(problems).toEqual([
+      `${join(dir, 'agent.yaml')}: spec.agent.plugins[0], spec.agent.plugins[1]: Python plugins WeatherPlugin, AccountPlugin of ${join(dir, 'custom_plugins.py')}: ` +
+        'the Python interpreter "/nonexistent/python3" (TA_PYTHON) was not found; install Python 3.10 or newer, point TA_PYTHON at one, or set TA_PYTHON_PLUGINS=off',
+    ]);
   });
 
   it('TA_PYTHON_PLUGINS=off keeps the refusal, naming the file and the class', async () => {

@@ -52,6 +52,11 @@ export class PythonPluginHost {
     this.slots = new KeyedSemaphore(config.concurrency);
   }
 
+  /** The classes it serves, in the order agents named them. */
+  get classNames(): string[] {
+    return [...this.classes];
+  }
+
   /** Serve this class too (before the first use: the host is started with the classes named so far). */
   add(className: string): void {
     this.classes.add(className);
