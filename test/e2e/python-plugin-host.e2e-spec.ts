@@ -17,7 +17,8 @@ import { join } from 'node:path';
 const HOST = join(__dirname, '..', '..', 'plugin-host', 'teal_plugin_host.py');
 const FIXTURES = join(__dirname, '..', 'fixtures', 'python-plugins');
 const PLUGINS = join(FIXTURES, 'custom_plugins.py');
-const PYTHON = 'python3';
+/** python3's own path: a version manager's shim (pyenv) costs a few hundred ms per start, and this file starts many. */
+const PYTHON = execFileSync(process.env.TA_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 
 const hasPydantic = (() => {
   try {
