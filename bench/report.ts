@@ -14,6 +14,7 @@ import {
   SAME_STORE_TARGETS,
   Sizes,
   STREAM_RATIOS,
+  STREAM_TARGETS,
   StreamCells,
   Target,
   TARGETS,
@@ -208,6 +209,7 @@ function streamedSection(s: StoreReport): string[] {
     };
     lines.push(row('median', name, { c1: med((r) => r.streamed![w].c1), c16: med((r) => r.streamed![w].c16) }));
   }
+  lines.push('', ...ratioTable('target (ours streamed ÷ baseline streamed, neighbours)', STREAM_TARGETS, s.rounds));
   lines.push('', ...ratioTable('information (ours streamed ÷ baseline streamed, neighbours; no limit)', STREAM_RATIOS, s.rounds));
   return lines;
 }

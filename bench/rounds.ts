@@ -118,18 +118,22 @@ export interface Ratio {
   ratio: (r: Round) => number;
 }
 
-/** The issue-14 targets: each a ratio ours ÷ baseline of one round, its limit and direction. */
+/** A target: a ratio ours ÷ baseline of one round, its limit and direction. */
 export interface Target extends Ratio {
   limit: number;
   atLeast?: boolean;
 }
 
+/**
+ * Issue 27's targets against the true floor (the baseline calling the model over keep-alive
+ * node:http, as ours does); issue 14's were against a baseline on fetch (2×, 1.8×, 0.5×, 2×, 2×).
+ */
 export const TARGETS: Target[] = [
-  { label: 'CPU per turn at c=16', ratio: (r) => r.ours.c16.cpuMsPerTurn / r.baseline.c16.cpuMsPerTurn, limit: 2.0 },
-  { label: 'CPU per turn at c=1', ratio: (r) => r.ours.c1.cpuMsPerTurn / r.baseline.c1.cpuMsPerTurn, limit: 1.8 },
-  { label: 'throughput at c=16', ratio: (r) => r.ours.c16.throughput / r.baseline.c16.throughput, limit: 0.5, atLeast: true },
-  { label: 'p50 at c=1', ratio: (r) => r.ours.c1.p50 / r.baseline.c1.p50, limit: 2.0 },
-  { label: 'p50 at c=16', ratio: (r) => r.ours.c16.p50 / r.baseline.c16.p50, limit: 2.0 },
+  { label: 'CPU per turn at c=16', ratio: (r) => r.ours.c16.cpuMsPerTurn / r.baseline.c16.cpuMsPerTurn, limit: 2.5 },
+  { label: 'CPU per turn at c=1', ratio: (r) => r.ours.c1.cpuMsPerTurn / r.baseline.c1.cpuMsPerTurn, limit: 2.5 },
+  { label: 'throughput at c=16', ratio: (r) => r.ours.c16.throughput / r.baseline.c16.throughput, limit: 0.4, atLeast: true },
+  { label: 'p50 at c=1', ratio: (r) => r.ours.c1.p50 / r.baseline.c1.p50, limit: 2.5 },
+  { label: 'p50 at c=16', ratio: (r) => r.ours.c16.p50 / r.baseline.c16.p50, limit: 2.5 },
   { label: 'follow-on p50 on the long conversation', ratio: (r) => r.ours.history.p50 / r.baseline.history.p50, limit: 1.5 },
 ];
 
@@ -200,13 +204,20 @@ export const STREAM_RATIOS: Ratio[] = [
   { label: 'p99 at c=16', ratio: (r) => r.streamed!.ours.c16.p99 / r.streamed!.baseline.c16.p99 },
 ];
 
+/** Issue 27: a streamed turn costs about a plain one plus its frames: ours ÷ the streamed baseline. */
+export const STREAM_TARGETS: Target[] = [
+  { label: 'CPU per turn at c=16', ratio: (r) => r.streamed!.ours.c16.cpuMsPerTurn / r.streamed!.baseline.c16.cpuMsPerTurn, limit: 3 },
+  { label: 'CPU per turn at c=1', ratio: (r) => r.streamed!.ours.c1.cpuMsPerTurn / r.streamed!.baseline.c1.cpuMsPerTurn, limit: 3 },
+  { label: 'p50 at c=1', ratio: (r) => r.streamed!.ours.c1.p50 / r.streamed!.baseline.c1.p50, limit: 3 },
+  { label: 'p50 at c=16', ratio: (r) => r.streamed!.ours.c16.p50 / r.streamed!.baseline.c16.p50, limit: 3 },
+];
+
 /**
- * Targets on ours ÷ the same-store baseline, per store: issue 22 asks CPU per turn at 16
- * conversations within 1.6× of PostgreSQL's (a bare SELECT + INSERT … ON CONFLICT a turn).
+ * Targets on ours ÷ the same-store baseline, per store: CPU per turn at 16 conversations within
+ * 1.5× of the store's own floor (issue 27; issue 22 asked 1.6× of PostgreSQL's).
  */
-export const SAME_STORE_TARGETS: Record<string, Target[]> = {
-  postgres: [{ label: 'CPU per turn at c=16', ratio: (r) => r.ours.c16.cpuMsPerTurn / r.sameStore!.c16.cpuMsPerTurn, limit: 1.6 }],
-};
+const SAME_STORE_CPU: Target = { label: 'CPU per turn at c=16', ratio: (r) => r.ours.c16.cpuMsPerTurn / r.sameStore!.c16.cpuMsPerTurn, limit: 1.5 };
+export const SAME_STORE_TARGETS: Record<string, Target[]> = { redis: [SAME_STORE_CPU], dynamodb: [SAME_STORE_CPU], postgres: [SAME_STORE_CPU] };
 
 /** Store round trips per plain turn (first and follow-on) ours may take, per store: issues 14 and 22. */
 export const ROUND_TRIP_LIMITS: Record<string, number> = { redis: 2, dynamodb: 3, postgres: 2 };

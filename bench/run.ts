@@ -7,7 +7,7 @@
  * On Redis, DynamoDB and PostgreSQL (BENCH_SAME_STORE, `0` for none) a second baseline keeps its
  * histories in that store (one read and one write a turn), a neighbour in the same rounds: ours ÷
  * it is how far our store path is from the store's own floor (information beside the issue's
- * ratios to the Map baseline; on PostgreSQL, CPU per turn at c=16 is issue 22's target, ≤ 1.6×).
+ * ratios to the Map baseline; CPU per turn at c=16 within 1.5× of it is issue 27's target on each store).
  *
  * On the stores BENCH_ENTRA names (default `memory`; `0` for none) our server is measured a second
  * time with Entra ID auth against a local OpenID issuer, as a third neighbour (bench/entra-auth.ts).
