@@ -208,14 +208,14 @@ export class McpConnection {
       .finally(() => (this.health = undefined));
   }
 
-  /**
-   * A server that keeps failing (a stdio child that crashes at every start or every call) is not
-   * restarted in a tight loop: after the first failure the next connect waits, doubling per failure.
-   */
   private get pingTimeoutMs(): number {
     return this.hooks.pingTimeoutMs ?? Math.min(this.connectTimeoutMs, 5_000);
   }
 
+  /**
+   * A server that keeps failing (a stdio child that crashes at every start or every call) is not
+   * restarted in a tight loop: after the first failure the next connect waits, doubling per failure.
+   */
   private async restartDelay(): Promise<void> {
     if (!this.failures) return;
     const wait = this.lastFailureAt + Math.min(RESTART_BASE_MS * 2 ** (this.failures - 1), RESTART_MAX_MS) - Date.now();
