@@ -21,7 +21,7 @@ import { createLogger } from './common/logging/logger';
 import { PinoNestLogger } from './common/logging/pino-nest.logger';
 import { EnvConfig, loadEnvConfig } from './config/env.config';
 import { isKnownLocalModel } from './llm/local/local-models';
-import { FetchLike, LlmProvider, LlmProviderConfigError } from './llm/llm-provider';
+import { LlmProvider, LlmProviderConfigError } from './llm/llm-provider';
 import { httpTelemetryMiddleware } from './telemetry/http-telemetry.middleware';
 import { activeTraceIds, Telemetry } from './telemetry/telemetry';
 import { isPooledStore } from './state/connection-pool';
@@ -37,8 +37,6 @@ export interface CreateAppOptions {
   configPath?: string;
   /** Where JSON log lines go (default stdout). */
   logDestination?: DestinationStream;
-  /** The `fetch` the model SDK uses (default: the global one). */
-  llmFetch?: FetchLike;
   /** A ready state store (default: the one TA_STATE_STORE selects). */
   store?: StateStore;
   /** A ready audit archive (default: the one TA_ARCHIVE_URL names, if any). */
@@ -78,7 +76,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   const configPath = options.configPath ?? env.serviceConfigPath;
   if (!configPath) throw new ConfigError(['TA_SERVICE_CONFIG is not set: name an agent YAML file or a directory of them']);
   const agents = loadAgentConfigs(configPath, isKnownLocalModel, (warning) => logger.warn(warning));
-  const llm = new LlmProvider(env.llm, options.llmFetch);
+  const llm = new LlmProvider(env.llm);
   const providerProblems: string[] = [];
   for (const a of agents) {
     const specs = a.sequential ? [...a.sequential.agents.values()] : [a.agent];

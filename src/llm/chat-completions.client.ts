@@ -1,9 +1,14 @@
 import { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+} from 'openai/resources/chat/completions';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { exchange, HttpExchange, ModelCallAbortedError, ModelTimeoutError } from './http-exchange';
+import { exchange, ExchangeOptions, HttpExchange, ModelCallAbortedError, ModelTimeoutError, openEventStream } from './http-exchange';
 import { retryDelayMs, shouldRetry } from './model-retry.policy';
 import { HeaderOf, llmErrorOfStatus } from './provider-status.mapper';
 
@@ -38,41 +43,83 @@ export class ProviderHttpError extends Error {
   }
 }
 
+/** An `{error}` event in a provider's stream, kept as the cause (its message is never copied into ours). */
+export class ProviderStreamError extends Error {
+  override readonly name = 'ProviderStreamError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
 /**
- * Non-streaming chat completions, posted directly on the kept-alive sockets of http-exchange.ts.
- * Why not through the openai SDK (which still makes the streamed calls): per call the SDK builds
- * WHATWG Headers, a Request and a Response and reads the answer through a web stream; that was
- * about a sixth of a plain v3 turn's CPU (`npm run bench`, issue 14), and loading it ~20 MiB.
- * The request sent is the SDK's (the same JSON, path, auth header); retries, their delays and the
- * per-attempt timeout follow the SDK's rules (model-retry.policy.ts), and every failure maps to
- * the same domain errors (provider-status.mapper.ts).
+ * Chat completions, posted directly on the kept-alive sockets of http-exchange.ts, streamed or not.
+ * Why not through the openai SDK: per call the SDK builds WHATWG Headers, a Request and a Response
+ * and reads the answer through a web stream (a streamed one through its own decoders too); that
+ * was about a sixth of a plain v3 turn's CPU and nine-tenths of a streamed turn's own work
+ * (`npm run bench`, issues 14 and 27), and loading it ~20 MiB. The request sent is the SDK's (the
+ * same JSON, path, auth header); retries, their delays and the per-attempt timeout follow the
+ * SDK's rules (model-retry.policy.ts), and every failure maps to one set of domain errors
+ * (provider-status.mapper.ts). A stream is retried only before its answer began.
  */
 export class ChatCompletionsClient {
   constructor(
     private readonly endpointOf: (model: string) => ChatEndpoint,
     private readonly limits: CallLimits,
     private readonly send: typeof exchange = exchange,
+    private readonly open: typeof openEventStream = openEventStream,
   ) {}
 
   async create(body: ChatCompletionCreateParamsNonStreaming, signal?: AbortSignal): Promise<ChatCompletion> {
+    return completionOf(await this.post(body, signal, this.send));
+  }
+
+  /** The chunks of a streamed completion, in order. Failures during the stream are domain errors as before it. */
+  async *stream(body: ChatCompletionCreateParamsStreaming, signal?: AbortSignal): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+    const { events } = await this.post(body, signal, this.open);
+    try {
+      for await (const data of events!) {
+        let chunk: (ChatCompletionChunk & { error?: unknown }) | null;
+        try {
+          chunk = JSON.parse(data) as typeof chunk;
+        } catch (err) {
+          throw new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider sent an event that is not JSON', { cause: err });
+        }
+        if (chunk?.error) throw streamedRefusal(chunk.error);
+        if (chunk) yield chunk;
+      }
+    } catch (err) {
+      if (err instanceof ModelTimeoutError && !signal?.aborted) {
+        throw new DomainError(ErrorCode.LLM_TIMEOUT, `The model provider stopped sending for ${this.limits.timeoutMs} ms`, { cause: err });
+      }
+      throw transportFailure(err, signal, false);
+    }
+  }
+
+  /** Posts `body` until an attempt answers 2xx (returned) or the retries are spent (the domain error). */
+  private async post<A extends HttpExchange>(
+    body: ChatCompletionCreateParamsNonStreaming | ChatCompletionCreateParamsStreaming,
+    signal: AbortSignal | undefined,
+    send: (url: URL, options: ExchangeOptions) => Promise<A>,
+  ): Promise<A> {
     const { url, headers } = this.endpointOf(body.model);
     const payload = JSON.stringify(body);
     for (let retry = 0; ; retry++) {
       const mayRetry = retry < this.limits.maxRetries;
-      let answer: HttpExchange;
+      let answer: A;
       try {
-        answer = await this.send(url, { method: 'POST', headers, body: payload, timeoutMs: this.limits.timeoutMs, signal });
+        answer = await send(url, { method: 'POST', headers, body: payload, timeoutMs: this.limits.timeoutMs, signal });
       } catch (err) {
-        if (err instanceof ModelCallAbortedError || signal?.aborted) throw canceled(err);
-        if (mayRetry) {
+        if (mayRetry && !(err instanceof ModelCallAbortedError) && !signal?.aborted) {
           await pause(retryDelayMs(undefined, retry), signal);
           continue;
         }
-        if (err instanceof ModelTimeoutError) throw new DomainError(ErrorCode.LLM_TIMEOUT, 'The model provider did not answer in time', { cause: err });
-        throw new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider could not be reached', { cause: err });
+        throw transportFailure(err, signal, true);
       }
+      if (answer.status >= 200 && answer.status < 300) return answer;
       const header: HeaderOf = (name) => headerValue(answer.headers[name]);
-      if (answer.status >= 200 && answer.status < 300) return completionOf(answer);
       if (mayRetry && shouldRetry(answer.status, header)) {
         await pause(retryDelayMs(header, retry), signal);
         continue;
@@ -81,6 +128,26 @@ export class ChatCompletionsClient {
       throw llmErrorOfStatus({ ...refusal, header }, refusal);
     }
   }
+}
+
+/** A failed exchange as a domain error; `before` when no answer had begun. */
+function transportFailure(err: unknown, signal: AbortSignal | undefined, before: boolean): DomainError {
+  if (err instanceof DomainError) return err;
+  if (err instanceof ModelCallAbortedError || signal?.aborted) return canceled(err);
+  if (err instanceof ModelTimeoutError) {
+    return new DomainError(ErrorCode.LLM_TIMEOUT, 'The model provider did not answer in time', { cause: err });
+  }
+  if (before) return new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider could not be reached', { cause: err });
+  return new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider failed during the stream', { cause: err });
+}
+
+/** An `{error}` event in a stream (the SDK throws it as an APIError without status): by its code when it is a filter, else unavailable. */
+function streamedRefusal(error: unknown): DomainError {
+  const inner = (typeof error === 'object' ? error : { message: String(error) }) as { message?: unknown; code?: unknown };
+  const code = typeof inner.code === 'string' ? inner.code : undefined;
+  const cause = new ProviderStreamError(typeof inner.message === 'string' ? inner.message : 'an error event', code);
+  if (code === 'content_filter') return new DomainError(ErrorCode.LLM_CONTENT_FILTERED, 'The model provider filtered the answer', { cause });
+  return new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider sent an error in the stream', { cause });
 }
 
 function completionOf(answer: HttpExchange): ChatCompletion {

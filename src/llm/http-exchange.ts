@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 /**
@@ -20,7 +20,7 @@ const agents = {
   https: new HttpsAgent({ keepAlive: true, maxSockets: MODEL_SOCKETS_PER_ORIGIN, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS }),
 };
 
-/** A request to the model provider on the kept-alive sockets: every model call (this module and http-fetch.ts). */
+/** A request to the model provider on the kept-alive sockets: every model call. */
 export function modelRequest(url: URL, method: string, headers: Record<string, string>): ClientRequest {
   return url.protocol === 'https:' ? httpsRequest(url, { method, headers, agent: agents.https }) : httpRequest(url, { method, headers, agent: agents.http });
 }
@@ -103,4 +103,141 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<HttpExchan
     });
     req.end(options.body);
   });
+}
+
+/** A model's answer to a streamed call: a 2xx with its events to read, or an error answer read whole. */
+export interface StreamExchange extends HttpExchange {
+  /** The `data` of each server-sent event of a 2xx answer, in order, up to `[DONE]`; absent for any other status. */
+  events?: AsyncGenerator<string, void, undefined>;
+}
+
+/** The longest event (bytes of one `data`, or a line without its end) a stream may send: MAX_MODEL_ANSWER_BYTES bounds the whole. */
+const MAX_EVENT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * One streamed request to the model provider, on the kept-alive sockets. Resolves when the answer's
+ * headers arrive: an error status with its whole body (as `exchange`), a 2xx with its events to
+ * read. `timeoutMs` bounds the wait for the headers and then each silence of the stream (the timer
+ * restarts with every chunk), as the SDK's timeout and our stall guard did together. Rejections,
+ * before or during the events, are ModelConnectionError, ModelTimeoutError or ModelCallAbortedError;
+ * the socket is destroyed on any of them and when the reader stops early, and kept for the next
+ * call when the stream ended whole.
+ */
+export function openEventStream(url: URL, options: ExchangeOptions): Promise<StreamExchange> {
+  return new Promise<StreamExchange>((resolve, reject) => {
+    const { signal } = options;
+    if (signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: signal.reason }));
+    const req = modelRequest(url, options.method, options.headers);
+    let failure: Error | undefined;
+    const fail = (err: Error) => {
+      failure ??= err;
+      req.destroy(failure);
+    };
+    const timer = setTimeout(() => fail(new ModelTimeoutError(`Nothing came for ${options.timeoutMs} ms`)), options.timeoutMs);
+    const onAbort = () => fail(new ModelCallAbortedError('The call was aborted', { cause: signal!.reason }));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const settle = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const failureOf = (err: Error) => failure ?? new ModelConnectionError(`The connection failed: ${err.message}`, { cause: err });
+    req.on('error', (err) => {
+      settle();
+      reject(failureOf(err));
+    });
+    req.on('response', (res) => {
+      const status = res.statusCode ?? 500;
+      if (status >= 200 && status < 300) {
+        return resolve({ status, headers: res.headers, body: Buffer.alloc(0), events: eventData(res, timer, fail, failureOf, settle) });
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_MODEL_ANSWER_BYTES) return fail(new ModelConnectionError(`The answer exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`));
+        chunks.push(chunk);
+      });
+      res.on('error', (err) => {
+        settle();
+        reject(failureOf(err));
+      });
+      res.on('close', () => {
+        settle();
+        if (!res.complete) reject(failureOf(new Error('The connection closed before the answer was complete')));
+      });
+      res.on('end', () => {
+        settle();
+        if (failure) return reject(failure);
+        resolve({ status, headers: res.headers, body: Buffer.concat(chunks) });
+      });
+    });
+    req.end(options.body);
+  });
+}
+
+/**
+ * The `data` of each event of a server-sent event stream (the WHATWG format: `data:` lines joined
+ * by newlines, a blank line ends an event; `event:`, `id:`, `retry:` and comments are not used by
+ * chat completions and are skipped). `[DONE]` ends the events; the rest of the body is still read,
+ * so that the socket can serve the next call.
+ */
+async function* eventData(
+  res: IncomingMessage,
+  timer: NodeJS.Timeout,
+  fail: (err: Error) => void,
+  failureOf: (err: Error) => Error,
+  settle: () => void,
+): AsyncGenerator<string, void, undefined> {
+  res.setEncoding('utf8');
+  let pending = '';
+  let data: string | undefined;
+  let done = false;
+  let size = 0;
+  try {
+    for await (const chunk of res as AsyncIterable<string>) {
+      timer.refresh();
+      if (done) continue;
+      size += chunk.length;
+      if (size > MAX_MODEL_ANSWER_BYTES) throw new ModelConnectionError(`The stream exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`);
+      // Newlines are looked for in the new chunk only: a long line costs its length, not its square.
+      let start = 0;
+      for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+        let line = chunk.slice(start, end);
+        start = end + 1;
+        if (pending) {
+          line = pending + line;
+          pending = '';
+        }
+        if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
+        if (line === '') {
+          if (data === undefined) continue;
+          if (data === '[DONE]') {
+            done = true;
+            break;
+          }
+          yield data;
+          data = undefined;
+        } else if (line.startsWith('data:')) {
+          const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+          data = data === undefined ? value : `${data}\n${value}`;
+          if (data.length > MAX_EVENT_BYTES) throw new ModelConnectionError(`An event exceeded ${MAX_EVENT_BYTES} bytes`);
+        }
+      }
+      if (done || start === chunk.length) continue;
+      pending += start === 0 ? chunk : chunk.slice(start);
+      if (pending.length > MAX_EVENT_BYTES) throw new ModelConnectionError(`A line exceeded ${MAX_EVENT_BYTES} bytes`);
+    }
+    if (!res.complete) throw new Error('The connection closed before the stream was complete');
+    // An event the stream ended without its blank line: the SDK's reader delivers it too.
+    if (!done && data !== undefined && data !== '[DONE]') yield data;
+  } catch (err) {
+    // After `[DONE]` the answer is whole: a failure reading what follows is not the caller's.
+    if (done) return;
+    if (err instanceof ModelConnectionError) fail(err);
+    throw failureOf(err as Error);
+  } finally {
+    settle();
+    // A reader that stopped early, or a failure: the socket must not serve another call mid-answer.
+    if (!res.complete) res.destroy();
+  }
 }

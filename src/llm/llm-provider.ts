@@ -1,4 +1,3 @@
-import type OpenAI from 'openai';
 import type { EnvConfig } from '../config/env.config';
 import type { ChatEndpoint } from './chat-completions.client';
 import { LlmClient } from './llm-client.port';
@@ -6,8 +5,6 @@ import { isLocalModel, LOCAL_MODELS } from './local/local-models';
 
 /** Thrown at boot when an agent names a remote model but no provider is configured. */
 export class LlmProviderConfigError extends Error {}
-
-export type FetchLike = typeof fetch;
 
 const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
@@ -22,10 +19,7 @@ export class LlmProvider {
   /** Per model name; the names come from the agents' configuration, so this stays small. */
   private readonly endpoints = new Map<string, ChatEndpoint>();
 
-  constructor(
-    private readonly config: EnvConfig['llm'],
-    private readonly fetchImpl?: FetchLike,
-  ) {}
+  constructor(private readonly config: EnvConfig['llm']) {}
 
   /** Boot-time check: every model an agent names can be served. */
   assertServable(model: string, where: string): void {
@@ -57,9 +51,7 @@ export class LlmProvider {
     const { ChatCompletionsClient } = require('./chat-completions.client') as typeof import('./chat-completions.client');
     const { timeoutMs, maxRetries } = this.config;
     const completions = new ChatCompletionsClient((m) => this.endpointOf(m), { timeoutMs, maxRetries });
-    // The SDK (streams only) is loaded on the first stream: a server whose agents all run offline
-    // models, or answer without streaming, never pays for it.
-    this.remote = new OpenAiLlmClient(completions, () => this.createSdk());
+    this.remote = new OpenAiLlmClient(completions);
     return this.remote;
   }
 
@@ -89,25 +81,9 @@ export class LlmProvider {
     return endpoint;
   }
 
-  /** The API root both clients post under: Azure's `{endpoint}/openai`, else TA_BASE_URL or OpenAI's; no trailing slash. */
+  /** The API root the client posts under: Azure's `{endpoint}/openai`, else TA_BASE_URL or OpenAI's; no trailing slash. */
   private baseUrl(): string {
     const { baseUrl, azure } = this.config;
     return azure ? `${azure.endpoint.replace(/\/+$/, '')}/openai` : (baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, '');
-  }
-
-  private createSdk(): OpenAI {
-    const { default: OpenAIClient, AzureOpenAI } = require('openai') as typeof import('openai');
-    const { apiKey, azure, timeoutMs, maxRetries } = this.config;
-    // Our keep-alive node:http transport unless a test injects another (src/llm/http-fetch.ts).
-    const { httpFetch } = require('./http-fetch') as typeof import('./http-fetch');
-    const common = { timeout: timeoutMs, maxRetries, fetch: this.fetchImpl ?? httpFetch };
-    // The base URL is always passed explicitly: left undefined, the SDK would read OPENAI_BASE_URL
-    // from the process environment behind our TA_ settings (and AzureOpenAI would then refuse to
-    // combine it with the endpoint, at the first request rather than at boot).
-    if (azure) {
-      return new AzureOpenAI({ ...common, baseURL: this.baseUrl(), apiVersion: azure.apiVersion, apiKey });
-    }
-    // OpenAI-compatible servers (Ollama, vLLM, LiteLLM) often need no key, but the SDK insists on one.
-    return new OpenAIClient({ ...common, apiKey: apiKey ?? 'not-needed', baseURL: this.baseUrl() });
   }
 }

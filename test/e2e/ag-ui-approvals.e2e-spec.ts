@@ -8,7 +8,7 @@
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import type { StateStore } from '../../src/state/state-store';
 import { fakeModelEnv } from '../support/fake-model-app';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { agUiAgent, ofType, runOnce } from '../support/ag-ui-client';
 import { testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -48,7 +48,7 @@ const tc = (id: string, name: string, args: unknown) => ({ id, name, arguments: 
 
 async function startGuardApp(llm: FakeOpenAi, store?: StateStore): Promise<TestApp> {
   const agents = { 'guard.yaml': GUARD, 'custom_plugins.js': NOTES_PLUGIN };
-  return startTestApp({ agents, env: fakeModelEnv(llm), llmFetch: realmSafeFetch, store });
+  return startTestApp({ agents, env: fakeModelEnv(llm), store });
 }
 
 describe('AG-UI: tools and interrupts', () => {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { fakeModelEnv } from '../support/fake-model-app';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { agUiAgent, ofType, runOnce } from '../support/ag-ui-client';
 import { entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { postJson } from '../support/http';
@@ -44,7 +44,6 @@ describe('AG-UI: plain runs', () => {
     t = await startTestApp({
       agents: { 'plain.yaml': PLAIN },
       env: fakeModelEnv(llm, { TA_SSE_KEEPALIVE_MS: '20' }),
-      llmFetch: realmSafeFetch,
     });
   });
   afterAll(async () => {
@@ -229,7 +228,6 @@ describe('AG-UI: Entra ID auth and tenants', () => {
     llm = await startFakeOpenAi();
     t = await startTestApp({
       agents: { 'plain.yaml': PLAIN },
-      llmFetch: realmSafeFetch,
       env: fakeModelEnv(llm, entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}` })),
     });
   });

@@ -12,7 +12,7 @@ import { ArchiveStore } from '../../src/archive/store/archive.store';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { ArchiveRetentionService } from '../../src/tasks/archive/archive-retention.service';
 import { PrincipalErasureService } from '../../src/tasks/archive/principal-erasure.service';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { entraEnv, OidcIssuer, startOidcIssuer } from '../support/oidc-issuer';
 import { waitFor } from '../support/faults';
 import { postJson, request } from '../support/http';
@@ -78,7 +78,7 @@ describe('erasure and retention of the audit archive', () => {
     llm = await startFakeOpenAi();
     const dir = writeAgentDir({ 'planner.yaml': agent('Planner'), 'helper.yaml': agent('Helper') });
     const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_ARCHIVE_URL: testPostgresUrl(), TA_ARCHIVE_SCHEMA: schema };
-    t = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch });
+    t = await startTestApp({ configPath: dir, env });
     db = new Client({ connectionString: testPostgresUrl() });
     await db.connect();
     store = new ArchiveStore({ url: testPostgresUrl(), schema });
@@ -198,7 +198,6 @@ describe('erasure and retention of the audit archive', () => {
     const plain = await startTestApp({
       configPath: dir,
       env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' },
-      llmFetch: realmSafeFetch,
     });
     try {
       llm.script(reply.text('hi erin'));
@@ -238,7 +237,7 @@ describe('erasure with Entra ID tokens: the caller tenant only', () => {
       TA_ARCHIVE_URL: testPostgresUrl(),
       TA_ARCHIVE_SCHEMA: schema,
     });
-    t = await startTestApp({ agents: { 'planner.yaml': agent('Planner') }, env, llmFetch: realmSafeFetch });
+    t = await startTestApp({ agents: { 'planner.yaml': agent('Planner') }, env });
     db = new Client({ connectionString: testPostgresUrl() });
     await db.connect();
   });

@@ -20,7 +20,7 @@ import { RedisStateStore } from '../../src/state/backends/redis/redis.state-stor
 import { StateStore } from '../../src/state/state-store';
 import { archiveAgentDir, archivedRows, CONVERSATION_EVENTS, liveEvents, planConversation, say, settled, toolCall } from '../support/archive-conversation';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { PostgresServerHandle, RedisServerHandle, startPostgresServer, startRedisServer, testPostgresUrl, uniqueSchema } from '../support/services';
@@ -70,7 +70,7 @@ describe('the audit archive through faults', () => {
     llm = await startFakeOpenAi();
     pg = await startPostgresServer();
     const env = { TA_BASE_URL: llm.baseURL, ...MODEL, ...CATCHUP, TA_ARCHIVE_URL: pg.url, TA_ARCHIVE_SCHEMA: schema };
-    t = await startTestApp({ configPath: archiveAgentDir(), env, store, llmFetch: realmSafeFetch });
+    t = await startTestApp({ configPath: archiveAgentDir(), env, store });
     db = await connect();
   }, 60_000);
   afterEach(() => llm.discard());
@@ -148,7 +148,6 @@ describe('the audit archive through faults', () => {
         configPath: dir,
         env: { TA_BASE_URL: llm.baseURL, ...MODEL, ...lease, ...archive, ...CATCHUP },
         store: shared,
-        llmFetch: realmSafeFetch,
       });
       proxy = await startTcpProxy(Number(new URL(testPostgresUrl()).port));
       const viaProxy = Object.assign(new URL(testPostgresUrl()), { port: String(proxy.port) }).toString();

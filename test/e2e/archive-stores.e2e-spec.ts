@@ -26,7 +26,7 @@ import {
   startsBeforeEnds,
   typesByRequest,
 } from '../support/archive-conversation';
-import { FakeOpenAi, realmSafeFetch, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, testRedisUrl, uniqueName, uniqueSchema } from '../support/services';
@@ -96,10 +96,7 @@ describe.each(backends)('the audit archive over $name, written by two replicas',
       TA_TASK_LEASE_MS: '5000',
     };
     // Both at once: the archive's schema is migrated once (the other replica waits on its lock).
-    [a, b] = await Promise.all([
-      startTestApp({ configPath: dir, env, store: newStore(), llmFetch: realmSafeFetch }),
-      startTestApp({ configPath: dir, env, store: newStore(), llmFetch: realmSafeFetch }),
-    ]);
+    [a, b] = await Promise.all([startTestApp({ configPath: dir, env, store: newStore() }), startTestApp({ configPath: dir, env, store: newStore() })]);
     store = newStore();
     db = new Client({ connectionString: testPostgresUrl() });
     await db.connect();

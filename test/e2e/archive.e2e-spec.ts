@@ -6,7 +6,7 @@
  */
 import { Client } from 'pg';
 import { agUiAgent, runOnce } from '../support/ag-ui-client';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { postJson, request } from '../support/http';
 import { testPostgresUrl, uniqueSchema } from '../support/services';
@@ -40,7 +40,7 @@ describe('the audit archive', () => {
       TA_ARCHIVE_SCHEMA: schema,
       TA_METRICS_PROMETHEUS: 'true',
     };
-    t = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch });
+    t = await startTestApp({ configPath: dir, env });
     db = new Client({ connectionString: testPostgresUrl() });
     await db.connect();
   });

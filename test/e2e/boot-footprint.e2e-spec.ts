@@ -171,7 +171,7 @@ describe('boot footprint: optional packages load only when configured', () => {
   });
 });
 
-describe('the OpenAI SDK loads for streamed model calls only', () => {
+describe('the OpenAI SDK is never loaded by a model call', () => {
   let fake: FakeOpenAi;
   beforeAll(async () => {
     fake = await startFakeOpenAi();
@@ -190,12 +190,12 @@ describe('the OpenAI SDK loads for streamed model calls only', () => {
     expect(text).toContain('hello');
   };
 
-  it('a completion is posted without it; the first stream loads it', async () => {
+  it('a completion and a stream are both posted without it (our own client and SSE reader)', async () => {
     const env = { TA_STATE_STORE: 'memory', TA_BASE_URL: fake.baseURL, TA_API_KEY: 'sk-test' };
     const completed = await bootAndProbe(BENCH_AGENTS, env, '', (port) => turn(port, ''));
     expect(completed.loaded.has('openAi')).toBe(false);
     const streamed = await bootAndProbe(BENCH_AGENTS, env, '', (port) => turn(port, '/sse'));
-    expect(streamed.loaded.has('openAi')).toBe(true);
+    expect(streamed.loaded.has('openAi')).toBe(false);
     expect(fake.requests.map((r) => r.body.stream)).toEqual([false, true]);
   });
 });

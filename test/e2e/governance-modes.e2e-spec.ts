@@ -9,7 +9,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson } from '../support/http';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -125,7 +125,6 @@ describe('approvals without spec.governance (as upstream) and with it', () => {
     t = await startTestApp({
       configPath: dir,
       env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_PLUGIN_CATALOG_FILE: catalog },
-      llmFetch: realmSafeFetch,
     });
   });
   afterAll(async () => {

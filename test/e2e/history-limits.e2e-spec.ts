@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson } from '../support/http';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -86,7 +86,7 @@ describe('history limits (spec.agent.history) and the context-length retry', () 
       'v1.yaml': V1,
     });
     writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN);
-    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' }, llmFetch: realmSafeFetch });
+    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' } });
   });
   afterAll(async () => {
     await t?.close();

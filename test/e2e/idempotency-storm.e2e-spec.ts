@@ -16,7 +16,7 @@ import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-tab
 import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testPostgresUrl, uniqueName, uniqueSchema } from '../support/services';
 import { writeOrdersPlugin } from '../support/orders-plugin';
@@ -83,7 +83,7 @@ describe.each(backends)('Idempotency-Key over $name, two replicas', ({ name, set
     const dir = writeAgentDir({ 'shop.yaml': AGENT });
     ({ placed } = writeOrdersPlugin(dir));
     const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_LOG_LEVEL: 'warn', TA_TASK_LEASE_MS: '5000' };
-    replicas = await Promise.all([0, 1].map(() => startTestApp({ configPath: dir, env, store: backing.store(), llmFetch: realmSafeFetch })));
+    replicas = await Promise.all([0, 1].map(() => startTestApp({ configPath: dir, env, store: backing.store() })));
   }, 60_000);
   afterEach(() => expect(llm.discard()).toBe(0));
   afterAll(async () => {

@@ -2,14 +2,14 @@ import { DomainError } from '../../src/common/errors/domain-error';
 import { ErrorCode } from '../../src/common/errors/error-code';
 import { LlmRequest, LlmResult, LlmStreamEvent } from '../../src/llm/llm-client.port';
 import { LlmProvider } from '../../src/llm/llm-provider';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 
 /**
- * The OpenAI-compatible client as the server builds it (LlmProvider): completions posted directly,
- * streams through the real `openai` SDK, against the fake provider over real HTTP: request shape,
+ * The OpenAI-compatible client as the server builds it (LlmProvider): completions and streams
+ * posted by our own client (the SDK's request and rules), against the fake provider over real HTTP: request shape,
  * streaming, tool calls, usage, retries, and how each failure becomes a domain error.
  */
-describe('OpenAiLlmClient (completions direct, streams on the real SDK)', () => {
+describe('OpenAiLlmClient (completions and streams on our own client)', () => {
   let fake: FakeOpenAi;
   beforeEach(async () => {
     fake = await startFakeOpenAi();
@@ -17,10 +17,9 @@ describe('OpenAiLlmClient (completions direct, streams on the real SDK)', () => 
   afterEach(() => fake.close());
 
   const client = (o: { timeout?: number; maxRetries?: number; baseUrl?: string } = {}) =>
-    new LlmProvider(
-      { apiKey: 'sk-test', baseUrl: o.baseUrl ?? fake.baseURL, timeoutMs: o.timeout ?? 5_000, maxRetries: o.maxRetries ?? 0 },
-      realmSafeFetch,
-    ).clientFor('gpt-4o');
+    new LlmProvider({ apiKey: 'sk-test', baseUrl: o.baseUrl ?? fake.baseURL, timeoutMs: o.timeout ?? 5_000, maxRetries: o.maxRetries ?? 0 }).clientFor(
+      'gpt-4o',
+    );
   const request = (o: Partial<LlmRequest> = {}): LlmRequest => ({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...o });
 
   async function collect(events: AsyncIterable<LlmStreamEvent>): Promise<{ deltas: string[]; result?: LlmResult }> {
@@ -210,6 +209,23 @@ describe('OpenAiLlmClient (completions direct, streams on the real SDK)', () => 
       expect((await failure(collect(client().stream(request())))).code).toBe(ErrorCode.LLM_UNAVAILABLE);
     });
 
+    it('maps an error event mid-stream to LLM_UNAVAILABLE (a filter to LLM_CONTENT_FILTERED), after the deltas that came', async () => {
+      fake.script(
+        reply.streamError(['one '], { message: 'The server had an error: sk-abc123' }),
+        reply.streamError([], { message: 'filtered', code: 'content_filter' }),
+      );
+      const deltas: string[] = [];
+      const err = await failure(
+        (async () => {
+          for await (const e of client().stream(request())) if (e.type === 'delta') deltas.push(e.text);
+        })(),
+      );
+      expect(deltas).toEqual(['one ']);
+      expect(err.code).toBe(ErrorCode.LLM_UNAVAILABLE);
+      expect(err.message).not.toContain('sk-abc123');
+      expect((await failure(collect(client().stream(request())))).code).toBe(ErrorCode.LLM_CONTENT_FILTERED);
+    });
+
     it('maps an unreachable provider to LLM_UNAVAILABLE', async () => {
       const url = fake.baseURL;
       await fake.close();
@@ -242,10 +258,15 @@ describe('OpenAiLlmClient (completions direct, streams on the real SDK)', () => 
   });
 
   describe('retries (the SDK rules, for completions and streams alike)', () => {
-    it('retries a 500 as configured', async () => {
+    it('retries a 500 as configured, streaming or not', async () => {
       fake.script(reply.error(500, { headers: { 'retry-after-ms': '1' } }), reply.text('second time'));
       await expect(client({ maxRetries: 1 }).complete(request())).resolves.toMatchObject({ content: 'second time' });
       expect(fake.requests).toHaveLength(2);
+      fake.script(reply.error(500, { headers: { 'retry-after-ms': '1' } }), reply.chunks(['streamed ', 'second time']));
+      const { deltas, result } = await collect(client({ maxRetries: 1 }).stream(request()));
+      expect(deltas).toEqual(['streamed ', 'second time']);
+      expect(result?.content).toBe('streamed second time');
+      expect(fake.requests).toHaveLength(4);
     });
 
     it('retries a connection dropped before any answer and an attempt past the timeout, each with a fresh attempt', async () => {

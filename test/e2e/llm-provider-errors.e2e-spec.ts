@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { postJson } from '../support/http';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -50,7 +50,6 @@ describe('model provider failures through the app', () => {
     t = await startTestApp({
       agents: { 'bot.yaml': AGENT },
       env: { TA_BASE_URL: fake.baseURL, TA_API_KEY: API_KEY, TA_LLM_MAX_RETRIES: '0', TA_LLM_TIMEOUT_MS: '400' },
-      llmFetch: realmSafeFetch,
     });
   });
   afterAll(async () => {

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { base64url } from 'jose';
 import { fakeModelEnv } from '../support/fake-model-app';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { claimsOf, entraEnv, OidcIssuer, startOidcIssuer, unsignedToken } from '../support/oidc-issuer';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -96,7 +96,6 @@ describe('v3 log correlation and audit (dev mode)', () => {
     t = await startTestApp({
       configPath: dir,
       env: fakeModelEnv(llm, { TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath }),
-      llmFetch: realmSafeFetch,
     });
 
     // Pause, approve: the run goes on and completes.
@@ -431,7 +430,7 @@ describe('log correlation of a run handed over in the background', () => {
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    t = await startTestApp({ agents: { 'queue.yaml': QUEUE }, env: fakeModelEnv(llm), llmFetch: realmSafeFetch });
+    t = await startTestApp({ agents: { 'queue.yaml': QUEUE }, env: fakeModelEnv(llm) });
   });
   afterAll(async () => {
     await t?.close();

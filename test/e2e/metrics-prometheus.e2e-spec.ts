@@ -1,4 +1,4 @@
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { McpTestServer, startMcpTestServer } from '../support/mcp-test-server';
 import { parsePrometheusText, PromFamily, samples, total } from '../support/prometheus-text';
@@ -38,7 +38,6 @@ describe('GET /metrics with TA_METRICS_PROMETHEUS=true (real app, fake model, re
         'strict.yaml': agent('Strict', mcp.url, '  governance:\n    autonomy_level: L0'),
       },
       env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_METRICS_PROMETHEUS: 'true' },
-      llmFetch: realmSafeFetch,
     });
   });
   afterAll(async () => {

@@ -58,7 +58,7 @@ describe('OpenAI-compatible endpoint (official openai client, Entra, two replica
     const env = fakeModelEnv(llm, entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: `${T1},${T2}`, TA_LOG_LEVEL: 'silent' }));
     const configPath = writeAgentDir(AGENTS);
     const keyPrefix = `${uniqueName('openai-compat')}:`;
-    const replica = () => startTestApp({ configPath, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
+    const replica = () => startTestApp({ configPath, env, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
     [a, b] = await Promise.all([replica(), replica()]);
   });
   afterAll(async () => {

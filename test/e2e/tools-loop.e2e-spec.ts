@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fakeModelEnv } from '../support/fake-model-app';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { McpTestServer, startMcpTestServer } from '../support/mcp-test-server';
 import { openSse, parseSse, SseEvent, SseReader } from '../support/sse-reader';
@@ -122,7 +122,6 @@ describe('the tool loop through the HTTP API (fake OpenAI-compatible model, real
     t = await startTestApp({
       configPath: dir,
       env: fakeModelEnv(llm, { TA_TOOL_TIMEOUT_MS: '300', TA_TOOL_MAX_RETRIES: '2', TA_TOOL_RETRY_BASE_MS: '5' }),
-      llmFetch: realmSafeFetch,
     });
     api = v3Client(`${t.url}/Lab/1`);
   });
@@ -329,7 +328,6 @@ ${EV_SERVER}`;
     t = await startTestApp({
       agents: { 'kill.yaml': agent },
       env: fakeModelEnv(llm, { TA_TOOL_MAX_RETRIES: '0' }),
-      llmFetch: realmSafeFetch,
     });
   });
   afterAll(async () => {

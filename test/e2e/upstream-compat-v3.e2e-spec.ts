@@ -10,7 +10,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { openSse, parseSse, SseEvent } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -81,7 +81,7 @@ describe('upstream tealagents/v1alpha1 wire shapes', () => {
     llm = await startFakeOpenAi();
     const dir = writeAgentDir({ 'compat.yaml': AGENT });
     writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN);
-    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' }, llmFetch: realmSafeFetch });
+    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' } });
     base = `${t.url}/Compat/1`;
   });
   afterAll(async () => {

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson } from '../support/http';
 import { testRedisUrl, uniqueName } from '../support/services';
 import { openSse, parseSse } from '../support/sse-reader';
@@ -64,7 +64,7 @@ async function startApps(llm: FakeOpenAi, count: number, store?: () => RedisStat
   });
   writeFileSync(join(dir, 'custom_plugins.js'), NOTES_PLUGIN);
   const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' };
-  return Promise.all(Array.from({ length: count }, () => startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store?.() })));
+  return Promise.all(Array.from({ length: count }, () => startTestApp({ configPath: dir, env, store: store?.() })));
 }
 
 describe('v3 approvals (one instance)', () => {

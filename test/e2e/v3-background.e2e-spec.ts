@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -47,7 +47,7 @@ describe('background runs (Prefer: respond-async)', () => {
     llm = await startFakeOpenAi();
     const dir = writeAgentDir({ 'runner.yaml': AGENT });
     writeFileSync(join(dir, 'custom_plugins.js'), PLUGIN);
-    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' }, llmFetch: realmSafeFetch });
+    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' } });
   });
   afterAll(async () => {
     await t?.close();

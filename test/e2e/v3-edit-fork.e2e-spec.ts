@@ -13,7 +13,7 @@ import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.s
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { openSse, parseSse } from '../support/sse-reader';
@@ -83,7 +83,7 @@ describe.each(backends)('edit and fork on $name', ({ name, setup }) => {
   let newStore: (() => StateStore) | undefined;
   let dir: string;
   const env = () => ({ TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_STATE_STORE: 'memory' });
-  const start = () => startTestApp({ configPath: dir, env: env(), llmFetch: realmSafeFetch, store: newStore?.() });
+  const start = () => startTestApp({ configPath: dir, env: env(), store: newStore?.() });
   /** Calls go to replica A or B alternately where the store is shared (both A on memory). */
   const api = (app: TestApp) => v3Client(`${app.url}/Editor/1`);
   const editUrl = (app: TestApp, taskId: string, requestId: string) => `${app.url}/Editor/1/tasks/${taskId}/requests/${requestId}/edit`;

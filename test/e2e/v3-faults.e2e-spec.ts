@@ -14,7 +14,7 @@ import { RedisKeys } from '../../src/state/backends/redis/redis-keys';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { Client } from 'pg';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { freePort, PostgresServerHandle, RedisServerHandle, startPostgresServer, startRedisServer, testRedisUrl, uniqueName } from '../support/services';
@@ -108,7 +108,6 @@ describe('v3 on a PostgreSQL of its own that restarts or kills a backend mid-req
     const app = await startTestApp({
       agents: { 'faulty.yaml': AGENT },
       env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_LEASE_MS: String(leaseMs) },
-      llmFetch: realmSafeFetch,
       store,
     });
     apps.push(app);

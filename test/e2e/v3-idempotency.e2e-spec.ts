@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { agUiAgent, ofType, runOnce } from '../support/ag-ui-client';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { writeOrdersPlugin } from '../support/orders-plugin';
@@ -31,7 +31,7 @@ describe('Idempotency-Key', () => {
     llm = await startFakeOpenAi();
     const dir = writeAgentDir({ 'shop.yaml': AGENT, 'gated.yaml': GATED });
     ({ placed } = writeOrdersPlugin(dir));
-    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' }, llmFetch: realmSafeFetch });
+    t = await startTestApp({ configPath: dir, env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' } });
   });
   afterAll(async () => {
     await t?.close();

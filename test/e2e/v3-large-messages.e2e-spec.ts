@@ -10,7 +10,7 @@ import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.s
 import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { Client } from 'pg';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { postgresStores } from '../support/postgres-stores';
 import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, uniqueName } from '../support/services';
@@ -41,7 +41,7 @@ describe('v3 large messages and answers on DynamoDB Local', () => {
   const env = () => ({ TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' });
   const start = async (options: { maxRequestBytes?: number } = {}) => {
     const store = new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL, ...options });
-    const app = await startTestApp({ agents: { 'big.yaml': AGENT }, env: env(), llmFetch: realmSafeFetch, store });
+    const app = await startTestApp({ agents: { 'big.yaml': AGENT }, env: env(), store });
     apps.push(app);
     return v3Client(`${app.url}/Big/1`);
   };
@@ -125,7 +125,7 @@ describe('v3 large messages on PostgreSQL', () => {
   it('a 5 MiB message is answered 200, reads back whole, reaches the next turn, and is stored as one row (no splitting)', async () => {
     const { store, schema } = await postgresStores('large');
     const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' };
-    app = await startTestApp({ agents: { 'big.yaml': AGENT }, env, llmFetch: realmSafeFetch, store: store() });
+    app = await startTestApp({ agents: { 'big.yaml': AGENT }, env, store: store() });
     const api = v3Client(`${app.url}/Big/1`);
     const question = text(5 * 1024 * KIB, 'question');
     llm.script(reply.text('short answer'));

@@ -15,7 +15,7 @@ import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-tab
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { fakeModelEnv } from '../support/fake-model-app';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { postgresStores } from '../support/postgres-stores';
@@ -78,7 +78,6 @@ describe('v3 lifecycle: store stalls on a Redis of its own (two replicas)', () =
       startTestApp({
         configPath: dir,
         env: { ...env, TA_TASK_LEASE_MS: String(leaseMs) },
-        llmFetch: realmSafeFetch,
         store: new RedisStateStore({ url: redis.url, keyPrefix, timeoutMs: 300 }),
       });
     a = await replica(2100);
@@ -220,8 +219,8 @@ describe.each(SHARED)('v3 lifecycle on a shared $name (two replicas)', ({ stores
     const store = await stores();
     const dir = agentDir();
     const env = fakeModelEnv(llm);
-    a = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
-    b = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
+    a = await startTestApp({ configPath: dir, env, store: store() });
+    b = await startTestApp({ configPath: dir, env, store: store() });
   }, 30_000);
   afterAll(async () => {
     await a?.close();
@@ -359,8 +358,8 @@ describe('v3 lifecycle on DynamoDB Local (two replicas)', () => {
     const dir = agentDir();
     const env = fakeModelEnv(llm, { TA_TASK_TTL_SECONDS: '2', TA_TASK_LEASE_MS: '6000' });
     const store = () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-    a = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
-    b = await startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: store() });
+    a = await startTestApp({ configPath: dir, env, store: store() });
+    b = await startTestApp({ configPath: dir, env, store: store() });
   }, 60_000);
   afterAll(async () => {
     await a?.close();

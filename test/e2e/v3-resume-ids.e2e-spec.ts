@@ -7,7 +7,7 @@
  */
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { fakeModelEnv } from '../support/fake-model-app';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { getSse, openSse, parseSse, SseEvent } from '../support/sse-reader';
 import { testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -27,7 +27,7 @@ describe('v3 resume stream ids', () => {
 
   beforeAll(async () => {
     llm = await startFakeOpenAi();
-    t = await startTestApp({ agents: AGENTS, env: fakeModelEnv(llm), llmFetch: realmSafeFetch });
+    t = await startTestApp({ agents: AGENTS, env: fakeModelEnv(llm) });
   });
   afterAll(async () => {
     await t?.close();
@@ -73,9 +73,7 @@ describe('v3 resume stream ids', () => {
       const dir = writeAgentDir(AGENTS);
       const keyPrefix = `${uniqueName('v3-resume-ids')}:`;
       const env = fakeModelEnv(llm);
-      [a, b] = await Promise.all(
-        [0, 1].map(() => startTestApp({ configPath: dir, env, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) })),
-      );
+      [a, b] = await Promise.all([0, 1].map(() => startTestApp({ configPath: dir, env, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) })));
     });
     afterAll(async () => {
       await a?.close();

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { FakeOpenAi, realmSafeFetch, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -104,7 +104,6 @@ describe('webhooks', () => {
         TA_WEBHOOK_TIMEOUT_MS: '2000',
         TA_LEASE_SWEEP_MS: '200',
       },
-      llmFetch: realmSafeFetch,
     });
   });
   afterEach(() => receiver.answer(() => ({ status: 204 })));
@@ -280,7 +279,6 @@ describe('webhooks without TA_WEBHOOK_ALLOW_PRIVATE', () => {
     const t = await startTestApp({
       configPath: dir,
       env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' },
-      llmFetch: realmSafeFetch,
     });
     try {
       llm.script(reply.text('nobody hears this'));

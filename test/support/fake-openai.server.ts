@@ -53,7 +53,9 @@ export type FakeReply =
   /** Streams `chunks` (if streaming), then never answers further: for timeouts and disconnects. */
   | ({ kind: 'hang'; chunks?: string[] } & Timing)
   /** Streams `chunks`, then ends the response cleanly but with no finish_reason and no [DONE]. */
-  | ({ kind: 'truncated'; chunks: string[] } & Timing);
+  | ({ kind: 'truncated'; chunks: string[] } & Timing)
+  /** Streams `chunks`, then an `{error}` event (as a provider reports a failure mid-stream), then [DONE]. */
+  | ({ kind: 'stream_error'; chunks: string[]; error: { message: string; code?: string } } & Timing);
 
 /** Shorthands for scripting. */
 export const reply = {
@@ -73,6 +75,7 @@ export const reply = {
   streamThenFail: (chunks: string[], o: Timing = {}): FakeReply => ({ kind: 'stream_then_fail', chunks, ...o }),
   hang: (chunks?: string[], o: Timing = {}): FakeReply => ({ kind: 'hang', chunks, ...o }),
   truncated: (chunks: string[], o: Timing = {}): FakeReply => ({ kind: 'truncated', chunks, ...o }),
+  streamError: (chunks: string[], error: { message: string; code?: string }): FakeReply => ({ kind: 'stream_error', chunks, error }),
 };
 
 export interface RecordedRequest {
@@ -209,6 +212,11 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         frame.open();
         for (const c of next.chunks) frame.delta({ content: c });
         res.end();
+        return;
+      case 'stream_error':
+        frame.open();
+        for (const c of next.chunks) frame.delta({ content: c });
+        res.end(`data: ${JSON.stringify({ error: next.error })}\n\ndata: [DONE]\n\n`);
         return;
       case 'hang':
         if (streaming) {
@@ -349,7 +357,7 @@ function sleep(ms: number): Promise<void> {
 }
 
 /**
- * The `fetch` to give the SDK in tests. Jest runs test code in a VM context, but `fetch` and the
+ * The `fetch` to give a client SDK (AG-UI's HttpAgent) in tests. Jest runs test code in a VM context, but `fetch` and the
  * DOMException it throws when aborted come from Node's own realm. The SDK's `castToError` does not
  * recognise a foreign DOMException and drops its name, so an SDK timeout would look like a plain
  * connection error in tests only. Re-throwing aborts as this realm's Error keeps the SDK behaving as

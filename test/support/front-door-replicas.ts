@@ -1,6 +1,6 @@
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { fakeModelEnv } from './fake-model-app';
-import { FakeOpenAi, realmSafeFetch, startFakeOpenAi } from './fake-openai.server';
+import { FakeOpenAi, startFakeOpenAi } from './fake-openai.server';
 import { DEFAULT_TENANT, entraEnv, OidcIssuer, startOidcIssuer } from './oidc-issuer';
 import { testRedisUrl, uniqueName } from './services';
 import { startTestApp, TestApp } from './test-app';
@@ -53,7 +53,7 @@ export async function startFrontDoorReplicas(name: string, description: string, 
   );
   const guard = v3Agent('Guard', { description, plugins: ['Notes'], governance: { autonomy_level: 'L1' } });
   const agents = { 'guard.yaml': guard, 'echo.yaml': STATELESS_ECHO, 'custom_plugins.js': NOTES_WIPE_PLUGIN };
-  const start = () => startTestApp({ agents, env: serverEnv, llmFetch: realmSafeFetch, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
+  const start = () => startTestApp({ agents, env: serverEnv, store: new RedisStateStore({ url: testRedisUrl(), keyPrefix }) });
   const [a, b] = await Promise.all([start(), start()]);
   return {
     issuer,

@@ -6,7 +6,6 @@ import { Writable } from 'node:stream';
 import { AgentDefinition } from '../../src/agents/config/agent-definition';
 import { createApp } from '../../src/app.factory';
 import { EnvConfig, loadEnvConfig } from '../../src/config/env.config';
-import type { FetchLike } from '../../src/llm/llm-provider';
 import type { StateStore } from '../../src/state/state-store';
 
 export interface TestApp {
@@ -29,8 +28,6 @@ export interface TestAppOptions {
   agents?: Record<string, string>;
   /** Environment for the app (on top of TA_AUTH_MODE=dev and TA_LOG_LEVEL=info); process.env is NOT read. */
   env?: Record<string, string>;
-  /** The `fetch` the model SDK uses (see `realmSafeFetch` in fake-openai.server.ts). */
-  llmFetch?: FetchLike;
   /** A store the test holds (to look inside it, or to share it between apps); default: from TA_STATE_STORE. */
   store?: StateStore;
 }
@@ -53,7 +50,7 @@ export async function startTestApp(options: TestAppOptions): Promise<TestApp> {
   });
   const env = loadEnvConfig({ TA_AUTH_MODE: 'dev', TA_LOG_LEVEL: 'info', ...options.env });
   const configPath = options.configPath ?? writeAgentDir(options.agents ?? {});
-  const { app, agents } = await createApp({ env, configPath, logDestination: destination, llmFetch: options.llmFetch, store: options.store });
+  const { app, agents } = await createApp({ env, configPath, logDestination: destination, store: options.store });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return {
