@@ -16,7 +16,10 @@ describe('SSE wire format', () => {
   });
 });
 
-/** Just enough of an Express response to watch what the stream writes. */
+/**
+ * Just enough of an Express response to watch what the stream writes. While its socket is corked,
+ * writes are held back until uncorked; ending the response sends them first, as Node's end() does.
+ */
 class FakeResponse extends EventEmitter {
   headersSent = false;
   statusCode = 0;
@@ -24,6 +27,18 @@ class FakeResponse extends EventEmitter {
   written = '';
   ended = false;
   locals: Record<string, unknown> = {};
+  corks = 0;
+  held = '';
+  socket = {
+    cork: () => void this.corks++,
+    uncork: () => {
+      if (this.corks > 0 && --this.corks === 0) this.release();
+    },
+  };
+  private release() {
+    this.written += this.held;
+    this.held = '';
+  }
   status(code: number) {
     this.statusCode = code;
     return this;
@@ -36,13 +51,18 @@ class FakeResponse extends EventEmitter {
   }
   write(s: string) {
     this.headersSent = true;
-    this.written += s;
+    if (this.corks) this.held += s;
+    else this.written += s;
     return true;
   }
   end() {
+    this.corks = 0;
+    this.release();
     this.ended = true;
   }
 }
+
+const nextTick = () => new Promise<void>((resolve) => process.nextTick(resolve));
 
 describe('SseStream', () => {
   const make = (keepaliveMs = 0) => {
@@ -50,11 +70,12 @@ describe('SseStream', () => {
     return { res, stream: new SseStream(res as unknown as Response, keepaliveMs) };
   };
 
-  it('commits nothing on start(): the first event sends the SSE headers with it', () => {
+  it('commits nothing on start(): the first event sends the SSE headers with it', async () => {
     const { res, stream } = make();
     stream.start();
     expect(res.headersSent).toBe(false);
     stream.send('partial-response', { x: 1 });
+    await nextTick();
     expect(res.statusCode).toBe(200);
     expect(res.headers).toMatchObject({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' });
     expect(res.written).toBe('event: partial-response\ndata: {"x":1}\n\n');
@@ -78,9 +99,10 @@ describe('SseStream', () => {
     expect(stream.isOpen).toBe(true);
   });
 
-  it('data() writes a frame with no event name, opening the stream; stop() writes nothing more and leaves the response open', () => {
+  it('data() writes a frame with no event name, opening the stream; stop() writes nothing more and leaves the response open', async () => {
     const { res, stream } = make(10_000);
     stream.data('{"a":1}');
+    await nextTick();
     expect(res.statusCode).toBe(200);
     expect(res.written).toBe('data: {"a":1}\n\n');
     stream.stop();
@@ -89,6 +111,34 @@ describe('SseStream', () => {
     expect(res.written).toBe('data: {"a":1}\n\n');
     expect(res.ended).toBe(false);
     expect(stream.isOpen).toBe(false);
+  });
+
+  it('sends the frames of one tick in one write, at the next tick', async () => {
+    const { res, stream } = make();
+    stream.send('partial-response', { n: 1 });
+    stream.send('partial-response', { n: 2 });
+    stream.data('{"n":3}');
+    expect(res.written).toBe('');
+    await nextTick();
+    expect(res.written).toBe('event: partial-response\ndata: {"n":1}\n\nevent: partial-response\ndata: {"n":2}\n\ndata: {"n":3}\n\n');
+    expect(res.corks).toBe(0);
+  });
+
+  it('sends the frames of the tick it ends or stops in', async () => {
+    const ended = make();
+    ended.stream.send('partial-response', { n: 1 });
+    ended.stream.send('final-response', { n: 2 });
+    ended.stream.end();
+    expect(ended.res.written).toBe('event: partial-response\ndata: {"n":1}\n\nevent: final-response\ndata: {"n":2}\n\n');
+    expect(ended.res.ended).toBe(true);
+
+    // An error filter writes the last frame itself after stop(), then ends the response.
+    const stopped = make();
+    stopped.stream.send('partial-response', { n: 1 });
+    stopped.stream.stop();
+    expect(stopped.res.written).toBe('event: partial-response\ndata: {"n":1}\n\n');
+    await nextTick();
+    expect(stopped.res.corks).toBe(0);
   });
 
   it('aborts its signal when the client goes away, but not after a normal end', () => {

@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import type { Socket } from 'node:net';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -38,6 +39,8 @@ export class SseStream {
   private readonly abortController = new AbortController();
   private keepaliveTimer?: NodeJS.Timeout;
   private ended = false;
+  /** The socket this tick's frames are corked on, until the next tick. */
+  private corked?: Socket;
 
   constructor(
     private readonly res: Response,
@@ -85,32 +88,54 @@ export class SseStream {
   }
 
   send(event: string, data: unknown, id?: string): void {
-    if (this.ended) return;
-    if (!this.res.headersSent) this.open();
-    this.res.write(formatSseEvent(event, data, id));
-    // Any traffic proves liveness; the keepalive only fills silences.
-    this.restartKeepalive();
+    this.write(formatSseEvent(event, data, id));
   }
 
   /** A frame of `data:` alone, no event name (the OpenAI-compatible stream's wire format: src/api/openai/chunk-stream.util.ts). */
   data(payload: string): void {
-    if (this.ended) return;
-    if (!this.res.headersSent) this.open();
-    this.res.write(`data: ${payload}\n\n`);
-    this.restartKeepalive();
+    this.write(`data: ${payload}\n\n`);
   }
 
   comment(text: string): void {
+    this.write(formatSseComment(text));
+  }
+
+  /**
+   * Frames written in one tick leave in one socket write (the socket is corked until the next
+   * tick): a model's burst of deltas, or a last delta with the final event, costs one system call,
+   * not three per frame (chunked encoding writes a size line, the frame and a line end). The socket
+   * itself is corked, not the response: Node's corked response sends its held chunks piece by
+   * piece. Nothing waits longer than the current tick.
+   */
+  private write(frame: string): void {
     if (this.ended) return;
+    const socket = this.res.socket;
+    if (!this.corked && socket) {
+      this.corked = socket;
+      socket.cork();
+      process.nextTick(() => this.flush());
+    }
+    // Corked first: the headers of a stream not yet open leave with its first frame.
     if (!this.res.headersSent) this.open();
-    this.res.write(formatSseComment(text));
+    this.res.write(frame);
+    // Any traffic proves liveness; the keepalive only fills silences.
+    this.keepaliveTimer?.refresh();
   }
 
   end(): void {
     if (this.ended) return;
     this.ended = true;
     this.stopKeepalive();
+    // Ending uncorks the socket fully: what this tick wrote leaves with the last chunk, one write.
     this.res.end();
+    this.flush();
+  }
+
+  /** Sends what this tick corked (a no-op once the end uncorked the socket). */
+  private flush(): void {
+    const socket = this.corked;
+    this.corked = undefined;
+    socket?.uncork();
   }
 
   /**
@@ -133,11 +158,12 @@ export class SseStream {
   stop(): void {
     this.ended = true;
     this.stopKeepalive();
+    this.flush();
   }
 
   private restartKeepalive(): void {
     this.stopKeepalive();
-    if (this.keepaliveMs <= 0) return;
+    if (this.keepaliveMs <= 0 || this.ended) return;
     this.keepaliveTimer = setInterval(() => this.comment('keepalive'), this.keepaliveMs);
     this.keepaliveTimer.unref();
   }
