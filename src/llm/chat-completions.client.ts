@@ -10,6 +10,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { exchange, ExchangeOptions, HttpExchange, ModelCallAbortedError, ModelTimeoutError, openEventStream } from './http-exchange';
 import { retryDelayMs, shouldRetry } from './model-retry.policy';
+import { chatBodyJson } from './openai.params';
 import { HeaderOf, llmErrorOfStatus } from './provider-status.mapper';
 
 /** Where a model's completions are posted, with the headers that go with every call. */
@@ -105,7 +106,7 @@ export class ChatCompletionsClient {
     send: (url: URL, options: ExchangeOptions) => Promise<A>,
   ): Promise<A> {
     const { url, headers } = this.endpointOf(body.model);
-    const payload = JSON.stringify(body);
+    const payload = chatBodyJson(body);
     for (let retry = 0; ; retry++) {
       const mayRetry = retry < this.limits.maxRetries;
       let answer: A;

@@ -46,15 +46,46 @@ function needsConversion(m: LlmMessage): boolean {
   return m.role === 'assistant' && !!m.tool_calls?.length;
 }
 
+/** The conversion of each message that cannot change (frozen), made once: see `jsonOf`. */
+const converted = new WeakMap<LlmMessage, ChatCompletionMessageParam>();
+
 /** Our messages are OpenAI's, except an assistant turn's tool calls, which OpenAI nests under `function`. */
 function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
-  if (!needsConversion(m)) return m as ChatCompletionMessageParam;
   if (m.role !== 'assistant' || !m.tool_calls?.length) return m as ChatCompletionMessageParam;
-  return {
+  const done = converted.get(m);
+  if (done) return done;
+  const out: ChatCompletionMessageParam = {
     role: 'assistant',
     content: m.content,
     tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
   };
+  if (Object.isFrozen(m)) converted.set(m, Object.freeze(out));
+  return out;
+}
+
+/**
+ * The JSON of each message that cannot change (frozen: the replayed history, task-history.ts),
+ * made once per message object. A follow-on sends the whole history again; only its new messages
+ * are serialized, so that part of a turn no longer grows with the task (issue 27).
+ */
+const messageJson = new WeakMap<object, string>();
+
+function jsonOf(m: object): string {
+  let json = messageJson.get(m);
+  if (json === undefined) {
+    json = JSON.stringify(m);
+    if (Object.isFrozen(m)) messageJson.set(m, json);
+  }
+  return json;
+}
+
+/** `JSON.stringify(body)`, byte for byte (model and messages are its first keys), with each message's JSON reused (`jsonOf`). */
+export function chatBodyJson(body: ChatCompletionCreateParamsBase): string {
+  const { model, messages, ...rest } = body;
+  let out = `{"model":${JSON.stringify(model)},"messages":[`;
+  for (let i = 0; i < messages.length; i++) out += i === 0 ? jsonOf(messages[i]!) : `,${jsonOf(messages[i]!)}`;
+  const tail = JSON.stringify(rest);
+  return tail === '{}' ? `${out}]}` : `${out}],${tail.slice(1)}`;
 }
 
 /** Azure (and OpenAI moderation) cut a filtered answer short: that is an error, not an answer. */

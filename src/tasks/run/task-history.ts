@@ -38,7 +38,8 @@ export function taskUserContext(earlier: readonly RequestRecord[], current: Requ
 /**
  * A stored request is immutable once read (the in-memory store hands out the same frozen record on
  * every read), so its model messages are converted once per record object, not on every follow-on:
- * on a long task that conversion was the part of a turn that grew with the history.
+ * on a long task that conversion was the part of a turn that grew with the history. They are
+ * frozen too, so the model client serializes each of them once (openai.params.ts, `chatBodyJson`).
  */
 const replayed = new WeakMap<RequestRecord, readonly LlmMessage[]>();
 
@@ -46,7 +47,10 @@ function replayOf(r: RequestRecord): readonly LlmMessage[] {
   let messages = replayed.get(r);
   if (!messages) {
     messages = r.messages.map(toLlmMessage);
-    if (Object.isFrozen(r)) replayed.set(r, messages);
+    if (Object.isFrozen(r)) {
+      for (const m of messages) Object.freeze(m);
+      replayed.set(r, messages);
+    }
   }
   return messages;
 }
