@@ -25,6 +25,8 @@ export async function serve(options: { configPath?: string; port?: number } = {}
     },
     'teal-agent-server listening',
   );
+  // Out at once, not with the next batch of lines: what waits for a replica to be up reads this one.
+  logger.flush();
   flushBootCompileCacheSoon();
   // Not Nest's shutdown hooks: they close at once and re-raise the signal (exit 143). A drained
   // shutdown exits 0, one that had to cut work off (its outcome maybe not stored) 1; a second
