@@ -21,6 +21,7 @@ import { DYNAMODB_LOCAL, dynamoDbServerEnv, freePort, testDynamoDbEndpoint, test
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
 import { postgresStores } from '../support/postgres-stores';
+import { LIBFAKETIME } from '../support/faketime';
 
 const AGENT = `
 apiVersion: tealagents/v1alpha1
@@ -36,10 +37,6 @@ const ROOT = join(__dirname, '..', '..');
 const LEASE_MS = 1500;
 /** B's clock runs this far ahead: far more than a lease. */
 const SKEW = '+30s';
-/** Debian's libfaketime (package `faketime`), wherever the architecture puts it. */
-const LIBFAKETIME = ['x86_64-linux-gnu', 'aarch64-linux-gnu', '.']
-  .map((dir) => join('/usr/lib', dir, 'faketime', 'libfaketime.so.1'))
-  .find((path) => existsSync(path));
 
 interface Backend {
   name: string;
