@@ -1,4 +1,5 @@
 import { createServer, request, Agent, Server } from 'node:http';
+import { connect, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
 
@@ -24,17 +25,12 @@ export const ROUND_TRIPS = 'round trips';
 export function redisCounter(url: string, options: { commands?: boolean } = {}): StoreCounter {
   const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   const commands: Record<string, number> = {};
-  // `commands: false`: round trips only (no MONITOR connection).
-  const monitoring =
-    options.commands === false
-      ? Promise.resolve(undefined)
-      : redis.monitor().then((monitor) => {
-          monitor.on('monitor', (_time: string, args: string[], source: string) => {
-            const name = `${source === 'lua' ? 'lua:' : ''}${String(args[0]).toLowerCase()}`;
-            if (name !== 'info') commands[name] = (commands[name] ?? 0) + 1;
-          });
-          return monitor;
-        });
+  // `commands: false`: round trips only (no MONITOR connection). MONITOR is read from a plain
+  // socket: ioredis's own monitor() can crash its reader ("Command queue state error") when the
+  // first lines of the feed arrive in the same packet as MONITOR's OK.
+  // Both start once the counter's own connection is ready, so its handshake is counted in neither.
+  const ready = redis.ping();
+  const monitoring = options.commands === false ? ready.then(() => undefined) : ready.then(() => monitorFeed(url, commands));
   let snapshots = 0;
   return {
     async snapshot() {
@@ -46,10 +42,45 @@ export function redisCounter(url: string, options: { commands?: boolean } = {}):
       return { ...commands, [ROUND_TRIPS]: reads };
     },
     close: async () => {
-      (await monitoring)?.disconnect();
+      (await monitoring)?.destroy();
       await redis.quit();
     },
   };
+}
+
+/**
+ * Counts the commands of Redis's MONITOR feed (`+<time> [<db> <source>] "<command>" …` a line) into
+ * `commands`: `lua:<command>` for those a script ran; the counter's own INFO left out. Resolves once
+ * MONITOR is on (its OK read).
+ */
+function monitorFeed(url: string, commands: Record<string, number>): Promise<Socket> {
+  const { hostname, port, password, username } = new URL(url);
+  return new Promise<Socket>((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port || 6379) });
+    let pending = '';
+    // MONITOR's OK, after AUTH's when the URL has a password.
+    let oks = password ? 2 : 1;
+    socket.setEncoding('utf8');
+    socket.once('error', reject);
+    socket.on('connect', () => socket.write(`${password ? `AUTH ${username || 'default'} ${decodeURIComponent(password)}\r\n` : ''}MONITOR\r\n`));
+    socket.on('data', (chunk: string) => {
+      pending += chunk;
+      let end: number;
+      while ((end = pending.indexOf('\r\n')) !== -1) {
+        const line = pending.slice(0, end);
+        pending = pending.slice(end + 2);
+        if (line === '+OK' && oks > 0) {
+          if (--oks === 0) resolve(socket);
+          continue;
+        }
+        if (line.startsWith('-') && oks > 0) return reject(new Error(`Redis refused MONITOR: ${line}`));
+        const m = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] "([^"]*)"/.exec(line);
+        if (!m) continue;
+        const name = `${m[1] === 'lua' ? 'lua:' : ''}${m[2]!.toLowerCase()}`;
+        if (name !== 'info') commands[name] = (commands[name] ?? 0) + 1;
+      }
+    });
+  });
 }
 
 /**
