@@ -1,0 +1,181 @@
+/**
+ * The soak's independent history checker (docs/reliability.md). It trusts nothing the servers say
+ * about themselves: only what the clients saw (every request sent and every answer received, with
+ * times) and what the store holds at the end, read back through the API (`GET …/tasks/{task_id}`
+ * as each conversation's owner). Pure: the soak (soak-run.ts) records, this judges.
+ *
+ * Each turn the clients send carries a text of its own (`Operation.text`), so a turn is found in
+ * the stored history by its text wherever it landed.
+ */
+
+/** One turn as a client sent it, and what came back for each attempt (retries of one turn share its Idempotency-Key). */
+export interface Operation {
+  id: string;
+  /** The conversation (one client, one task, turns one after another). */
+  conversation: string;
+  /** The owner the client called as (dev auth's user header). */
+  user: string;
+  kind: 'first' | 'follow-on';
+  /** The user turn's text: unique over the whole soak. */
+  text: string;
+  /** Its place in the conversation's turns, as sent (0 for the first; two turns sent at once share one). */
+  index: number;
+  attempts: Attempt[];
+}
+
+export interface Attempt {
+  replica: number;
+  startedAt: number;
+  endedAt: number;
+  /** HTTP status, or 0 when no answer came (connection refused or dropped). */
+  status: number;
+  /** The answer's task_id, when it named one. */
+  taskId?: string;
+  /** The answer's status field (StateResponse) or problem code. */
+  outcome?: string;
+  /** What the client saw of the transport failure. */
+  error?: string;
+}
+
+/** A request as `GET …/tasks/{task_id}` lists it: the fields the checker reads. */
+export interface StoredRequest {
+  request_id: string;
+  seq: number;
+  status: string;
+  reason?: string | null;
+  updated_at?: string;
+  messages: { role: string; items?: { content?: string }[]; content?: unknown }[];
+}
+
+export interface StoredTask {
+  task_id: string;
+  status: string;
+  requests: StoredRequest[];
+}
+
+/** What the end of the soak read back: each conversation's task as its owner sees it (404: null), and as someone else sees it. */
+export interface FinalRead {
+  conversation: string;
+  taskId: string | undefined;
+  task: StoredTask | null;
+  /** The status another user got reading the same task (anything but 401/403/404 leaks it). */
+  strangerStatus?: number;
+}
+
+export interface Violation {
+  rule: string;
+  detail: string;
+  /** The operations that show it. */
+  operations: string[];
+}
+
+export interface CheckOptions {
+  /** When the checker read the tasks (ms since the epoch). */
+  readAt: number;
+  /** The lease plus a grace: no request may be Running longer than this at the end (ms). */
+  runningLimitMs: number;
+}
+
+const ok = (a: Attempt) => a.status >= 200 && a.status < 300;
+
+/** The user text of a stored request (its first user message's text items). */
+export function userTextOf(r: StoredRequest): string | undefined {
+  const user = r.messages.find((m) => m.role === 'user');
+  return user?.items?.map((i) => i.content ?? '').join('');
+}
+
+/**
+ * Every rule the soak promises, over the clients' observations and the final read:
+ * 1. a turn answered 2xx (Completed) is stored Completed exactly once, in its own task;
+ * 2. no turn is stored Completed twice (duplicated), nor in another conversation's task;
+ * 3. each task's Completed turns are in the order their client sent them;
+ * 4. no request is Running past the lease plus a grace at the end;
+ * 5. a turn that failed visibly is stored as Failed/Canceled with a reason, or not at all;
+ * 6. every answer named the conversation's task; no other user can read it.
+ */
+export function checkHistory(operations: Operation[], reads: FinalRead[], options: CheckOptions): Violation[] {
+  const violations: Violation[] = [];
+  const add = (rule: string, detail: string, ops: Operation[]) => violations.push({ rule, detail, operations: ops.map((o) => o.id) });
+  const byText = new Map(operations.map((o) => [o.text, o]));
+  const readOf = new Map(reads.map((r) => [r.conversation, r]));
+  // Where each text is stored, over every task read.
+  const stored = new Map<string, { conversation: string; request: StoredRequest }[]>();
+  for (const read of reads) {
+    for (const request of read.task?.requests ?? []) {
+      const text = userTextOf(request);
+      if (text === undefined) continue;
+      const places = stored.get(text) ?? [];
+      places.push({ conversation: read.conversation, request });
+      stored.set(text, places);
+    }
+  }
+
+  for (const op of operations) {
+    const places = stored.get(op.text) ?? [];
+    const completed = places.filter((p) => p.request.status === 'Completed');
+    const answered = op.attempts.filter(ok);
+    const read = readOf.get(op.conversation);
+    for (const a of answered) {
+      if (read?.taskId && a.taskId && a.taskId !== read.taskId) add('answer-task', `answered for task ${a.taskId}, the conversation's is ${read.taskId}`, [op]);
+    }
+    if (answered.some((a) => a.outcome === 'Completed') && completed.length === 0) {
+      add('lost-turn', `answered Completed (${answered.length} answer(s)) but not stored Completed`, [op]);
+    }
+    if (completed.length > 1) add('duplicate-turn', `stored Completed ${completed.length} times (seq ${completed.map((p) => p.request.seq).join(', ')})`, [op]);
+    for (const p of places) {
+      if (p.conversation !== op.conversation) add('foreign-turn', `stored in the task of conversation ${p.conversation}`, [op]);
+    }
+    if (answered.length === 0 && completed.length === 0) {
+      for (const p of places) {
+        if (p.request.status !== 'Running' && !['Failed', 'Canceled'].includes(p.request.status)) {
+          add('unexplained-turn', `never answered 2xx, stored ${p.request.status}`, [op]);
+        } else if (p.request.status !== 'Running' && !p.request.reason) {
+          add('failure-without-reason', `stored ${p.request.status} with no reason`, [op]);
+        }
+      }
+    }
+  }
+
+  for (const read of reads) {
+    if (!read.task) continue;
+    // Order: the Completed turns' send order must increase with their seq.
+    const turns = read.task.requests
+      .filter((r) => r.status === 'Completed')
+      .sort((a, b) => a.seq - b.seq)
+      .map((r) => byText.get(userTextOf(r) ?? ''))
+      .filter((o): o is Operation => o !== undefined && o.conversation === read.conversation)
+      // A turn stored twice is a duplicate (reported above), not also an order break.
+      .filter((o, i, all) => all.indexOf(o) === i);
+    for (let i = 1; i < turns.length; i++) {
+      // Equal indexes: two turns sent at once, either order is right.
+      if (turns[i]!.index < turns[i - 1]!.index) add('order', `turn ${turns[i]!.index} stored after turn ${turns[i - 1]!.index}`, [turns[i - 1]!, turns[i]!]);
+    }
+    for (const r of read.task.requests) {
+      if (r.status !== 'Running') continue;
+      const since = r.updated_at ? options.readAt - Date.parse(r.updated_at) : Infinity;
+      if (since > options.runningLimitMs) {
+        const op = byText.get(userTextOf(r) ?? '');
+        add('stuck-running', `request ${r.request_id} Running for ${Math.round(since)} ms (limit ${options.runningLimitMs})`, op ? [op] : []);
+      }
+    }
+    if (read.strangerStatus !== undefined && ![401, 403, 404].includes(read.strangerStatus)) {
+      add('foreign-read', `another user read the task: ${read.strangerStatus}`, operations.filter((o) => o.conversation === read.conversation).slice(0, 1));
+    }
+  }
+  return violations;
+}
+
+/** One line per violation, with the operations and their attempts that show it. */
+export function formatViolations(violations: Violation[], operations: Operation[]): string {
+  const byId = new Map(operations.map((o) => [o.id, o]));
+  return violations
+    .map((v) => {
+      const shown = v.operations.map((id) => {
+        const o = byId.get(id);
+        const attempts = o?.attempts.map((a) => `r${a.replica} ${a.status || a.error} ${a.outcome ?? ''} ${a.endedAt - a.startedAt} ms`.trim()).join('; ');
+        return `    ${id} (${o?.kind} #${o?.index} of ${o?.conversation}, "${o?.text}"): ${attempts}`;
+      });
+      return [`- ${v.rule}: ${v.detail}`, ...shown].join('\n');
+    })
+    .join('\n');
+}
