@@ -44,6 +44,8 @@ export interface StoredRequest {
   status: string;
   reason?: string | null;
   updated_at?: string;
+  /** How many messages its first model call had (system prompt included); null when it did not complete. */
+  model_input_messages?: number | null;
   messages: { role: string; items?: { content?: string }[]; content?: unknown }[];
 }
 
@@ -91,7 +93,10 @@ export function userTextOf(r: StoredRequest): string | undefined {
  * 3. each task's Completed turns are in the order their client sent them;
  * 4. no request is Running past the lease plus a grace at the end;
  * 5. a turn that failed visibly is stored as Failed/Canceled with a reason, or not at all;
- * 6. every answer named the conversation's task; no other user can read it.
+ * 6. every answer named the conversation's task; no other user can read it;
+ * 7. no turn ran interleaved with another: the model saw every earlier completed turn of its task
+ *    (its input is the system prompt, the earlier completed turns' messages and its own message:
+ *    the soak's agent has no history limit and no user context).
  */
 export function checkHistory(operations: Operation[], reads: FinalRead[], options: CheckOptions): Violation[] {
   const violations: Violation[] = [];
@@ -149,6 +154,20 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     for (let i = 1; i < turns.length; i++) {
       // Equal indexes: two turns sent at once, either order is right.
       if (turns[i]!.index < turns[i - 1]!.index) add('order', `turn ${turns[i]!.index} stored after turn ${turns[i - 1]!.index}`, [turns[i - 1]!, turns[i]!]);
+    }
+    let replayed = 0;
+    for (const r of [...read.task.requests].sort((a, b) => a.seq - b.seq)) {
+      if (r.status !== 'Completed') continue;
+      const expected = 1 + replayed + 1;
+      if (typeof r.model_input_messages === 'number' && r.model_input_messages !== expected) {
+        const op = byText.get(userTextOf(r) ?? '');
+        add(
+          'interleaved',
+          `request seq ${r.seq} ran on ${r.model_input_messages} messages, not ${expected}: it did not see every earlier completed turn`,
+          op ? [op] : [],
+        );
+      }
+      replayed += r.messages.length;
     }
     for (const r of read.task.requests) {
       if (r.status !== 'Running') continue;

@@ -36,6 +36,8 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** The chance that a follow-on is sent as a pair of concurrent turns on the same task (contention). */
 const HOT_PAIR = 0.1;
 const BREAK_CAS = process.env.SOAK_BREAK_CAS === '1';
+/** Faults come every FAULT_GAP_MS to 3 × FAULT_GAP_MS (SOAK_FAULT_GAP_MS, 5 s). */
+const FAULT_GAP_MS = Number(process.env.SOAK_FAULT_GAP_MS ?? 5_000);
 
 /** mulberry32: the soak's one source of chance, so a seed replays the same choices. */
 function random(seed: number): () => number {
@@ -239,7 +241,7 @@ async function main(): Promise<void> {
   const chaos = (async () => {
     const faultRand = random(SEED * 104729);
     while (Date.now() < deadline - 10_000) {
-      await sleep(5_000 + Math.floor(faultRand() * 10_000));
+      await sleep(FAULT_GAP_MS + Math.floor(faultRand() * 2 * FAULT_GAP_MS));
       const roll = faultRand();
       if (roll < 0.6) {
         const r = replicas[Math.floor(faultRand() * replicas.length)]!;
@@ -250,11 +252,18 @@ async function main(): Promise<void> {
         await start(r);
         faults.push({ kind: 'kill -9 and restart', at, until: Date.now(), detail: `replica ${r.index}` });
       } else {
+        // All commands, or writes only (reads go on: replicas read a task, then wait to commit).
         const ms = 500 + Math.floor(faultRand() * 1_500);
+        const mode = faultRand() < 0.5 ? 'ALL' : 'WRITE';
         const at = Date.now();
-        await redisCommand(redis.url, `CLIENT PAUSE ${ms} ALL`);
+        await redisCommand(redis.url, `CLIENT PAUSE ${ms} ${mode}`);
         await sleep(ms);
-        faults.push({ kind: 'store paused (CLIENT PAUSE)', at, until: Date.now(), detail: `${ms} ms` });
+        faults.push({
+          kind: mode === 'ALL' ? 'store paused (CLIENT PAUSE ALL)' : 'store writes paused (CLIENT PAUSE WRITE)',
+          at,
+          until: Date.now(),
+          detail: `${ms} ms`,
+        });
       }
     }
   })();

@@ -17,10 +17,12 @@ const op = (conversation: string, index: number, attempts: Attempt[]): Operation
   index,
   attempts,
 });
+/** A request as stored; a Completed one ran on the system prompt, `seq` earlier turns of two messages each, and its own. */
 const stored = (text: string, seq: number, status = 'Completed', extra: Partial<StoredRequest> = {}): StoredRequest => ({
   request_id: `r-${text}-${seq}`,
   seq,
   status,
+  model_input_messages: status === 'Completed' ? 2 + 2 * seq : null,
   reason: status === 'Completed' || status === 'Running' ? null : 'failed',
   updated_at: new Date(NOW - 1000).toISOString(),
   messages: [
@@ -72,6 +74,12 @@ describe('the soak checker', () => {
     expect(rules(clean, [read('a', task('t-a', [stored('a turn 0', 0), stored('a turn 1', 1), old]))])).toEqual(['stuck-running']);
     const recent = stored('a turn 2', 2, 'Running', { updated_at: new Date(NOW - 2_000).toISOString() });
     expect(rules(clean, [read('a', task('t-a', [stored('a turn 0', 0), stored('a turn 1', 1), recent]))])).toEqual([]);
+  });
+
+  it('a turn that ran without an earlier completed turn in its input (two admitted at once): interleaved', () => {
+    const blind = stored('a turn 1', 1, 'Completed', { model_input_messages: 2 });
+    const v = check(clean, [read('a', task('t-a', [stored('a turn 0', 0), blind, stored('a turn 2', 2, 'Failed')]))]);
+    expect(v).toEqual([expect.objectContaining({ rule: 'interleaved', operations: ['a-1'] })]);
   });
 
   it('a failed turn stored without a reason, or stored Completed though never answered', () => {
