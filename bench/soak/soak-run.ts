@@ -18,9 +18,11 @@ import { Attempt, checkHistory, FinalRead, formatViolations, Operation, StoredTa
  * report. Exits 1 on any violation.
  *
  * SOAK_SEED (1), SOAK_REPLICAS (4), SOAK_CONVERSATIONS (500), SOAK_SECONDS (300),
- * SOAK_CLIENTS (32: turns in flight), SOAK_REPORT (soak-report.md). SOAK_BREAK_CAS=1 runs a test
- * build whose Redis commit skips the compare-and-set (a copy of dist/ with the check patched out):
- * the checker must then report violations (the proof that it catches a real one).
+ * SOAK_CLIENTS (32: turns in flight), SOAK_REPORT (soak-report.md), SOAK_FAULT_GAP_MS (5000).
+ * SOAK_BREAK runs a test build (a copy of dist/ with one guarantee patched out of the Redis commit
+ * script): `idempotency` (the Idempotency-Key claim skipped: a retried turn runs again) or `cas`
+ * (the compare-and-set skipped). The checker must then report violations: the proof that it
+ * catches real ones.
  */
 const ROOT = resolve(__dirname, '../../..');
 const SEED = Number(process.env.SOAK_SEED ?? 1);
@@ -35,7 +37,10 @@ const MAX_ATTEMPTS = 6;
 const REQUEST_TIMEOUT_MS = 30_000;
 /** The chance that a follow-on is sent as a pair of concurrent turns on the same task (contention). */
 const HOT_PAIR = 0.1;
-const BREAK_CAS = process.env.SOAK_BREAK_CAS === '1';
+const BREAK = process.env.SOAK_BREAK ?? '';
+if (!['', 'idempotency', 'cas'].includes(BREAK)) throw new Error(`SOAK_BREAK: idempotency or cas, not ${BREAK}`);
+/** The chance that a client drops its connection a few ms into a turn (then retries it with its key). */
+const DROP = 0.05;
 /** Faults come every FAULT_GAP_MS to 3 × FAULT_GAP_MS (SOAK_FAULT_GAP_MS, 5 s). */
 const FAULT_GAP_MS = Number(process.env.SOAK_FAULT_GAP_MS ?? 5_000);
 
@@ -110,28 +115,35 @@ spec:
     system_prompt: Be brief.
 `;
 
-/**
- * The server to run: dist/, or with SOAK_BREAK_CAS a copy of it beside dist/ (so its requires find
- * node_modules/) whose Redis commit script no longer compares versions.
- */
+/** What each SOAK_BREAK patches out of the compiled Redis commit script. */
+const BREAKS: Record<string, [string, string][]> = {
+  idempotency: [["if ARGV[14] ~= '' then", 'if false then -- (Idempotency-Key claim removed: SOAK_BREAK)']],
+  cas: [
+    ["if actual ~= expected then return { 'conflict', actual } end", '-- (compare-and-set removed: SOAK_BREAK)'],
+    ["if ARGV[10] ~= '' and cur[4] ~= ARGV[10] then return { 'conflict', actual } end", '-- (write-id check removed: SOAK_BREAK)'],
+  ],
+};
+const BROKEN_DIST = join(ROOT, '.soak-broken-dist');
+
+/** The server to run: dist/, or with SOAK_BREAK a patched copy of it beside dist/ (so its requires find node_modules/). */
 function serverEntry(): string {
-  if (!BREAK_CAS) return join(ROOT, 'bin', 'teal-agent-server.js');
-  const broken = join(ROOT, '.soak-broken-dist');
-  rmSync(broken, { recursive: true, force: true });
-  cpSync(join(ROOT, 'dist'), broken, { recursive: true });
-  const script = join(broken, 'state', 'backends', 'redis', 'redis-commit.lua.js');
-  const source = readFileSync(script, 'utf8');
-  const patched = source
-    .replace("if actual ~= expected then return { 'conflict', actual } end", '-- (compare-and-set removed: SOAK_BREAK_CAS)')
-    .replace("if ARGV[10] ~= '' and cur[4] ~= ARGV[10] then return { 'conflict', actual } end", '-- (write-id check removed: SOAK_BREAK_CAS)');
-  if (patched === source) throw new Error(`SOAK_BREAK_CAS: the version check was not found in ${script}`);
-  writeFileSync(script, patched);
-  return join(broken, 'cli-entry.js');
+  if (!BREAK) return join(ROOT, 'bin', 'teal-agent-server.js');
+  rmSync(BROKEN_DIST, { recursive: true, force: true });
+  cpSync(join(ROOT, 'dist'), BROKEN_DIST, { recursive: true });
+  const script = join(BROKEN_DIST, 'state', 'backends', 'redis', 'redis-commit.lua.js');
+  let source = readFileSync(script, 'utf8');
+  for (const [from, to] of BREAKS[BREAK]!) {
+    if (!source.includes(from)) throw new Error(`SOAK_BREAK=${BREAK}: "${from}" is not in ${script}`);
+    source = source.replace(from, to);
+  }
+  writeFileSync(script, source);
+  const entry = join(BROKEN_DIST, 'soak-entry.js');
+  writeFileSync(entry, `require('./cli.js').runCli(process.argv.slice(2));\n`);
+  return entry;
 }
 
 async function main(): Promise<void> {
   const entry = serverEntry();
-  if (BREAK_CAS) writeFileSync(entry, `require('./cli.js').runCli(process.argv.slice(2));\n`);
   const redis = await startRedisServer();
   const model = await startModel();
   const dir = mkdtempSync(join(tmpdir(), 'soak-agents-'));
@@ -152,7 +164,7 @@ async function main(): Promise<void> {
   const replicas: Replica[] = [];
   for (let i = 0; i < REPLICAS; i++) replicas.push({ index: i, port: await freePort(), up: false });
   const start = async (r: Replica) => {
-    r.child = spawn(process.execPath, [join(ROOT, 'bin', 'teal-agent-server.js'), 'serve', dir, '--port', String(r.port)], {
+    r.child = spawn(process.execPath, [entry, 'serve', dir, '--port', String(r.port)], {
       env,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -180,14 +192,16 @@ async function main(): Promise<void> {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-dev-user': op.user },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        // Now and then the client gives up a few ms in (its answer lost): it sends the turn again.
+        signal: AbortSignal.timeout(rand() < DROP ? 2 + Math.floor(rand() * 40) : REQUEST_TIMEOUT_MS),
       });
       const json = (await res.json().catch(() => ({}))) as { task_id?: string; status?: unknown; code?: string };
       // A StateResponse's status (Completed…), or a problem's code (its `status` is the HTTP one).
       const outcome = typeof json.status === 'string' ? json.status : json.code;
       return { replica: replica.index, startedAt: begun, endedAt: Date.now(), status: res.status, taskId: json.task_id, outcome };
     } catch (err) {
-      return { replica: replica.index, startedAt: begun, endedAt: Date.now(), status: 0, error: (err as Error).message };
+      const error = (err as Error).name === 'TimeoutError' ? 'dropped by the client' : (err as Error).message;
+      return { replica: replica.index, startedAt: begun, endedAt: Date.now(), status: 0, error };
     }
   }
 
@@ -295,7 +309,7 @@ async function main(): Promise<void> {
   process.stdout.write(report);
 
   for (const r of replicas) r.child?.kill('SIGKILL');
-  if (BREAK_CAS) rmSync(join(ROOT, '.soak-broken-dist'), { recursive: true, force: true });
+  if (BREAK) rmSync(BROKEN_DIST, { recursive: true, force: true });
   model.server.close();
   await redis.stop();
   process.exitCode = violations.length ? 1 : 0;
@@ -312,6 +326,15 @@ function redisCommand(url: string, command: string): Promise<void> {
     });
     socket.once('error', reject);
   });
+}
+
+/** Violations listed one by one in the report (all are counted by rule). */
+const SHOWN_VIOLATIONS = 50;
+
+function violationsByRule(violations: ReturnType<typeof checkHistory>): string {
+  const counts = new Map<string, number>();
+  for (const v of violations) counts.set(v.rule, (counts.get(v.rule) ?? 0) + 1);
+  return ['| rule | violations |', '|---|---|', ...[...counts].map(([rule, n]) => `| ${rule} | ${n} |`)].join('\n');
 }
 
 function reportOf(
@@ -340,7 +363,7 @@ function reportOf(
   return [
     `# Soak report`,
     '',
-    `${BREAK_CAS ? '**A test build without the compare-and-set (SOAK_BREAK_CAS=1).** ' : ''}Seed ${SEED}, ${REPLICAS} replicas on Redis, ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${new Date().toISOString()}).`,
+    `${BREAK ? `**A test build with a guarantee removed (SOAK_BREAK=${BREAK}).** ` : ''}Seed ${SEED}, ${REPLICAS} replicas on Redis, ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${new Date().toISOString()}).`,
     `Replay: \`SOAK_SEED=${SEED} SOAK_REPLICAS=${REPLICAS} SOAK_CONVERSATIONS=${CONVERSATIONS} SOAK_CLIENTS=${CLIENTS} SOAK_SECONDS=${SECONDS} npm run soak\`.`,
     '',
     `## Operations`,
@@ -351,6 +374,7 @@ function reportOf(
     `| follow-on | ${operations.filter((o) => o.kind === 'follow-on').length} |`,
     `| of them sent two at once on one task (contention) | ${operations.filter((o) => /turn \d+[ab]$/.test(o.text)).length} |`,
     `| retried (same Idempotency-Key, another replica) | ${operations.filter((o) => o.attempts.length > 1).length} |`,
+    `| of them after the client dropped the connection | ${operations.filter((o) => o.attempts.some((a) => a.error === 'dropped by the client')).length} |`,
     '',
     `Attempts by answer: ${[...byStatus].map(([k, n]) => `${k}: ${n}`).join(', ')}.`,
     `Model: ${Object.entries(model)
@@ -370,7 +394,15 @@ function reportOf(
     '',
     `## Violations: ${violations.length}`,
     '',
-    violations.length ? formatViolations(violations, operations) : 'None.',
+    ...(violations.length
+      ? [
+          violationsByRule(violations),
+          '',
+          violations.length > SHOWN_VIOLATIONS ? `The first ${SHOWN_VIOLATIONS}, with the operations that show them:` : 'With the operations that show them:',
+          '',
+          formatViolations(violations.slice(0, SHOWN_VIOLATIONS), operations),
+        ]
+      : ['None.']),
     '',
   ].join('\n');
 }
