@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 npx tsc -p tsconfig.build.json
 rm -rf dist-bench
 npx tsc -p tsconfig.bench.json
-exec node dist-bench/bench/run.js "$@"
+# BENCH_ENTRY: another program of bench/ on the same build (scripts/soak.sh: soak/soak-run).
+exec node "dist-bench/bench/${BENCH_ENTRY:-run}.js" "$@"

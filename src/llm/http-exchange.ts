@@ -55,6 +55,71 @@ export interface ExchangeOptions {
   signal?: AbortSignal;
 }
 
+/** One call under way: its request, and the one place a call fails or ends (timer, abort, first failure wins). */
+interface Call {
+  req: ClientRequest;
+  timer: NodeJS.Timeout;
+  /** Ends the call with `err` (the first failure wins): the socket is destroyed. */
+  fail(err: Error): void;
+  /** What the caller is told of a failure: our own reason (timeout, abort) over the socket error it caused. */
+  failureOf(err: Error): Error;
+  /** Stops the timer and the abort listener. */
+  settle(): void;
+  /** The failure the call ended with, if any. */
+  failed(): Error | undefined;
+}
+
+/** `silence`: the timer bounds each silence (restarted with every chunk by the reader), not the whole call. */
+function startCall(url: URL, options: ExchangeOptions, silence = false): Call {
+  const { signal } = options;
+  const req = modelRequest(url, options.method, options.headers);
+  let failure: Error | undefined;
+  const fail = (err: Error) => {
+    failure ??= err;
+    req.destroy(failure);
+  };
+  const timedOut = silence ? `Nothing came for ${options.timeoutMs} ms` : `No answer within ${options.timeoutMs} ms`;
+  const timer = setTimeout(() => fail(new ModelTimeoutError(timedOut)), options.timeoutMs);
+  const onAbort = () => fail(new ModelCallAbortedError('The call was aborted', { cause: signal!.reason }));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    req,
+    timer,
+    fail,
+    failureOf: (err) => failure ?? new ModelConnectionError(`The connection failed: ${err.message}`, { cause: err }),
+    settle: () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    },
+    failed: () => failure,
+  };
+}
+
+/** Reads an answer whole (at most MAX_MODEL_ANSWER_BYTES) into an exchange, or rejects with the call's failure. */
+function readWhole(call: Call, res: IncomingMessage, resolve: (answer: HttpExchange) => void, reject: (err: Error) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const rejectWith = (err: Error) => {
+    call.settle();
+    reject(call.failureOf(err));
+  };
+  res.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_MODEL_ANSWER_BYTES) return call.fail(new ModelConnectionError(`The answer exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`));
+    chunks.push(chunk);
+  });
+  res.on('error', rejectWith);
+  res.on('close', () => {
+    if (!res.complete) rejectWith(new Error('The connection closed before the answer was complete'));
+  });
+  res.on('end', () => {
+    call.settle();
+    const failure = call.failed();
+    if (failure) return reject(failure);
+    resolve({ status: res.statusCode ?? 500, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+  });
+}
+
 /**
  * One HTTP request to the model provider and its whole answer, on the kept-alive sockets. Rejects
  * with ModelConnectionError, ModelTimeoutError or ModelCallAbortedError (the socket is destroyed,
@@ -62,46 +127,14 @@ export interface ExchangeOptions {
  */
 export function exchange(url: URL, options: ExchangeOptions): Promise<HttpExchange> {
   return new Promise<HttpExchange>((resolve, reject) => {
-    const { signal } = options;
-    if (signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: signal.reason }));
-    const req = modelRequest(url, options.method, options.headers);
-    let failure: Error | undefined;
-    const fail = (err: Error) => {
-      failure ??= err;
-      req.destroy(failure);
-    };
-    const timer = setTimeout(() => fail(new ModelTimeoutError(`No answer within ${options.timeoutMs} ms`)), options.timeoutMs);
-    const onAbort = () => fail(new ModelCallAbortedError('The call was aborted', { cause: signal!.reason }));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const settle = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const rejectWith = (err: Error) => {
-      settle();
-      // Our own reasons (timeout, abort) win over the socket error they caused.
-      reject(failure ?? new ModelConnectionError(`The connection failed: ${err.message}`, { cause: err }));
-    };
-    req.on('error', rejectWith);
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_MODEL_ANSWER_BYTES) return fail(new ModelConnectionError(`The answer exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`));
-        chunks.push(chunk);
-      });
-      res.on('error', rejectWith);
-      res.on('close', () => {
-        if (!res.complete) rejectWith(new Error('The connection closed before the answer was complete'));
-      });
-      res.on('end', () => {
-        settle();
-        if (failure) return reject(failure);
-        resolve({ status: res.statusCode ?? 500, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-      });
+    if (options.signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: options.signal.reason }));
+    const call = startCall(url, options);
+    call.req.on('error', (err) => {
+      call.settle();
+      reject(call.failureOf(err));
     });
-    req.end(options.body);
+    call.req.on('response', (res) => readWhole(call, res, resolve, reject));
+    call.req.end(options.body);
   });
 }
 
@@ -125,53 +158,18 @@ const MAX_EVENT_BYTES = 8 * 1024 * 1024;
  */
 export function openEventStream(url: URL, options: ExchangeOptions): Promise<StreamExchange> {
   return new Promise<StreamExchange>((resolve, reject) => {
-    const { signal } = options;
-    if (signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: signal.reason }));
-    const req = modelRequest(url, options.method, options.headers);
-    let failure: Error | undefined;
-    const fail = (err: Error) => {
-      failure ??= err;
-      req.destroy(failure);
-    };
-    const timer = setTimeout(() => fail(new ModelTimeoutError(`Nothing came for ${options.timeoutMs} ms`)), options.timeoutMs);
-    const onAbort = () => fail(new ModelCallAbortedError('The call was aborted', { cause: signal!.reason }));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const settle = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    };
-    const failureOf = (err: Error) => failure ?? new ModelConnectionError(`The connection failed: ${err.message}`, { cause: err });
-    req.on('error', (err) => {
-      settle();
-      reject(failureOf(err));
+    if (options.signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: options.signal.reason }));
+    const call = startCall(url, options, true);
+    call.req.on('error', (err) => {
+      call.settle();
+      reject(call.failureOf(err));
     });
-    req.on('response', (res) => {
+    call.req.on('response', (res) => {
       const status = res.statusCode ?? 500;
-      if (status >= 200 && status < 300) {
-        return resolve({ status, headers: res.headers, body: Buffer.alloc(0), events: eventData(res, timer, fail, failureOf, settle) });
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_MODEL_ANSWER_BYTES) return fail(new ModelConnectionError(`The answer exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`));
-        chunks.push(chunk);
-      });
-      res.on('error', (err) => {
-        settle();
-        reject(failureOf(err));
-      });
-      res.on('close', () => {
-        settle();
-        if (!res.complete) reject(failureOf(new Error('The connection closed before the answer was complete')));
-      });
-      res.on('end', () => {
-        settle();
-        if (failure) return reject(failure);
-        resolve({ status, headers: res.headers, body: Buffer.concat(chunks) });
-      });
+      if (status < 200 || status >= 300) return readWhole(call, res, resolve, reject);
+      resolve({ status, headers: res.headers, body: Buffer.alloc(0), events: eventData(res, call) });
     });
-    req.end(options.body);
+    call.req.end(options.body);
   });
 }
 
@@ -181,13 +179,8 @@ export function openEventStream(url: URL, options: ExchangeOptions): Promise<Str
  * chat completions and are skipped). `[DONE]` ends the events; the rest of the body is still read,
  * so that the socket can serve the next call.
  */
-async function* eventData(
-  res: IncomingMessage,
-  timer: NodeJS.Timeout,
-  fail: (err: Error) => void,
-  failureOf: (err: Error) => Error,
-  settle: () => void,
-): AsyncGenerator<string, void, undefined> {
+async function* eventData(res: IncomingMessage, call: Call): AsyncGenerator<string, void, undefined> {
+  const { timer, fail, failureOf, settle } = call;
   res.setEncoding('utf8');
   let pending = '';
   let data: string | undefined;
