@@ -6,7 +6,9 @@ import { AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, startRedisServer } from '../../test/support/services';
+import { Client as PgClient } from 'pg';
+import { dynamoDbServerEnv, freePort, startDynamoDbLocal, startPostgresServer, startRedisServer } from '../../test/support/services';
+import { startTcpProxy } from '../../test/support/tcp-proxy';
 import { percentiles } from '../load';
 import { Attempt, checkHistory, FinalRead, formatViolations, Operation, StoredTask } from './soak-checker';
 
@@ -17,7 +19,7 @@ import { Attempt, checkHistory, FinalRead, formatViolations, Operation, StoredTa
  * independent checker (soak-checker.ts) over what the clients saw and what the store holds, and a
  * report. Exits 1 on any violation.
  *
- * SOAK_SEED (1), SOAK_REPLICAS (4), SOAK_CONVERSATIONS (500), SOAK_SECONDS (300),
+ * SOAK_STORE (redis | postgres | dynamodb), SOAK_SEED (1), SOAK_REPLICAS (4), SOAK_CONVERSATIONS (500), SOAK_SECONDS (300),
  * SOAK_CLIENTS (32: turns in flight), SOAK_REPORT (soak-report.md), SOAK_FAULT_GAP_MS (5000).
  * SOAK_BREAK runs a test build (a copy of dist/ with one guarantee patched out of the Redis commit
  * script): `idempotency` (the Idempotency-Key claim skipped: a retried turn runs again) or `cas`
@@ -39,6 +41,9 @@ const REQUEST_TIMEOUT_MS = 30_000;
 const HOT_PAIR = 0.1;
 const BREAK = process.env.SOAK_BREAK ?? '';
 if (!['', 'idempotency', 'cas'].includes(BREAK)) throw new Error(`SOAK_BREAK: idempotency or cas, not ${BREAK}`);
+const STORE = process.env.SOAK_STORE ?? 'redis';
+if (!['redis', 'postgres', 'dynamodb'].includes(STORE)) throw new Error(`SOAK_STORE: redis, postgres or dynamodb, not ${STORE}`);
+if (BREAK && STORE !== 'redis') throw new Error('SOAK_BREAK patches the Redis commit script: use it with SOAK_STORE=redis');
 /** The chance that a client drops its connection a few ms into a turn (then retries it with its key). */
 const DROP = 0.05;
 /** Faults come every FAULT_GAP_MS to 3 × FAULT_GAP_MS (SOAK_FAULT_GAP_MS, 5 s). */
@@ -115,6 +120,71 @@ spec:
     system_prompt: Be brief.
 `;
 
+/** The shared store of the fleet: its server, the replicas' environment, and its stall fault. */
+interface SoakStore {
+  env: Record<string, string>;
+  /** Stalls the store for `ms` (resolves when it answers again); returns the fault's name. */
+  stall(ms: number, chance: () => number): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Redis: `CLIENT PAUSE` (all commands, or writes only: reads go on, commits wait). PostgreSQL:
+ * SIGSTOP of every client backend, SIGCONT after. DynamoDB Local: a proxy before it holds what the
+ * replicas send (their calls hang unanswered), then passes it on.
+ */
+async function startStore(): Promise<SoakStore> {
+  if (STORE === 'redis') {
+    const redis = await startRedisServer();
+    return {
+      env: { TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url },
+      async stall(ms, chance) {
+        const mode = chance() < 0.5 ? 'ALL' : 'WRITE';
+        await redisCommand(redis.url, `CLIENT PAUSE ${ms} ${mode}`);
+        await sleep(ms);
+        return mode === 'ALL' ? 'store paused (CLIENT PAUSE ALL)' : 'store writes paused (CLIENT PAUSE WRITE)';
+      },
+      stop: () => redis.stop(),
+    };
+  }
+  if (STORE === 'postgres') {
+    const pg = await startPostgresServer();
+    const admin = new PgClient({ connectionString: pg.url });
+    await admin.connect();
+    return {
+      env: { TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: pg.url, TA_POSTGRES_SCHEMA: 'soak' },
+      async stall(ms) {
+        const { rows } = await admin.query<{ pid: number }>(
+          "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+        );
+        for (const { pid } of rows) process.kill(pid, 'SIGSTOP');
+        await sleep(ms);
+        for (const { pid } of rows) process.kill(pid, 'SIGCONT');
+        return `store backends stopped (SIGSTOP/SIGCONT of ${rows.length})`;
+      },
+      stop: async () => {
+        await admin.end();
+        await pg.stop();
+      },
+    };
+  }
+  const ddb = await startDynamoDbLocal();
+  const proxy = await startTcpProxy(ddb.port);
+  return {
+    env: { ...dynamoDbServerEnv('soak', `http://127.0.0.1:${proxy.port}`), TA_DYNAMODB_CREATE_TABLE: 'true' },
+    async stall(ms) {
+      proxy.hold();
+      await sleep(ms);
+      proxy.release();
+      return 'store calls held (a proxy before DynamoDB Local)';
+    },
+    stop: async () => {
+      await proxy.close();
+      await ddb.stop();
+    },
+  };
+}
+
 /** What each SOAK_BREAK patches out of the compiled Redis commit script. */
 const BREAKS: Record<string, [string, string][]> = {
   idempotency: [["if ARGV[14] ~= '' then", 'if false then -- (Idempotency-Key claim removed: SOAK_BREAK)']],
@@ -144,7 +214,7 @@ function serverEntry(): string {
 
 async function main(): Promise<void> {
   const entry = serverEntry();
-  const redis = await startRedisServer();
+  const store = await startStore();
   const model = await startModel();
   const dir = mkdtempSync(join(tmpdir(), 'soak-agents-'));
   writeFileSync(join(dir, 'soak.yaml'), AGENT);
@@ -153,8 +223,7 @@ async function main(): Promise<void> {
     TA_AUTH_MODE: 'dev',
     TA_HOST: '127.0.0.1',
     TA_LOG_LEVEL: 'warn',
-    TA_STATE_STORE: 'redis',
-    TA_REDIS_URL: redis.url,
+    ...store.env,
     TA_BASE_URL: model.url,
     TA_API_KEY: 'sk-soak',
     TA_LLM_MAX_RETRIES: '1',
@@ -174,7 +243,9 @@ async function main(): Promise<void> {
     }
     throw new Error(`replica ${r.index} did not start`);
   };
-  await Promise.all(replicas.map(start));
+  // DynamoDB: the first replica creates the table, the others find it.
+  if (STORE === 'dynamodb') for (const r of replicas) await start(r);
+  else await Promise.all(replicas.map(start));
 
   const operations: Operation[] = [];
   const taskOf = new Map<string, string>();
@@ -266,18 +337,10 @@ async function main(): Promise<void> {
         await start(r);
         faults.push({ kind: 'kill -9 and restart', at, until: Date.now(), detail: `replica ${r.index}` });
       } else {
-        // All commands, or writes only (reads go on: replicas read a task, then wait to commit).
         const ms = 500 + Math.floor(faultRand() * 1_500);
-        const mode = faultRand() < 0.5 ? 'ALL' : 'WRITE';
         const at = Date.now();
-        await redisCommand(redis.url, `CLIENT PAUSE ${ms} ${mode}`);
-        await sleep(ms);
-        faults.push({
-          kind: mode === 'ALL' ? 'store paused (CLIENT PAUSE ALL)' : 'store writes paused (CLIENT PAUSE WRITE)',
-          at,
-          until: Date.now(),
-          detail: `${ms} ms`,
-        });
+        const kind = await store.stall(ms, faultRand);
+        faults.push({ kind, at, until: Date.now(), detail: `${ms} ms` });
       }
     }
   })();
@@ -311,7 +374,7 @@ async function main(): Promise<void> {
   for (const r of replicas) r.child?.kill('SIGKILL');
   if (BREAK) rmSync(BROKEN_DIST, { recursive: true, force: true });
   model.server.close();
-  await redis.stop();
+  await store.stop();
   process.exitCode = violations.length ? 1 : 0;
 }
 
@@ -363,8 +426,8 @@ function reportOf(
   return [
     `# Soak report`,
     '',
-    `${BREAK ? `**A test build with a guarantee removed (SOAK_BREAK=${BREAK}).** ` : ''}Seed ${SEED}, ${REPLICAS} replicas on Redis, ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${new Date().toISOString()}).`,
-    `Replay: \`SOAK_SEED=${SEED} SOAK_REPLICAS=${REPLICAS} SOAK_CONVERSATIONS=${CONVERSATIONS} SOAK_CLIENTS=${CLIENTS} SOAK_SECONDS=${SECONDS} npm run soak\`.`,
+    `${BREAK ? `**A test build with a guarantee removed (SOAK_BREAK=${BREAK}).** ` : ''}Seed ${SEED}, ${REPLICAS} replicas on ${STORE}, ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${new Date().toISOString()}).`,
+    `Replay: \`SOAK_STORE=${STORE} SOAK_SEED=${SEED} SOAK_REPLICAS=${REPLICAS} SOAK_CONVERSATIONS=${CONVERSATIONS} SOAK_CLIENTS=${CLIENTS} SOAK_SECONDS=${SECONDS} npm run soak\`.`,
     '',
     `## Operations`,
     '',
