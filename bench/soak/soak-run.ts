@@ -160,7 +160,7 @@ async function startStore(): Promise<SoakStore> {
         for (const { pid } of rows) process.kill(pid, 'SIGSTOP');
         await sleep(ms);
         for (const { pid } of rows) process.kill(pid, 'SIGCONT');
-        return `store backends stopped (SIGSTOP/SIGCONT of ${rows.length})`;
+        return 'store backends stopped (SIGSTOP, then SIGCONT, of every client backend)';
       },
       stop: async () => {
         await admin.end();
@@ -255,8 +255,7 @@ async function main(): Promise<void> {
   const deadline = startedAt + SECONDS * 1000;
 
   /** One attempt of a turn on one replica: what the client saw. */
-  async function attempt(replica: Replica, op: Operation, key: string): Promise<Attempt> {
-    const body = { items: [{ content_type: 'text', content: op.text }], ...(taskOf.has(op.conversation) ? { task_id: taskOf.get(op.conversation) } : {}) };
+  async function attempt(replica: Replica, op: Operation, key: string, body: object): Promise<Attempt> {
     const begun = Date.now();
     try {
       const res = await fetch(`http://127.0.0.1:${replica.port}/Soak/1`, {
@@ -303,8 +302,11 @@ async function main(): Promise<void> {
     };
     operations.push(op);
     const key = randomUUID();
+    // One body for every attempt: a retry under the key must be the same request (else 422 IDEMPOTENCY_KEY_REUSED).
+    const taskId = taskOf.get(conversation);
+    const body = { items: [{ content_type: 'text', content: op.text }], ...(taskId ? { task_id: taskId } : {}) };
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
-      const a = await attempt(pick(replicas), op, key);
+      const a = await attempt(pick(replicas), op, key, body);
       op.attempts.push(a);
       if (a.taskId && !taskOf.has(conversation)) taskOf.set(conversation, a.taskId);
       // No answer (a replica killed or down), or the task held by a request that has not ended yet: again, elsewhere.
