@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -10,6 +10,7 @@ import { Client as PgClient } from 'pg';
 import { dynamoDbServerEnv, freePort, startDynamoDbLocal, startPostgresServer, startRedisServer } from '../../test/support/services';
 import { startTcpProxy } from '../../test/support/tcp-proxy';
 import { percentiles } from '../load';
+import { spawnServer } from '../processes';
 import { Attempt, checkHistory, FinalRead, formatViolations, Operation, StoredTask } from './soak-checker';
 
 /**
@@ -233,15 +234,9 @@ async function main(): Promise<void> {
   const replicas: Replica[] = [];
   for (let i = 0; i < REPLICAS; i++) replicas.push({ index: i, port: await freePort(), up: false });
   const start = async (r: Replica) => {
-    r.child = spawn(process.execPath, [entry, 'serve', dir, '--port', String(r.port)], {
-      env,
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    for (let i = 0; i < 400; i++) {
-      if ((await fetch(`http://127.0.0.1:${r.port}/Soak/1/health/live`).catch(() => undefined))?.status === 200) return void (r.up = true);
-      await sleep(25);
-    }
-    throw new Error(`replica ${r.index} did not start`);
+    const proc = await spawnServer([entry, 'serve', dir, '--port', String(r.port)], env, `http://127.0.0.1:${r.port}/Soak/1/health/live`);
+    r.child = proc.child;
+    r.up = true;
   };
   // DynamoDB: the first replica creates the table, the others find it.
   if (STORE === 'dynamodb') for (const r of replicas) await start(r);

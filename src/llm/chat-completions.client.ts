@@ -92,10 +92,7 @@ export class ChatCompletionsClient {
         if (chunk) yield chunk;
       }
     } catch (err) {
-      if (err instanceof ModelTimeoutError && !signal?.aborted) {
-        throw new DomainError(ErrorCode.LLM_TIMEOUT, `The model provider stopped sending for ${this.limits.timeoutMs} ms`, { cause: err });
-      }
-      throw transportFailure(err, signal, false);
+      throw transportFailure(err, signal, this.limits.timeoutMs, false);
     }
   }
 
@@ -117,7 +114,7 @@ export class ChatCompletionsClient {
           await pause(retryDelayMs(undefined, retry), signal);
           continue;
         }
-        throw transportFailure(err, signal, true);
+        throw transportFailure(err, signal, this.limits.timeoutMs, true);
       }
       if (answer.status >= 200 && answer.status < 300) return answer;
       const header: HeaderOf = (name) => headerValue(answer.headers[name]);
@@ -131,12 +128,13 @@ export class ChatCompletionsClient {
   }
 }
 
-/** A failed exchange as a domain error; `before` when no answer had begun. */
-function transportFailure(err: unknown, signal: AbortSignal | undefined, before: boolean): DomainError {
+/** A failed exchange as a domain error; `before` when no answer had begun (after, a timeout is a stream gone silent). */
+function transportFailure(err: unknown, signal: AbortSignal | undefined, timeoutMs: number, before: boolean): DomainError {
   if (err instanceof DomainError) return err;
   if (err instanceof ModelCallAbortedError || signal?.aborted) return canceled(err);
   if (err instanceof ModelTimeoutError) {
-    return new DomainError(ErrorCode.LLM_TIMEOUT, 'The model provider did not answer in time', { cause: err });
+    const what = before ? 'The model provider did not answer in time' : `The model provider stopped sending for ${timeoutMs} ms`;
+    return new DomainError(ErrorCode.LLM_TIMEOUT, what, { cause: err });
   }
   if (before) return new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider could not be reached', { cause: err });
   return new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider failed during the stream', { cause: err });

@@ -126,14 +126,27 @@ function readWhole(call: Call, res: IncomingMessage, resolve: (answer: HttpExcha
  * so the provider sees the call dropped); an HTTP error status is an answer, not a rejection.
  */
 export function exchange(url: URL, options: ExchangeOptions): Promise<HttpExchange> {
-  return new Promise<HttpExchange>((resolve, reject) => {
+  return callModel(url, options, false, readWhole);
+}
+
+/**
+ * Sends one request and hands its answer to `onResponse` (which settles the promise), failing it
+ * as the call fails before an answer (an abort before it starts included).
+ */
+function callModel<T>(
+  url: URL,
+  options: ExchangeOptions,
+  silence: boolean,
+  onResponse: (call: Call, res: IncomingMessage, resolve: (value: T) => void, reject: (err: Error) => void) => void,
+): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
     if (options.signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: options.signal.reason }));
-    const call = startCall(url, options);
+    const call = startCall(url, options, silence);
     call.req.on('error', (err) => {
       call.settle();
       reject(call.failureOf(err));
     });
-    call.req.on('response', (res) => readWhole(call, res, resolve, reject));
+    call.req.on('response', (res) => onResponse(call, res, resolve, reject));
     call.req.end(options.body);
   });
 }
@@ -157,19 +170,10 @@ const MAX_EVENT_BYTES = 8 * 1024 * 1024;
  * call when the stream ended whole.
  */
 export function openEventStream(url: URL, options: ExchangeOptions): Promise<StreamExchange> {
-  return new Promise<StreamExchange>((resolve, reject) => {
-    if (options.signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: options.signal.reason }));
-    const call = startCall(url, options, true);
-    call.req.on('error', (err) => {
-      call.settle();
-      reject(call.failureOf(err));
-    });
-    call.req.on('response', (res) => {
-      const status = res.statusCode ?? 500;
-      if (status < 200 || status >= 300) return readWhole(call, res, resolve, reject);
-      resolve({ status, headers: res.headers, body: Buffer.alloc(0), events: eventData(res, call) });
-    });
-    call.req.end(options.body);
+  return callModel<StreamExchange>(url, options, true, (call, res, resolve, reject) => {
+    const status = res.statusCode ?? 500;
+    if (status < 200 || status >= 300) return readWhole(call, res, resolve, reject);
+    resolve({ status, headers: res.headers, body: Buffer.alloc(0), events: eventData(res, call) });
   });
 }
 
