@@ -12,6 +12,7 @@ import type { BuiltGeneration } from './reload/config-reloader';
 import { AppModule } from './app.module';
 import { corsMiddleware } from './common/http/cors.middleware';
 import { verifyJsonDepth } from './common/http/json-depth';
+import { jsonBodyMiddleware } from './common/http/json-body.middleware';
 import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { drainingMiddleware } from './common/shutdown/draining.middleware';
@@ -144,6 +145,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     type: (req: { headers: { 'content-type'?: string } }) => readsAsJson(req.headers['content-type']),
     verify: verifyJsonDepth,
   };
+  // The plain JSON bodies (nearly all) are read by our own reader; body-parser reads the rest.
+  app.use(jsonBodyMiddleware(env.http.maxBodyBytes));
   app.useBodyParser('json', jsonOptions);
   return { app, env, agents, logger, reload };
 }
