@@ -30,6 +30,48 @@ describe('chatBodyJson', () => {
     expect(serialized).toBe(1 + 3);
   });
 
+  describe('a task history sent turn after turn', () => {
+    const frozenTurn = (i: number): LlmMessage[] => [
+      Object.freeze({ role: 'user', content: `question ${i}` }) as LlmMessage,
+      Object.freeze({ role: 'assistant', content: `answer ${i} "é"` }) as LlmMessage,
+    ];
+    const system = () => ({ role: 'system', content: 'Be terse.' }) as LlmMessage;
+    const bodyOf = (history: LlmMessage[], text: string) => toChatParams({ model: 'm', messages: [system(), ...history, { role: 'user', content: text }] });
+
+    it('is JSON.stringify of each turn, byte for byte, as the history grows, is edited and is windowed', () => {
+      const history: LlmMessage[] = [];
+      for (let i = 0; i < 30; i++) {
+        const body = bodyOf(history, `turn ${i}`);
+        expect(chatBodyJson(body)).toBe(JSON.stringify(body));
+        // The same history sent again (a retry): the same bytes.
+        expect(chatBodyJson(body)).toBe(JSON.stringify(body));
+        history.push(...frozenTurn(i));
+      }
+      // An edit: a turn in the middle replaced (new objects), the later turns gone.
+      const edited = [...history.slice(0, 20), ...frozenTurn(99)];
+      const afterEdit = bodyOf(edited, 'after the edit');
+      expect(chatBodyJson(afterEdit)).toBe(JSON.stringify(afterEdit));
+      // A window: the oldest turns dropped, the same objects after them.
+      const windowed = bodyOf(history.slice(10), 'windowed');
+      expect(chatBodyJson(windowed)).toBe(JSON.stringify(windowed));
+      // The full history again, after both: still its own bytes.
+      const full = bodyOf(history, 'again');
+      expect(chatBodyJson(full)).toBe(JSON.stringify(full));
+    });
+
+    it('serializes each frozen message once over the turns', () => {
+      let serialized = 0;
+      const counted = (i: number) =>
+        Object.freeze({ role: 'user', content: `m${i}`, toJSON: () => (serialized++, { role: 'user', content: `m${i}` }) }) as unknown as LlmMessage;
+      const history: LlmMessage[] = [];
+      for (let i = 0; i < 40; i++) {
+        chatBodyJson(bodyOf(history, 'next'));
+        history.push(counted(i));
+      }
+      expect(serialized).toBe(39);
+    });
+  });
+
   it('converts a frozen assistant turn with tool calls once, into a frozen message of its own', () => {
     const asked = Object.freeze({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'f', arguments: '{}' }] }) as LlmMessage;
     const first = toChatParams({ model: 'm', messages: [asked] }).messages[0];

@@ -79,11 +79,82 @@ function jsonOf(m: object): string {
   return json;
 }
 
-/** `JSON.stringify(body)`, byte for byte (model and messages are its first keys), with each message's JSON reused (`jsonOf`). */
+/**
+ * The JSON of a run of frozen messages (a task's replayed history), kept for the next turn of the
+ * same task: each follow-on sends the same run again with one turn more, so only the new messages
+ * are appended, not the whole history walked again (issue 27). Keyed by the run's last message;
+ * `refs` is the run as it was built, checked message by message (a pointer comparison each) before
+ * it is reused, so a history that changed (an edit, a window that dropped its oldest turns) is
+ * never sent from an old run. One run is kept per task: extending a run drops the one it came from.
+ * Bounded by the messages' own lifetime (a WeakMap): the run lives as long as its last message,
+ * which the task's stored records hold.
+ */
+interface FrozenRun {
+  refs: readonly object[];
+  json: string;
+}
+const runs = new WeakMap<object, FrozenRun>();
+/** Runs shorter than this are joined afresh (a fresh task, a short window): nothing worth keeping. */
+const MIN_RUN = 8;
+/** How far back from a run's end its predecessor's end is looked for (a turn adds a few messages). */
+const RUN_LOOKBACK = 16;
+
+/** The JSON of `messages[start..end)`, every one frozen, joined by commas: from a kept run when one matches. */
+function frozenRunJson(messages: readonly object[], start: number, end: number): string {
+  const floor = Math.max(start, end - 1 - RUN_LOOKBACK);
+  for (let last = end - 1; last >= floor; last--) {
+    const kept = runs.get(messages[last]!);
+    if (!kept || !sameRefs(kept.refs, messages, start, last + 1)) continue;
+    let json = kept.json;
+    for (let i = last + 1; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
+    if (last !== end - 1) {
+      runs.delete(messages[last]!);
+      runs.set(messages[end - 1]!, { refs: messages.slice(start, end), json: flat(json) });
+    }
+    return json;
+  }
+  let json = jsonOf(messages[start]!);
+  for (let i = start + 1; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
+  runs.set(messages[end - 1]!, { refs: messages.slice(start, end), json: flat(json) });
+  return json;
+}
+
+function sameRefs(refs: readonly object[], messages: readonly object[], start: number, end: number): boolean {
+  if (refs.length !== end - start) return false;
+  for (let i = 0; i < refs.length; i++) if (refs[i] !== messages[start + i]) return false;
+  return true;
+}
+
+/**
+ * The string as one flat piece: built by appends it is a tree of hundreds of pieces, which V8
+ * would walk again each time it is copied into a request. Number() reads it whole, so V8 flattens it.
+ */
+function flat(s: string): string {
+  Number(s);
+  return s;
+}
+
+/**
+ * `JSON.stringify(body)`, byte for byte (model and messages are its first keys), with each message's
+ * JSON reused (`jsonOf`) and a task's frozen history joined once (`frozenRunJson`).
+ */
 export function chatBodyJson(body: ChatCompletionCreateParamsBase): string {
   const { model, messages, ...rest } = body;
-  let out = `{"model":${JSON.stringify(model)},"messages":[`;
-  for (let i = 0; i < messages.length; i++) out += i === 0 ? jsonOf(messages[i]!) : `,${jsonOf(messages[i]!)}`;
+  const parts: string[] = [];
+  const n = messages.length;
+  for (let i = 0; i < n;) {
+    if (!Object.isFrozen(messages[i])) {
+      parts.push(jsonOf(messages[i]!));
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < n && Object.isFrozen(messages[end])) end++;
+    if (end - i >= MIN_RUN) parts.push(frozenRunJson(messages, i, end));
+    else for (let j = i; j < end; j++) parts.push(jsonOf(messages[j]!));
+    i = end;
+  }
+  const out = `{"model":${JSON.stringify(model)},"messages":[${parts.join(',')}`;
   const tail = JSON.stringify(rest);
   return tail === '{}' ? `${out}]}` : `${out}],${tail.slice(1)}`;
 }
