@@ -1,0 +1,79 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ensureBuilt } from '../support/built-cli';
+
+/**
+ * The short soak of the test command (issue 28): `npm run soak`'s program (bench/soak/soak-run.ts,
+ * docs/reliability.md) with 2 replicas of the built server on one Redis, a fixed seed and about
+ * two minutes of turns under faults (kill -9 and restart of a replica, the store paused, clients
+ * dropping connections and retrying), then the independent checker over what the clients saw and
+ * what the store holds. Any violation fails the run; so does a soak in which the faults did not
+ * happen, or too few turns were made to mean anything.
+ */
+const ROOT = resolve(__dirname, '../..');
+const SOAK_SECONDS = 100;
+const SOAK = join(ROOT, 'dist-bench', 'bench', 'soak', 'soak-run.js');
+
+/** The soak's program, compiled as `npm run soak` compiles it (dist-bench/, beside dist/). */
+function ensureSoakBuilt(): void {
+  const built = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.bench.json')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  if (built.status !== 0 || !existsSync(SOAK)) throw new Error(`the soak did not build: ${built.stdout}${built.stderr}`);
+}
+
+function runSoak(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [SOAK], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolvePromise({ code, output }));
+  });
+}
+
+/** A count from a report line such as `- kill -9 and restart: 2` or `| follow-on | 1587 |` (0 when absent). */
+function countOf(report: string, pattern: RegExp): number {
+  return [...report.matchAll(pattern)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+describe('the short soak: 2 replicas on Redis under faults, checked by the independent checker', () => {
+  let dir: string;
+  beforeAll(() => {
+    ensureBuilt();
+    ensureSoakBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'short-soak-'));
+  }, 120_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it(
+    'finds no violation, with every fault kind of the run having happened',
+    async () => {
+      const report = join(dir, 'soak-report.md');
+      const { code, output } = await runSoak({
+        SOAK_STORE: 'redis',
+        SOAK_SEED: '1',
+        SOAK_REPLICAS: '2',
+        SOAK_CONVERSATIONS: '60',
+        SOAK_CLIENTS: '8',
+        SOAK_SECONDS: String(SOAK_SECONDS),
+        SOAK_FAULT_GAP_MS: '4000',
+        SOAK_REPORT: report,
+      });
+      const text = existsSync(report) ? readFileSync(report, 'utf8') : '';
+      // The report (with each violation and the operations that show it) is the failure's message.
+      expect({ code, violations: /## Violations: (\d+)/.exec(text)?.[1] ?? `no report; the soak said:\n${output.slice(-4000)}` }).toEqual({
+        code: 0,
+        violations: '0',
+      });
+      expect(countOf(text, /\| follow-on \| (\d+) \|/g)).toBeGreaterThan(500);
+      expect(countOf(text, /- kill -9 and restart: (\d+)/g)).toBeGreaterThanOrEqual(1);
+      expect(countOf(text, /- store (?:writes )?paused[^:]*: (\d+)/g)).toBeGreaterThanOrEqual(1);
+    },
+    (SOAK_SECONDS + 150) * 1000,
+  );
+});
