@@ -1,4 +1,4 @@
-import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, Span, trace, TraceFlags } from '@opentelemetry/api';
 import { callerFields, LogContext, oidHash } from '../common/logging/log-context';
 import type { PooledStore, PoolWaitListener } from '../state/connection-pool';
 import { activeTraceIds, Telemetry } from './telemetry';
@@ -16,8 +16,20 @@ describe('Telemetry (no exporter configured)', () => {
     const span = telemetry.startServerSpan('GET /x', parent, {});
     expect(span.spanContext().traceId).toBe(TRACE_ID);
     expect(span.spanContext().spanId).not.toBe(PARENT_ID);
-    expect(span.isRecording()).toBe(true);
+    expect(span.spanContext().traceFlags).toBe(TraceFlags.SAMPLED);
+    // Nothing is exported, so nothing is recorded: the span carries its ids only (UnexportedTracer).
+    expect(span.isRecording()).toBe(false);
     span.end();
+  });
+
+  it("keeps a caller's decision not to sample, and samples a new trace", () => {
+    const unsampled = telemetry.startServerSpan('GET /x', telemetry.extract({ traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` }), {});
+    expect(unsampled.spanContext()).toMatchObject({ traceId: TRACE_ID, traceFlags: TraceFlags.NONE });
+    const root = telemetry.startServerSpan('GET /x', ROOT_CONTEXT, {});
+    expect(root.spanContext().traceFlags).toBe(TraceFlags.SAMPLED);
+    const ids = new Set(Array.from({ length: 200 }, () => telemetry.startServerSpan('GET /x', ROOT_CONTEXT, {}).spanContext().spanId));
+    expect(ids.size).toBe(200);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{16}$/);
   });
 
   it.each([
@@ -76,7 +88,12 @@ describe('activeTraceIds (the log mixin)', () => {
       oid_hash: oidHash('oid-1'),
     });
     expect(oidHash('oid-1')).toMatch(/^[0-9a-f]{16}$/);
-    expect((span as unknown as { attributes: Record<string, unknown> }).attributes).toMatchObject({
+    // Recorded on a span that records (an exported one); here nothing is exported, so a span that keeps them stands in.
+    const attributes: Record<string, unknown> = {};
+    const recording = { ...span, setAttribute: (k: string, v: unknown) => ((attributes[k] = v), recording) } as unknown as Span;
+    const logged = new LogContext({}, recording);
+    logged.set({ task_id: 't-1', request_id: 'r-1', session_id: 's-1', ...callerFields({ tenantId: 'tid-1', ownerId: 'oid-1' }) });
+    expect(attributes).toMatchObject({
       'ta.task_id': 't-1',
       'ta.request_id': 'r-1',
       'ta.session_id': 's-1',

@@ -22,11 +22,12 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { TracerProvider } from '@opentelemetry/sdk-trace';
 import type { StoreErrorCounter } from '../common/errors/store-error-counter.port';
 import { POOL_WAIT_OUTCOMES, PooledStore, PoolWaitOutcome } from '../state/connection-pool';
 import { LogContext, LogFields } from '../common/logging/log-context';
 import { TokenUsage } from '../llm/llm-client.port';
+import { UnexportedTracer } from './unexported-tracer';
 
 export interface TelemetryOptions {
   serviceName: string;
@@ -71,7 +72,8 @@ function ensureContextManager(): void {
 export class Telemetry implements StoreErrorCounter {
   readonly tracer: Tracer;
   private readonly meter: Meter;
-  private readonly tracerProvider: TracerProvider;
+  /** None when no span is exported (no OTLP endpoint): spans then carry their ids only (UnexportedTracer). */
+  private readonly tracerProvider?: TracerProvider;
   /** None when nothing reads the metrics (no OTLP endpoint, no Prometheus): see the constructor. */
   private readonly meterProvider?: MeterProvider;
   private readonly propagator = new W3CTraceContextPropagator();
@@ -105,10 +107,13 @@ export class Telemetry implements StoreErrorCounter {
     });
     const base = options.otlpEndpoint?.replace(/\/+$/, '');
     const otlp = base ? otlpExporters(base) : undefined;
-    this.tracerProvider = new TracerProvider({
-      resource,
-      spanProcessors: otlp ? [new BatchSpanProcessor({ exporter: otlp.traces, scheduledDelayMillis: 1000 })] : [],
-    });
+    if (otlp) {
+      const { BatchSpanProcessor, TracerProvider } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+      this.tracerProvider = new TracerProvider({
+        resource,
+        spanProcessors: [new BatchSpanProcessor({ exporter: otlp.traces, scheduledDelayMillis: 1000 })],
+      });
+    }
     const readers: MetricReader[] = [];
     if (otlp) {
       const { PeriodicExportingMetricReader } = require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
@@ -127,7 +132,7 @@ export class Telemetry implements StoreErrorCounter {
     // Metrics nothing reads are not kept: the API's no-op meter takes every add and record for
     // nothing, and the metrics SDK (~50 modules) is not even loaded (issue 14).
     this.meter = this.meterProvider?.getMeter('teal-agent-server', options.serviceVersion) ?? createNoopMeter();
-    this.tracer = this.tracerProvider.getTracer('teal-agent-server', options.serviceVersion);
+    this.tracer = this.tracerProvider?.getTracer('teal-agent-server', options.serviceVersion) ?? new UnexportedTracer();
     this.httpRequests = this.meter.createCounter('ta.http.server.requests', { description: 'HTTP requests served' });
     this.httpDuration = this.meter.createHistogram('http.server.request.duration', {
       description: 'Duration of HTTP requests',
@@ -321,11 +326,11 @@ export class Telemetry implements StoreErrorCounter {
   }
 
   async flush(): Promise<void> {
-    await Promise.allSettled([this.tracerProvider.forceFlush(), this.meterProvider?.forceFlush()]);
+    await Promise.allSettled([this.tracerProvider?.forceFlush(), this.meterProvider?.forceFlush()]);
   }
 
   async shutdown(): Promise<void> {
-    await Promise.allSettled([this.tracerProvider.shutdown(), this.meterProvider?.shutdown()]);
+    await Promise.allSettled([this.tracerProvider?.shutdown(), this.meterProvider?.shutdown()]);
   }
 }
 
