@@ -30,6 +30,8 @@ const OPTIONAL = {
   prometheus: '/node_modules/@opentelemetry/exporter-prometheus/',
   /** The WebSocket server: on the first upgrade to a v1/v2 agent's `/stream`. */
   ws: '/node_modules/ws/',
+  /** The tracing SDK: only when spans are exported (OTLP); otherwise spans carry their ids only. */
+  tracingSdk: '/node_modules/@opentelemetry/sdk-trace/',
   /** The metrics SDK: only when something reads the metrics (OTLP or Prometheus). */
   metricsSdk: '/node_modules/@opentelemetry/sdk-metrics/',
   mcp: '/node_modules/@modelcontextprotocol/sdk/',
@@ -154,7 +156,7 @@ describe('boot footprint: optional packages load only when configured', () => {
       TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
       TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
     });
-    expect([...probe.loaded].sort()).toEqual(['ajv', 'jose', 'mcp', 'metricsSdk', 'otlpMetrics', 'otlpTraces', 'passport', 'prometheus', 'redis', 'zod']);
+    expect([...probe.loaded].sort()).toEqual(['ajv', 'jose', 'mcp', 'metricsSdk', 'otlpMetrics', 'otlpTraces', 'passport', 'prometheus', 'redis', 'tracingSdk', 'zod']);
   });
 
   it('DynamoDB loads the AWS SDK (and not ioredis)', async () => {
