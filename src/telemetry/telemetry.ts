@@ -18,8 +18,7 @@ import {
   UpDownCounter,
 } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import type { Resource } from '@opentelemetry/resources';
 import type { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import type { TracerProvider } from '@opentelemetry/sdk-trace';
@@ -28,6 +27,7 @@ import { POOL_WAIT_OUTCOMES, PooledStore, PoolWaitOutcome } from '../state/conne
 import { LogContext, LogFields } from '../common/logging/log-context';
 import { TokenUsage } from '../llm/llm-client.port';
 import { UnexportedTracer } from './unexported-tracer';
+import { W3CTraceContext } from './w3c-trace-context';
 
 export interface TelemetryOptions {
   serviceName: string;
@@ -60,7 +60,7 @@ let contextManagerInstalled = false;
 function ensureContextManager(): void {
   if (contextManagerInstalled) return;
   contextManagerInstalled = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  propagation.setGlobalPropagator(new W3CTraceContext());
 }
 
 /**
@@ -76,7 +76,7 @@ export class Telemetry implements StoreErrorCounter {
   private readonly tracerProvider?: TracerProvider;
   /** None when nothing reads the metrics (no OTLP endpoint, no Prometheus): see the constructor. */
   private readonly meterProvider?: MeterProvider;
-  private readonly propagator = new W3CTraceContextPropagator();
+  private readonly propagator = new W3CTraceContext();
   readonly httpRequests: Counter;
   readonly httpDuration: Histogram;
   readonly invocations: Counter;
@@ -101,16 +101,19 @@ export class Telemetry implements StoreErrorCounter {
 
   constructor(options: TelemetryOptions) {
     ensureContextManager();
-    const resource = resourceFromAttributes({
-      'service.name': options.serviceName,
-      'service.version': options.serviceVersion,
-    });
+    // The resource (and with it @opentelemetry/semantic-conventions, ~400 KB of code) only for an exporter or a reader.
+    let resource: Resource | undefined;
+    const resourceOf = (): Resource =>
+      (resource ??= (require('@opentelemetry/resources') as typeof import('@opentelemetry/resources')).resourceFromAttributes({
+        'service.name': options.serviceName,
+        'service.version': options.serviceVersion,
+      }));
     const base = options.otlpEndpoint?.replace(/\/+$/, '');
     const otlp = base ? otlpExporters(base) : undefined;
     if (otlp) {
       const { BatchSpanProcessor, TracerProvider } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
       this.tracerProvider = new TracerProvider({
-        resource,
+        resource: resourceOf(),
         spanProcessors: [new BatchSpanProcessor({ exporter: otlp.traces, scheduledDelayMillis: 1000 })],
       });
     }
@@ -127,7 +130,7 @@ export class Telemetry implements StoreErrorCounter {
     }
     if (readers.length) {
       const { MeterProvider } = require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
-      this.meterProvider = new MeterProvider({ resource, readers });
+      this.meterProvider = new MeterProvider({ resource: resourceOf(), readers });
     }
     // Metrics nothing reads are not kept: the API's no-op meter takes every add and record for
     // nothing, and the metrics SDK (~50 modules) is not even loaded (issue 14).
