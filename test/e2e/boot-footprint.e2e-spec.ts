@@ -32,6 +32,8 @@ const OPTIONAL = {
   ws: '/node_modules/ws/',
   /** The tracing SDK: only when spans are exported (OTLP); otherwise spans carry their ids only. */
   tracingSdk: '/node_modules/@opentelemetry/sdk-trace/',
+  /** The semantic conventions (~400 KB): by the SDK's resource and exporters only (src/telemetry/w3c-trace-context.ts). */
+  semanticConventions: '/node_modules/@opentelemetry/semantic-conventions/',
   /** The metrics SDK: only when something reads the metrics (OTLP or Prometheus). */
   metricsSdk: '/node_modules/@opentelemetry/sdk-metrics/',
   mcp: '/node_modules/@modelcontextprotocol/sdk/',
@@ -156,7 +158,7 @@ describe('boot footprint: optional packages load only when configured', () => {
       TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
       TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
     });
-    expect([...probe.loaded].sort()).toEqual(['ajv', 'jose', 'mcp', 'metricsSdk', 'otlpMetrics', 'otlpTraces', 'passport', 'prometheus', 'redis', 'tracingSdk', 'zod']);
+    expect([...probe.loaded].sort()).toEqual(['ajv', 'jose', 'mcp', 'metricsSdk', 'otlpMetrics', 'otlpTraces', 'passport', 'prometheus', 'redis', 'semanticConventions', 'tracingSdk', 'zod']);
   });
 
   it('DynamoDB loads the AWS SDK (and not ioredis)', async () => {
