@@ -70,13 +70,19 @@ describe('AuditLog', () => {
   it('adds the record as an event of the active span, with the trace id on the line', async () => {
     const { logger, lines } = capture();
     const audit = new AuditLog(logger);
-    const span = telemetry.startServerSpan('POST /x', ROOT_CONTEXT, {});
+    // Spans record events only when exported (src/telemetry/unexported-tracer.ts): this one keeps what it is given.
+    const events: { name: string; attributes: Record<string, unknown> }[] = [];
+    const span = Object.assign(telemetry.startServerSpan('POST /x', ROOT_CONTEXT, {}), {
+      addEvent(name: string, attributes: Record<string, unknown>) {
+        events.push({ name, attributes });
+        return this;
+      },
+    });
     context.with(trace.setSpan(ROOT_CONTEXT, span), () =>
       audit.record('approval.rejected', { task_id: 't-1', pause_id: 'p-1', tool_calls: [{ id: 'c1', name: 'Notes-wipe' }], reason: 'no' }),
     );
     span.end();
     await flushed();
-    const events = (span as unknown as { events: { name: string; attributes: Record<string, unknown> }[] }).events;
     expect(events).toEqual([
       expect.objectContaining({
         name: 'audit approval.rejected',
