@@ -158,7 +158,20 @@ describe('boot footprint: optional packages load only when configured', () => {
       TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
       TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
     });
-    expect([...probe.loaded].sort()).toEqual(['ajv', 'jose', 'mcp', 'metricsSdk', 'otlpMetrics', 'otlpTraces', 'passport', 'prometheus', 'redis', 'semanticConventions', 'tracingSdk', 'zod']);
+    expect([...probe.loaded].sort()).toEqual([
+      'ajv',
+      'jose',
+      'mcp',
+      'metricsSdk',
+      'otlpMetrics',
+      'otlpTraces',
+      'passport',
+      'prometheus',
+      'redis',
+      'semanticConventions',
+      'tracingSdk',
+      'zod',
+    ]);
   });
 
   it('DynamoDB loads the AWS SDK (and not ioredis)', async () => {
