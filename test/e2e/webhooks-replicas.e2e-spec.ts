@@ -142,8 +142,7 @@ describe.each(BACKENDS)('webhooks over $name, two replicas', (backend) => {
     request(base, { method: 'POST', body: { items: [{ content_type: 'text', content }] }, headers: { prefer: 'respond-async' } });
 
   it('a background run completes and its webhook arrives signed; a replica killed while delivering it leaves it to the other, same webhook-id', async () => {
-    // Both boot at once (they share nothing until the store).
-    const [a, b] = await Promise.all([replica(), replica()]);
+    const [a, b] = [await replica(), await replica()];
     llm.script(reply.text('signed and sent'));
     const first = await background(a.base, 'one');
     expect(first.status).toBe(202);
