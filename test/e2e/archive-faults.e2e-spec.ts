@@ -5,21 +5,35 @@
  *   every turn answers as it would, a DELETE is refused (503 ARCHIVE_UNAVAILABLE) with nothing
  *   deleted; once it is back, the catch-up (TA_ARCHIVE_CATCHUP_MS) brings the archive to exactly
  *   the events the live records derive, each once, and the DELETE goes through, task_deleted last.
+ *   The server is the built CLI on a Redis of this file's own, its clocks libfaketime's.
  * - A replica killed (kill -9) mid-turn on a shared Redis, after turns whose archive writes never
  *   left it (its connection to the archive held): the survivor's lease sweep closes the request,
  *   and its drain and catch-up leave the archive holding every event of every stored request
  *   exactly once.
  *
- * The minute of downtime is not waited out idle: the kill -9 case runs inside it (on the run's
- * PostgreSQL, not the stopped one), and the last case waits for what is left of the minute.
+ * The minute of downtime is not waited out idle: it passes on the server's clocks. The server runs
+ * under libfaketime (test/support/faketime.ts) with both its wall clock (Date) and its monotonic
+ * clock (performance.now, and libuv's loop time, which every timer of the process is set on) read
+ * from a file. While the archive is down, for real seconds (the turns, the kill -9 case, run on the
+ * run's PostgreSQL, not the stopped one), its drains and catch-up passes fail; then the file moves
+ * both clocks a minute on: every timer the server set that a minute would have run out fires (its
+ * catch-up pass, the pool's 30 s idle timeout, keep-alives), and what it reads from Date is a minute
+ * on, exactly as for a process that was not scheduled for that minute. The server judges the outage
+ * by nothing else: it keeps no count of failed passes and has no deadline of its own for the
+ * archive. The test requires the minute on the server's clock (its HTTP Date header at the stop and
+ * at the restart, 60 s apart at least) and a catch-up pass that failed a minute after the stop (the
+ * time of its log line), before it starts the archive again.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
-import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { archiveAgentDir, archivedRows, CONVERSATION_EVENTS, liveEvents, planConversation, say, settled, toolCall } from '../support/archive-conversation';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
+import { LIBFAKETIME } from '../support/faketime';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
@@ -27,8 +41,10 @@ import { PostgresServerHandle, RedisServerHandle, startPostgresServer, startRedi
 import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 
-/** How long the archive's PostgreSQL stays stopped ("stopped for a minute", issue 23). */
+/** How long the archive's PostgreSQL stays stopped, on the server's clocks ("stopped for a minute", issue 23). */
 const DOWNTIME_MS = 60_000;
+/** A catch-up pass that failed (each logs this). */
+const CATCHUP_FAILED = 'audit archive catch-up failed; trying again on the next pass';
 const MODEL = { TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' };
 /** Catch-up passes every 300 ms over index entries older than 200 ms: the archive is brought up to date within moments. */
 const CATCHUP = { TA_ARCHIVE_CATCHUP_MS: '300', TA_ARCHIVE_GRACE_MS: '200' };
@@ -50,14 +66,24 @@ jest.setTimeout(30_000);
 describe('the audit archive through faults', () => {
   let llm: FakeOpenAi;
   let pg: PostgresServerHandle;
-  let t: TestApp;
+  let liveRedis: RedisServerHandle;
+  /** The server whose archive goes down: the built CLI under libfaketime. */
+  let server: CliRun;
+  let url: string;
+  /** Its live store, read by the test. */
+  let store: RedisStateStore;
   let db: Client | undefined;
-  const store = new MemoryStateStore({ archiveIndex: true });
   const schema = uniqueSchema('archive_down');
   /** Every task the downtime's turns made. */
   const tasks: string[] = [];
   let conversation: string;
+  /** When the archive stopped, on the server's clock (rounded up to its Date header's second). */
   let downAt = 0;
+  /** The server's clocks' offset from the real ones (libfaketime re-reads it at most once a second). */
+  const clockFile = join(mkdtempSync(join(tmpdir(), 'archive-clock-')), 'offset');
+  /** The server's wall clock, to the second below: its HTTP Date header (on a connection of its own, so no pooled one is reused across a jump). */
+  const serverClock = async () => Date.parse((await request(`${url}/health/live`, { headers: { connection: 'close' } })).headers.get('date')!);
+  const logTime = (line: Record<string, unknown>) => Date.parse(String(line.time));
 
   const connect = async () => {
     const client = new Client({ connectionString: pg.url });
@@ -67,15 +93,34 @@ describe('the audit archive through faults', () => {
   };
 
   beforeAll(async () => {
-    llm = await startFakeOpenAi();
-    pg = await startPostgresServer();
-    const env = { TA_BASE_URL: llm.baseURL, ...MODEL, ...CATCHUP, TA_ARCHIVE_URL: pg.url, TA_ARCHIVE_SCHEMA: schema };
-    t = await startTestApp({ configPath: archiveAgentDir(), env, store });
+    expect(LIBFAKETIME).toBeDefined(); // apt-get install faketime (.ci/run does)
+    ensureBuilt();
+    writeFileSync(clockFile, '+0\n');
+    [llm, pg, liveRedis] = await Promise.all([startFakeOpenAi(), startPostgresServer(), startRedisServer()]);
+    server = runCli(['serve', archiveAgentDir(), '--port', '0'], {
+      TA_AUTH_MODE: 'dev',
+      TA_LOG_LEVEL: 'info',
+      TA_BASE_URL: llm.baseURL,
+      ...MODEL,
+      ...CATCHUP,
+      TA_ARCHIVE_URL: pg.url,
+      TA_ARCHIVE_SCHEMA: schema,
+      TA_STATE_STORE: 'redis',
+      TA_REDIS_URL: liveRedis.url,
+      // Both clocks, wall and monotonic (no FAKETIME_DONT_FAKE_MONOTONIC): timers see the minute too.
+      LD_PRELOAD: LIBFAKETIME!,
+      FAKETIME_TIMESTAMP_FILE: clockFile,
+      FAKETIME_CACHE_DURATION: '1',
+    });
+    url = `http://127.0.0.1:${await server.listening()}`;
+    store = new RedisStateStore({ url: liveRedis.url, keyPrefix: 'ta:', archiveIndex: true }); // the CLI's prefix
     db = await connect();
   }, 60_000);
   afterEach(() => llm.discard());
   afterAll(async () => {
-    await t?.close();
+    await server?.stop();
+    await store?.close();
+    await liveRedis?.stop();
     await db?.end().catch(() => undefined);
     await pg?.stop();
     await llm?.close();
@@ -86,7 +131,7 @@ describe('the audit archive through faults', () => {
     it('every turn still answers as it would, with no added failure', async () => {
       // Archived while it answers (so the archive's pool holds connections the stop breaks).
       llm.script(reply.text('before'));
-      const before = await say(t.url, 'before');
+      const before = await say(url, 'before');
       expect(before.body.status).toBe('Completed');
       tasks.push(before.body.task_id);
       await waitFor(async () => expect(await archivedRows(db!, schema, before.body.task_id)).toHaveLength(3));
@@ -94,32 +139,32 @@ describe('the audit archive through faults', () => {
       db = undefined;
 
       await pg.halt('fast');
-      downAt = Date.now();
+      downAt = (await serverClock()) + 1000;
       // A plain turn, a follow-on, a turn with a tool call, and the conversation of plans (approved, rejected, expired).
       llm.script(reply.text('one'), reply.text('two'), reply.toolCalls([toolCall('r1', 'Notes-read', { id: 'q' })]), reply.text('read q'));
-      const one = await say(t.url, 'one');
-      const two = await say(t.url, 'two', { task_id: one.body.task_id });
-      const tool = await say(t.url, 'read q');
+      const one = await say(url, 'one');
+      const two = await say(url, 'two', { task_id: one.body.task_id });
+      const tool = await say(url, 'read q');
       for (const res of [one, two, tool]) {
         expect(res.status).toBe(200);
         expect(res.body.status).toBe('Completed');
       }
       tasks.push(one.body.task_id, tool.body.task_id);
-      conversation = await planConversation(llm, t.url, t.url);
+      conversation = await planConversation(llm, url, url);
       tasks.push(conversation);
-      const statuses = async (taskId: string) => (await request(`${t.url}/Planner/1/tasks/${taskId}`)).body.requests.map((r: { status: string }) => r.status);
+      const statuses = async (taskId: string) => (await request(`${url}/Planner/1/tasks/${taskId}`)).body.requests.map((r: { status: string }) => r.status);
       expect(await statuses(one.body.task_id)).toEqual(['Completed', 'Completed']);
       expect(await statuses(tool.body.task_id)).toEqual(['Completed']);
       expect(await statuses(conversation)).toEqual(['Completed', 'Canceled', 'Completed', 'Canceled']);
       // The archive did fail meanwhile (so this proves something): its drains were refused.
-      expect(t.logs().some((l) => l.msg === 'audit archive did not take a batch; the catch-up will archive it')).toBe(true);
+      expect(server.logs().some((l) => l.msg === 'audit archive did not take a batch; the catch-up will archive it')).toBe(true);
     });
 
     it('a DELETE while the archive is down: 503 ARCHIVE_UNAVAILABLE, and nothing deleted', async () => {
-      const res = await request(`${t.url}/Planner/1/tasks/${conversation}`, { method: 'DELETE' });
+      const res = await request(`${url}/Planner/1/tasks/${conversation}`, { method: 'DELETE' });
       expect(res.status).toBe(503);
       expect(res.body.code).toBe('ARCHIVE_UNAVAILABLE');
-      const task = await request(`${t.url}/Planner/1/tasks/${conversation}`);
+      const task = await request(`${url}/Planner/1/tasks/${conversation}`);
       expect(task.status).toBe(200);
       expect(task.body.requests).toHaveLength(4);
       expect((await liveEvents(store, conversation)).length).toBe(CONVERSATION_EVENTS.length);
@@ -230,35 +275,36 @@ describe('the audit archive through faults', () => {
   });
 
   describe('the archive back', () => {
-    it(
-      'after a minute: the catch-up holds every event of every request exactly once; the DELETE then goes through',
-      async () => {
-        // One more turn late in the downtime, then whatever is left of the minute.
-        llm.script(reply.text('late'));
-        const late = await say(t.url, 'late');
-        expect(late.body.status).toBe('Completed');
-        tasks.push(late.body.task_id);
-        const left = downAt + DOWNTIME_MS - Date.now();
-        if (left > 0) await new Promise((r) => setTimeout(r, left));
-        const down = Date.now() - downAt;
-        await pg.start();
-        db = await connect();
+    it('after a minute: the catch-up holds every event of every request exactly once; the DELETE then goes through', async () => {
+      // One more turn late in the downtime, then the rest of the minute passes on the server's clocks.
+      llm.script(reply.text('late'));
+      const late = await say(url, 'late');
+      expect(late.body.status).toBe('Completed');
+      tasks.push(late.body.task_id);
+      // Catch-up passes failed in real time meanwhile (about 3 a second).
+      expect(server.logs().filter((l) => l.msg === CATCHUP_FAILED).length).toBeGreaterThan(3);
+      const jump = Math.max(0, downAt + DOWNTIME_MS - (await serverClock())) + 1000;
+      writeFileSync(clockFile, `+${Math.ceil(jump / 1000)}s\n`);
+      // The server read the file (within a second), and a catch-up pass ran on the moved clocks and failed.
+      await waitFor(async () => expect(await serverClock()).toBeGreaterThanOrEqual(downAt + DOWNTIME_MS), 10_000);
+      await server.waitForLog((l) => l.msg === CATCHUP_FAILED && logTime(l) >= downAt + DOWNTIME_MS);
+      const down = (await serverClock()) - downAt;
+      await pg.start();
+      db = await connect();
 
-        await waitFor(() => archivedExactly(db!, schema, store, tasks), 15_000);
-        const rows = await archivedRows(db, schema, conversation);
-        expect(settled(rows.map((r) => r.type))).toEqual(CONVERSATION_EVENTS);
-        expect(down).toBeGreaterThanOrEqual(DOWNTIME_MS);
+      await waitFor(() => archivedExactly(db!, schema, store, tasks), 15_000);
+      const rows = await archivedRows(db, schema, conversation);
+      expect(settled(rows.map((r) => r.type))).toEqual(CONVERSATION_EVENTS);
+      expect(down).toBeGreaterThanOrEqual(DOWNTIME_MS);
 
-        expect((await request(`${t.url}/Planner/1/tasks/${conversation}`, { method: 'DELETE' })).status).toBe(204);
-        expect((await request(`${t.url}/Planner/1/tasks/${conversation}`)).status).toBe(404);
-        const timeline = await request(`${t.url}/Planner/1/tasks/${conversation}/events`);
-        expect(timeline.status).toBe(200);
-        const events = timeline.body.events as View[];
-        expect(events.map((e) => e.event_id)).toEqual([...rows.map((r) => r.event_id), events.at(-1)!.event_id]);
-        expect(events.at(-1)!.type).toBe('task_deleted');
-        expect(events.every((e) => e.archived_at !== null)).toBe(true);
-      },
-      DOWNTIME_MS + 60_000,
-    );
+      expect((await request(`${url}/Planner/1/tasks/${conversation}`, { method: 'DELETE' })).status).toBe(204);
+      expect((await request(`${url}/Planner/1/tasks/${conversation}`)).status).toBe(404);
+      const timeline = await request(`${url}/Planner/1/tasks/${conversation}/events`);
+      expect(timeline.status).toBe(200);
+      const events = timeline.body.events as View[];
+      expect(events.map((e) => e.event_id)).toEqual([...rows.map((r) => r.event_id), events.at(-1)!.event_id]);
+      expect(events.at(-1)!.type).toBe('task_deleted');
+      expect(events.every((e) => e.archived_at !== null)).toBe(true);
+    }, 60_000);
   });
 });

@@ -40,15 +40,18 @@ function entries(dir: string): string[] {
 
 /**
  * Waits until `dir` holds at least `atLeast` entries and no more are coming: the server writes them
- * all at once, COMPILE_CACHE_FLUSH_DELAY_MS after listening.
+ * all at once, COMPILE_CACHE_FLUSH_DELAY_MS after listening, in one turn of its event loop, so once
+ * the server at `base` answers again after they appeared, the write is over (a count that only held
+ * still for a moment could be a busy machine pausing the writer).
  */
-async function awaitEntries(dir: string, atLeast: number): Promise<string[]> {
+async function awaitEntries(dir: string, atLeast: number, base: string): Promise<string[]> {
   const deadline = Date.now() + COMPILE_CACHE_FLUSH_DELAY_MS + 10_000;
   let seen = -1;
   while (Date.now() < deadline && (entries(dir).length < atLeast || entries(dir).length !== seen)) {
     seen = entries(dir).length;
     await sleep(250);
   }
+  expect((await request(`${base}/health/live`)).status).toBe(200);
   return entries(dir);
 }
 
@@ -59,8 +62,14 @@ async function boot(env: Record<string, string>, entry: 'bin' | 'dist' = 'bin'):
   return { run, base: `http://127.0.0.1:${await run.listening()}` };
 }
 
-/** Stops the server as an operator does (SIGTERM, a drained exit), so that Node's own write at exit happens too. */
-async function stopGracefully(run: CliRun): Promise<void> {
+/**
+ * Stops the server as an operator does (SIGTERM, a drained exit), so that Node's own write at exit
+ * happens too. Once it has answered a request: the boot installs its SIGTERM handler just after the
+ * "listening" line, in the same turn of its event loop, and a signal that came first would stop it
+ * at once (seen with NODE_DEBUG_NATIVE, whose lines can hold the boot up on a full stderr pipe).
+ */
+async function stopGracefully({ run, base }: { run: CliRun; base: string }): Promise<void> {
+  expect((await request(`${base}/health/live`)).status).toBe(200);
   run.child.kill('SIGTERM');
   expect(await run.exited).toEqual({ code: 0, signal: null });
 }
@@ -74,26 +83,45 @@ afterAll(async () => {
 
 describe('compile cache: off by default, on with NODE_COMPILE_CACHE', () => {
   const cacheDir = join(tempDir(), 'cache');
+  const plainTmp = tempDir();
+  const directCache = join(tempDir(), 'cache');
+  /**
+   * The three servers whose first seconds after listening are watched (a default start, the
+   * installed command and dist/cli.js with NODE_COMPILE_CACHE) boot at once, each with its own
+   * directories: their COMPILE_CACHE_FLUSH_DELAY_MS pass together, not one after another.
+   */
+  let plain: { run: CliRun; base: string };
+  let installed: { run: CliRun; base: string };
+  let direct: { run: CliRun; base: string };
+  /** When all three listened (each listened by then). */
+  let listened = 0;
+  beforeAll(async () => {
+    [plain, installed, direct] = await Promise.all([
+      boot({ TMPDIR: plainTmp }),
+      boot({ NODE_COMPILE_CACHE: cacheDir }),
+      boot({ NODE_COMPILE_CACHE: directCache }, 'dist'),
+    ]);
+    listened = Date.now();
+  });
 
   it('a default start writes no cache, neither while it runs nor at exit', async () => {
-    const tmp = tempDir();
-    const { run } = await boot({ TMPDIR: tmp });
-    await sleep(COMPILE_CACHE_FLUSH_DELAY_MS + 1_000);
-    await stopGracefully(run);
-    expect(readdirSync(tmp)).toEqual([]);
+    await sleep(Math.max(0, listened + COMPILE_CACHE_FLUSH_DELAY_MS + 1_000 - Date.now()));
+    await stopGracefully(plain);
+    expect(readdirSync(plainTmp)).toEqual([]);
   });
 
   it('with NODE_COMPILE_CACHE the installed command writes the boot’s modules there soon after it listens, not only at exit', async () => {
-    const { run } = await boot({ NODE_COMPILE_CACHE: cacheDir });
-    expect((await awaitEntries(cacheDir, MANY)).length).toBeGreaterThanOrEqual(MANY);
+    const { run, base } = installed;
+    expect((await awaitEntries(cacheDir, MANY, base)).length).toBeGreaterThanOrEqual(MANY);
     expect(run.stderr()).toBe(''); // nothing said about the cache
     expect(run.child.exitCode).toBeNull();
     await run.stop(); // SIGKILL: what is on disk was written while it ran
   });
 
   it('a second start reads it: Node accepts the cached code of the app’s own modules and of its ESM packages', async () => {
-    const { run } = await boot({ NODE_COMPILE_CACHE: cacheDir, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
-    await stopGracefully(run);
+    const server = await boot({ NODE_COMPILE_CACHE: cacheDir, NODE_DEBUG_NATIVE: 'COMPILE_CACHE' });
+    await stopGracefully(server);
+    const { run } = server;
     const log = run.stderr();
     const accepted = log.split('\n').filter((l) => / was accepted/.test(l));
     expect(accepted.length).toBeGreaterThanOrEqual(MANY);
@@ -104,9 +132,9 @@ describe('compile cache: off by default, on with NODE_COMPILE_CACHE', () => {
   });
 
   it('dist/cli.js run directly (as the benchmark runs it) writes it soon after listening as well', async () => {
-    const own = join(tempDir(), 'cache');
-    const { run } = await boot({ NODE_COMPILE_CACHE: own }, 'dist');
-    expect((await awaitEntries(own, MANY)).length).toBeGreaterThanOrEqual(MANY);
+    const { run, base } = direct;
+    expect((await awaitEntries(directCache, MANY, base)).length).toBeGreaterThanOrEqual(MANY);
+    expect(run.child.exitCode).toBeNull(); // written while it ran
     await run.stop();
   });
 });
@@ -117,7 +145,7 @@ describe('compile cache: off, or impossible', () => {
     const operators = join(tmp, 'operator-cache');
     const { run, base } = await boot({ TMPDIR: tmp, NODE_COMPILE_CACHE: operators, NODE_DISABLE_COMPILE_CACHE: '1' });
     expect((await request(`${base}/health/live`)).status).toBe(200);
-    await stopGracefully(run);
+    await stopGracefully({ run, base });
     expect(readdirSync(tmp)).toEqual([]);
   });
 
@@ -128,7 +156,7 @@ describe('compile cache: off, or impossible', () => {
     writeFileSync(file, '');
     const { run, base } = await boot({ NODE_COMPILE_CACHE: join(file, 'cache') });
     expect((await request(`${base}/health/live`)).status).toBe(200);
-    await stopGracefully(run);
+    await stopGracefully({ run, base });
     expect(run.stderr()).toBe('');
   });
 });

@@ -62,14 +62,18 @@ spec:
     system_prompt: Repeat.
 `;
 
-// `wait` runs at once (read_only) and ends early when the request is canceled; `file` needs approval.
+// `wait` runs at once (read_only), ends early when the request is canceled, and as if its time were
+// up when the test has seen what it waits for (finishWaits: the app runs in this process); `file` needs approval.
 const DESK_PLUGIN = `
 exports.plugins = [{ name: 'Desk', description: 'Console test tools', tools: [
   { name: 'wait', description: 'Waits ms milliseconds', risk: 'read_only',
     parameters: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'], additionalProperties: false },
     handler: ({ ms }, { signal }) => new Promise((resolve, reject) => {
-      const t = setTimeout(() => resolve('waited ' + ms), ms);
-      signal?.addEventListener('abort', () => { clearTimeout(t); reject(new Error('aborted')); });
+      const waits = (globalThis.__consoleWaits ??= new Set());
+      const done = () => { clearTimeout(t); waits.delete(done); resolve('waited ' + ms); };
+      const t = setTimeout(done, ms);
+      waits.add(done);
+      signal?.addEventListener('abort', () => { clearTimeout(t); waits.delete(done); reject(new Error('aborted')); });
     }) },
   { name: 'file', description: 'Files a document', risk: 'write_high_risk',
     parameters: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'], additionalProperties: false },
@@ -79,6 +83,9 @@ exports.plugins = [{ name: 'Desk', description: 'Console test tools', tools: [
 
 // Turns run over the v3 stream (`POST /sse`) or AG-UI (`POST /ag-ui`); approvals, cancel, edit and
 // reattach use the v3 routes either way.
+/** Ends every `wait` call under way now, as if its time were up (its result says the time it was given). */
+const finishWaits = () => [...((globalThis as { __consoleWaits?: Set<() => void> }).__consoleWaits ?? [])].forEach((done) => done());
+
 describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns over %s)', (transport) => {
   let app: TestApp;
   let browser: TestBrowser;
@@ -206,6 +213,7 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
     // Over the v3 stream the tab kept the last event id: the running call is shown as it was seen.
     if (transport === 'sse') expect(await page.getByTestId('tool-call').filter({ hasText: '"ms": 2500' }).count()).toBe(1);
     await shot('5-reattached');
+    finishWaits(); // reattached while it ran: it may end now
     await page.getByTestId('tool-result').filter({ hasText: 'waited 2500' }).last().waitFor({ timeout: 10_000 });
     await page.getByTestId('assistant-message').filter({ hasText: 'waited 2500' }).waitFor();
     await page.getByTestId('running').waitFor({ state: 'detached' });
@@ -265,6 +273,12 @@ describe.each([['sse'], ['ag-ui']])('the web console in headless Chromium (turns
     const errorsBefore = browser.consoleErrors.length;
     await tab.goto(`${app.url}/console?transport=${transport}#agent=/Desk/1&task=${taskId}`);
     await tab.getByTestId('notice').filter({ hasText: 'Reattached' }).waitFor();
+    // Read again after the cut while it ran: it may end now.
+    for (let i = 0; reattaches.length < 2; i++) {
+      if (i > 200) throw new Error(`the stream was not read again: ${reattaches.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    finishWaits();
     await tab.getByTestId('tool-result').filter({ hasText: 'waited 4000' }).last().waitFor({ timeout: 10_000 });
     await tab.getByTestId('assistant-message').filter({ hasText: 'waited 4000' }).waitFor();
     await tab.getByTestId('running').waitFor({ state: 'detached' });

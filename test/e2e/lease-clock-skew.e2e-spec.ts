@@ -7,6 +7,7 @@
  * neither happens.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-tab
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { DYNAMODB_LOCAL, dynamoDbServerEnv, freePort, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -81,6 +83,8 @@ describe.each(backends)('replicas whose clocks disagree, on $name', ({ setup }) 
   let apiA: ReturnType<typeof v3Client>;
   let apiB: ReturnType<typeof v3Client>;
   let baseB: string;
+  /** A's store, read by the test. */
+  let view: StateStore;
 
   beforeAll(async () => {
     const cli = join(ROOT, 'dist', 'cli.js');
@@ -88,6 +92,7 @@ describe.each(backends)('replicas whose clocks disagree, on $name', ({ setup }) 
     expect(LIBFAKETIME).toBeDefined(); // apt-get install faketime (.ci/run does)
     llm = await startFakeOpenAi();
     const { store, env } = await setup();
+    view = store;
     const common = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0', TA_TASK_LEASE_MS: String(LEASE_MS) };
     const dir = writeAgentDir({ 'clock.yaml': AGENT });
     a = await startTestApp({ configPath: dir, env: common, store });
@@ -131,12 +136,19 @@ describe.each(backends)('replicas whose clocks disagree, on $name', ({ setup }) 
     expect(created.status).toBe(200);
     const taskId = created.body.task_id;
 
-    llm.script(reply.text('long answer', { delayMs: 3000 }), reply.text('stolen answer'));
+    // A's request runs until B has been refused and A has renewed its lease since (by B's clock, that
+    // lease ran out 30 s ago all along): an event, not a fixed delay.
+    let release!: () => void;
+    llm.script(reply.text('long answer', { until: new Promise<void>((r) => (release = r)) }), reply.text('stolen answer'));
     const long = apiA.say('a long one', { task_id: taskId });
     await llm.waitForRequest(1);
+    const leaseOf = async () => (await view.getTask(DEV_TENANT_ID, taskId))?.lease?.expiresAt ?? 0;
+    const granted = await leaseOf();
     const onB = await apiB.say('while it runs', { task_id: taskId });
     expect([onB.status, onB.body.code]).toEqual([409, 'TASK_BUSY']);
+    await waitFor(async () => expect(await leaseOf()).toBeGreaterThan(granted));
 
+    release();
     const done = await long;
     expect(done.status).toBe(200);
     const task = await apiA.task(taskId);

@@ -147,13 +147,20 @@ describe.each(backends)('reattaching to a task stream (GET /tasks/{task_id}/stre
 
   it("EventSource's own reconnect lands on the other replica with Last-Event-ID: the exact missed events, no duplicates", async () => {
     const { original, sent, taskId } = await startHanging(['one ', 'two ']);
-    // Connects to A (no id: the whole current request), then, once cut, reconnects to B by itself.
-    const es = openEventSource(path(a, taskId), { route: (attempt, url) => (attempt === 0 ? url : url.replace(a.url, b.url)) });
+    // Connects to A (no id: the whole current request), then, once cut, reconnects to B by itself,
+    // when `away` lets it (its reconnect waits on it).
+    let back!: () => void;
+    const away = new Promise<void>((r) => (back = r));
+    const es = openEventSource(path(a, taskId), {
+      route: (attempt, url) => (attempt === 0 ? url : url.replace(a.url, b.url)),
+      gate: (attempt) => (attempt === 0 ? undefined : away),
+    });
     await es.until((got) => got.length === 2);
     es.cut();
-    // While it is away (its retry interval, 3 s), the request ends on A: those are the events it missed.
+    // While it is away, the request ends on A: those are the events it missed.
     expect((await postJson(`${a.url}/Attach/1/tasks/${taskId}/cancel`, {})).status).toBe(200);
     const live = named(parseSse(await original.readAll())); // the whole run, as A streamed it
+    back();
     await es.until(isFinal);
     es.close();
     expect(es.connects.map((c) => [c.url.startsWith(a.url) ? 'A' : 'B', c.lastEventId])).toEqual([

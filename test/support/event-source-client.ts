@@ -3,7 +3,9 @@ import { EventSource } from 'eventsource';
 /**
  * A real SSE client for the reattach tests: the `eventsource` package, which implements the WHATWG
  * `EventSource` (the browser's): `Last-Event-ID` on its own reconnects, and a 204 stops it for good.
- * The only change is `headers`, added through its `fetch` hook (a browser sends cookies instead).
+ * The changes, through its `fetch` hook: `headers` (a browser sends cookies instead), and its
+ * reconnection time, `retryMs`, set as a server sets it, by a `retry:` field before the stream
+ * (WHATWG's default, 3 s, would be idle time in every test that reconnects).
  */
 
 export interface ReceivedEvent {
@@ -47,9 +49,13 @@ export interface EventSourceOptions {
   headers?: Record<string, string>;
   /** Where connection `attempt` (0 = the first) goes: to reconnect to another replica, as behind a load balancer. */
   route?: (attempt: number, url: string) => string;
+  /** The reconnection time (the `retry:` field put before each stream answered): 100 ms unless given. */
+  retryMs?: number;
+  /** Awaited before connection `attempt` goes out: keeps the client away until a test lets it back. */
+  gate?: (attempt: number) => Promise<void> | undefined;
 }
 
-export function openEventSource(url: string, { headers = {}, route = (_n, u) => u }: EventSourceOptions = {}): EventSourceClient {
+export function openEventSource(url: string, { headers = {}, route = (_n, u) => u, retryMs = 100, gate }: EventSourceOptions = {}): EventSourceClient {
   const events: ReceivedEvent[] = [];
   const connects: { url: string; lastEventId: string | null }[] = [];
   const waiters = new Set<() => void>();
@@ -58,6 +64,7 @@ export function openEventSource(url: string, { headers = {}, route = (_n, u) => 
   let cutCurrent = (): void => undefined;
   const source = new EventSource(url, {
     fetch: async (input, init) => {
+      await gate?.(connects.length);
       const h = new Headers(init?.headers);
       const target = route(connects.length, String(input));
       connects.push({ url: target, lastEventId: h.get('last-event-id') });
@@ -67,6 +74,7 @@ export function openEventSource(url: string, { headers = {}, route = (_n, u) => 
       const reader = res.body.getReader();
       const body = new ReadableStream<Uint8Array>({
         start(controller) {
+          controller.enqueue(new TextEncoder().encode(`retry: ${retryMs}\n\n`));
           cutCurrent = () => {
             controller.close();
             void reader.cancel();
