@@ -13,6 +13,23 @@ export async function serve(options: { configPath?: string; port?: number } = {}
   // The bound port, not the requested one: `--port 0` picks a free port.
   const { port } = app.getHttpServer().address() as { port: number };
   releaseBootHeap();
+  // Before the "listening" line: whatever waits for that line may signal at once (a supervisor, a
+  // test), and a signal before the handlers would kill the process undrained. Not Nest's shutdown
+  // hooks: they close at once and re-raise the signal (exit 143). A drained shutdown exits 0, one
+  // that had to cut work off (its outcome maybe not stored) 1; a second signal stops the process at
+  // once (the default action).
+  const stop = (signal: NodeJS.Signals) => {
+    process.off('SIGTERM', stop).off('SIGINT', stop);
+    logger.info({ signal }, 'shutdown requested');
+    drainAndClose(app, env.http.shutdownGraceMs, logger).then(
+      (clean) => process.exit(clean ? 0 : 1),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop).once('SIGINT', stop);
   reload?.start(app.getHttpServer());
   logger.info(
     {
@@ -28,21 +45,6 @@ export async function serve(options: { configPath?: string; port?: number } = {}
   // Out at once, not with the next batch of lines: what waits for a replica to be up reads this one.
   logger.flush();
   flushBootCompileCacheSoon();
-  // Not Nest's shutdown hooks: they close at once and re-raise the signal (exit 143). A drained
-  // shutdown exits 0, one that had to cut work off (its outcome maybe not stored) 1; a second
-  // signal stops the process at once (the default action).
-  const stop = (signal: NodeJS.Signals) => {
-    process.off('SIGTERM', stop).off('SIGINT', stop);
-    logger.info({ signal }, 'shutdown requested');
-    drainAndClose(app, env.http.shutdownGraceMs, logger).then(
-      (clean) => process.exit(clean ? 0 : 1),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', stop).once('SIGINT', stop);
 }
 
 if (require.main === module) {

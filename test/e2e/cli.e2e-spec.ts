@@ -80,11 +80,25 @@ describe('teal-agent-server serve', () => {
     expect(res.body).toMatchObject({ source: 'CliEcho:1.0', output_raw: 'ping' });
   });
 
-  it('stops on SIGTERM and frees the port', async () => {
+  it('stops on SIGTERM, drained (exit 0), and frees the port', async () => {
     run.child.kill('SIGTERM');
-    const { code, signal } = await run.exited;
-    expect(code === 0 || signal === 'SIGTERM').toBe(true);
+    expect(await run.exited).toEqual({ code: 0, signal: null });
     expect(await isListening(port)).toBe(false);
+  });
+});
+
+describe('teal-agent-server serve: a SIGTERM the moment it says it listens', () => {
+  // Whatever waits for the "listening" line (a supervisor, a test) may signal at once: the
+  // handlers are in place before the line is written, so the server drains and exits 0 rather
+  // than being killed by the signal's default action.
+  it('is a drained shutdown (exit 0), not a kill', async () => {
+    const port = await freePort();
+    const run = cli(['serve', join(FIXTURES, 'cli', 'echo.v2alpha1.yaml'), '--port', String(port)], DEV);
+    run.child.stdout!.on('data', (chunk: Buffer) => {
+      if (String(chunk).includes('teal-agent-server listening')) run.child.kill('SIGTERM');
+    });
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(run.logs().map((l) => l.msg)).toEqual(expect.arrayContaining(['teal-agent-server listening', 'shutdown requested']));
   });
 });
 
