@@ -1,0 +1,92 @@
+import type { ChildProcess } from 'node:child_process';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { freePort } from '../../test/support/services';
+import { spawnServer } from '../processes';
+import { BREAK, LEASE_MS, ROOT, STORE } from './soak-config';
+
+/** One replica of the fleet: its port stays across restarts (clients keep calling it while it is down). */
+export interface Replica {
+  index: number;
+  port: number;
+  child?: ChildProcess;
+  up: boolean;
+}
+
+export const AGENT = `apiVersion: tealagents/v1alpha1
+name: Soak
+version: 1
+description: The soak's agent
+spec:
+  agent:
+    name: default
+    model: soak-model
+    system_prompt: Be brief.
+`;
+
+/** What each SOAK_BREAK patches out of the compiled Redis commit script. */
+const BREAKS: Record<string, [string, string][]> = {
+  idempotency: [["if ARGV[14] ~= '' then", 'if false then -- (Idempotency-Key claim removed: SOAK_BREAK)']],
+  cas: [
+    ["if actual ~= expected then return { 'conflict', actual } end", '-- (compare-and-set removed: SOAK_BREAK)'],
+    ["if ARGV[10] ~= '' and cur[4] ~= ARGV[10] then return { 'conflict', actual } end", '-- (write-id check removed: SOAK_BREAK)'],
+  ],
+};
+export const BROKEN_DIST = join(ROOT, '.soak-broken-dist');
+
+/** The server to run: dist/, or with SOAK_BREAK a patched copy of it beside dist/ (so its requires find node_modules/). */
+export function serverEntry(): string {
+  if (!BREAK) return join(ROOT, 'bin', 'teal-agent-server.js');
+  rmSync(BROKEN_DIST, { recursive: true, force: true });
+  cpSync(join(ROOT, 'dist'), BROKEN_DIST, { recursive: true });
+  const script = join(BROKEN_DIST, 'state', 'backends', 'redis', 'redis-commit.lua.js');
+  let source = readFileSync(script, 'utf8');
+  for (const [from, to] of BREAKS[BREAK]!) {
+    if (!source.includes(from)) throw new Error(`SOAK_BREAK=${BREAK}: "${from}" is not in ${script}`);
+    source = source.replace(from, to);
+  }
+  writeFileSync(script, source);
+  const entry = join(BROKEN_DIST, 'soak-entry.js');
+  writeFileSync(entry, `require('./cli.js').runCli(process.argv.slice(2));\n`);
+  return entry;
+}
+
+export interface Fleet {
+  replicas: Replica[];
+  /** Starts (or restarts) a replica on its port; resolves once it answers. */
+  start(r: Replica): Promise<void>;
+  stop(): void;
+}
+
+/** `count` replicas of `entry` serving the agents of `dir` on one store (`storeEnv`) and one model (`modelUrl`). */
+export async function startFleet(entry: string, dir: string, count: number, storeEnv: Record<string, string>, modelUrl: string): Promise<Fleet> {
+  const env = {
+    PATH: process.env.PATH ?? '',
+    TA_AUTH_MODE: 'dev',
+    TA_HOST: '127.0.0.1',
+    TA_LOG_LEVEL: 'warn',
+    ...storeEnv,
+    TA_BASE_URL: modelUrl,
+    TA_API_KEY: 'sk-soak',
+    TA_LLM_MAX_RETRIES: '1',
+    TA_TASK_LEASE_MS: String(LEASE_MS),
+    TA_LEASE_SWEEP_MS: '500',
+  };
+  const replicas: Replica[] = [];
+  for (let i = 0; i < count; i++) replicas.push({ index: i, port: await freePort(), up: false });
+  const start = async (r: Replica) => {
+    const proc = await spawnServer([entry, 'serve', dir, '--port', String(r.port)], env, `http://127.0.0.1:${r.port}/Soak/1/health/live`);
+    r.child = proc.child;
+    r.up = true;
+  };
+  // DynamoDB: the first replica creates the table, the others find it.
+  if (STORE === 'dynamodb') for (const r of replicas) await start(r);
+  else await Promise.all(replicas.map(start));
+  return {
+    replicas,
+    start,
+    stop: () => {
+      for (const r of replicas) r.child?.kill('SIGKILL');
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import { percentiles } from '../load';
+import { BREAK, CLIENTS, CONVERSATIONS, LEASE_MS, REPLICAS, SECONDS, SEED, STORE } from './soak-config';
+import { Attempt, checkHistory, formatViolations, Operation } from './soak-checker';
+import type { Fault } from './soak-faults';
+
+/** Violations listed one by one in the report (all are counted by rule). */
+const SHOWN_VIOLATIONS = 50;
+
+function violationsByRule(violations: ReturnType<typeof checkHistory>): string {
+  const counts = new Map<string, number>();
+  for (const v of violations) counts.set(v.rule, (counts.get(v.rule) ?? 0) + 1);
+  return ['| rule | violations |', '|---|---|', ...[...counts].map(([rule, n]) => `| ${rule} | ${n} |`)].join('\n');
+}
+
+/** soak-report.md: operations by kind, faults by kind, latency outside and during faults, violations. */
+export function reportOf(
+  operations: Operation[],
+  faults: Fault[],
+  model: Record<string, number>,
+  violations: ReturnType<typeof checkHistory>,
+  startedAt: number,
+): string {
+  const attempts = operations.flatMap((o) => o.attempts);
+  const byStatus = new Map<string, number>();
+  for (const a of attempts)
+    byStatus.set(
+      a.status ? `${a.status} ${a.outcome ?? ''}`.trim() : `no answer`,
+      (byStatus.get(a.status ? `${a.status} ${a.outcome ?? ''}`.trim() : 'no answer') ?? 0) + 1,
+    );
+  const inFault = (a: Attempt) => faults.some((f) => a.startedAt < f.until + LEASE_MS && a.endedAt > f.at);
+  const latency = (xs: Attempt[]) => {
+    const p = percentiles(xs.filter((a) => a.status === 200).map((a) => a.endedAt - a.startedAt));
+    return `p50 ${p.p50?.toFixed(0)} ms, p99 ${p.p99?.toFixed(0)} ms (${xs.length} attempts)`;
+  };
+  const answered = operations.filter((o) => o.attempts.some((a) => a.status === 200));
+  const failed = operations.length - answered.length;
+  const faultKinds = new Map<string, number>();
+  for (const f of faults) faultKinds.set(f.kind, (faultKinds.get(f.kind) ?? 0) + 1);
+  return [
+    `# Soak report`,
+    '',
+    `${BREAK ? `**A test build with a guarantee removed (SOAK_BREAK=${BREAK}).** ` : ''}Seed ${SEED}, ${REPLICAS} replicas on ${STORE}, ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${new Date().toISOString()}).`,
+    `Replay: \`SOAK_STORE=${STORE} SOAK_SEED=${SEED} SOAK_REPLICAS=${REPLICAS} SOAK_CONVERSATIONS=${CONVERSATIONS} SOAK_CLIENTS=${CLIENTS} SOAK_SECONDS=${SECONDS} npm run soak\`.`,
+    '',
+    `## Operations`,
+    '',
+    `| kind | turns |`,
+    `|---|---|`,
+    `| first turn | ${operations.filter((o) => o.kind === 'first').length} |`,
+    `| follow-on | ${operations.filter((o) => o.kind === 'follow-on').length} |`,
+    `| of them sent two at once on one task (contention) | ${operations.filter((o) => /turn \d+[ab]$/.test(o.text)).length} |`,
+    `| retried (same Idempotency-Key, another replica) | ${operations.filter((o) => o.attempts.length > 1).length} |`,
+    `| of them after the client dropped the connection | ${operations.filter((o) => o.attempts.some((a) => a.error === 'dropped by the client')).length} |`,
+    '',
+    `Attempts by answer: ${[...byStatus].map(([k, n]) => `${k}: ${n}`).join(', ')}.`,
+    `Model: ${Object.entries(model)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}.`,
+    '',
+    `## Faults`,
+    '',
+    ...[...faultKinds].map(([k, n]) => `- ${k}: ${n}`),
+    '',
+    `## Latency of answered attempts`,
+    '',
+    `- outside faults: ${latency(attempts.filter((a) => !inFault(a)))}`,
+    `- during a fault (or within a lease after it): ${latency(attempts.filter(inFault))}`,
+    '',
+    `Turns that failed visibly (no 200 after every retry): ${failed} of ${operations.length} (${((100 * failed) / Math.max(1, operations.length)).toFixed(2)} %).`,
+    '',
+    `## Violations: ${violations.length}`,
+    '',
+    ...(violations.length
+      ? [
+          violationsByRule(violations),
+          '',
+          violations.length > SHOWN_VIOLATIONS ? `The first ${SHOWN_VIOLATIONS}, with the operations that show them:` : 'With the operations that show them:',
+          '',
+          formatViolations(violations.slice(0, SHOWN_VIOLATIONS), operations),
+        ]
+      : ['None.']),
+    '',
+  ].join('\n');
+}
