@@ -21,6 +21,23 @@ export interface Operation {
   /** Its place in the conversation's turns, as sent (0 for the first; two turns sent at once share one). */
   index: number;
   attempts: Attempt[];
+  /** The decisions sent on the turn's pause, when it paused for an approval. */
+  decisions?: Decision[];
+}
+
+/** A decision a client sent on a paused turn (the resume route), and what came back for each attempt (one Idempotency-Key). */
+export interface Decision {
+  /**
+   * `approve`/`reject` in time; `expire`: an approve sent after the pause's TTL (it must be 409
+   * APPROVAL_EXPIRED and run nothing); `stale`: a decided pause's decision sent again under a new
+   * key (it must not be 2xx).
+   */
+  kind: 'approve' | 'reject' | 'expire' | 'stale';
+  requestId: string;
+  pauseId: string;
+  /** The calls the pause listed. */
+  callIds: string[];
+  attempts: Attempt[];
 }
 
 export interface Attempt {
@@ -35,6 +52,10 @@ export interface Attempt {
   outcome?: string;
   /** What the client saw of the transport failure. */
   error?: string;
+  /** A Paused answer's request, pause and the calls it waits on. */
+  requestId?: string;
+  pauseId?: string;
+  callIds?: string[];
 }
 
 /** A request as `GET …/tasks/{task_id}` lists it: the fields the checker reads. */
@@ -47,6 +68,10 @@ export interface StoredRequest {
   /** How many messages its first model call had (system prompt included); null when it did not complete. */
   model_input_messages?: number | null;
   messages: { role: string; items?: { content?: string }[]; content?: unknown }[];
+  /** The request's tool calls and how each ended (`ok`: its handler ran and returned). */
+  tool_calls?: { id: string; name: string; outcome?: string }[];
+  /** The decisions taken on its pauses. */
+  approvals?: { pause_id: string }[];
 }
 
 export interface StoredTask {
@@ -76,6 +101,8 @@ export interface CheckOptions {
   readAt: number;
   /** The lease plus a grace: no request may be Running longer than this at the end (ms). */
   runningLimitMs: number;
+  /** The tool calls the model asked for (soak-model.ts), and how many times each one's side effect happened (soak-tools.ts). */
+  tools?: { issued: { id: string; tool: string; text: string }[]; runs: Map<string, number> };
 }
 
 const ok = (a: Attempt) => a.status >= 200 && a.status < 300;
@@ -96,7 +123,9 @@ export function userTextOf(r: StoredRequest): string | undefined {
  * 6. every answer named the conversation's task; no other user can read it;
  * 7. no turn ran interleaved with another: the model saw every earlier completed turn of its task
  *    (its input is the system prompt, the earlier completed turns' messages and its own message:
- *    the soak's agent has no history limit and no user context).
+ *    the soak's agent has no history limit and no user context);
+ * 8. no tool call ran twice for one call id, no rejected or expired call ran, no approved call was
+ *    lost, no decided pause was decided again (checkTools).
  */
 export function checkHistory(operations: Operation[], reads: FinalRead[], options: CheckOptions): Violation[] {
   const violations: Violation[] = [];
@@ -120,10 +149,12 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     const completed = places.filter((p) => p.request.status === 'Completed');
     const answered = op.attempts.filter(ok);
     const read = readOf.get(op.conversation);
+    // An approve answered Completed is the turn answered Completed (the run went on under the same request).
+    const approvedCompleted = (op.decisions ?? []).some((d) => d.kind === 'approve' && d.attempts.some((a) => ok(a) && a.outcome === 'Completed'));
     for (const a of answered) {
       if (read?.taskId && a.taskId && a.taskId !== read.taskId) add('answer-task', `answered for task ${a.taskId}, the conversation's is ${read.taskId}`, [op]);
     }
-    if (answered.some((a) => a.outcome === 'Completed') && completed.length === 0) {
+    if ((answered.some((a) => a.outcome === 'Completed') || approvedCompleted) && completed.length === 0) {
       add('lost-turn', `answered Completed (${answered.length} answer(s)) but not stored Completed`, [op]);
     }
     if (completed.length > 1) add('duplicate-turn', `stored Completed ${completed.length} times (seq ${completed.map((p) => p.request.seq).join(', ')})`, [op]);
@@ -158,7 +189,9 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     let replayed = 0;
     for (const r of [...read.task.requests].sort((a, b) => a.seq - b.seq)) {
       if (r.status !== 'Completed') continue;
-      const expected = 1 + replayed + 1;
+      // A request resumed after an approval records its resumed run's input: its own user turn and
+      // the paused model turn (the soak's pauses are one call, decided once).
+      const expected = 1 + replayed + 1 + (r.approvals?.length ? 1 : 0);
       if (typeof r.model_input_messages === 'number' && r.model_input_messages !== expected) {
         const op = byText.get(userTextOf(r) ?? '');
         add(
@@ -181,7 +214,69 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
       add('foreign-read', `another user read the task: ${read.strangerStatus}`, operations.filter((o) => o.conversation === read.conversation).slice(0, 1));
     }
   }
+  if (options.tools) checkTools(operations, reads, options.tools, add);
   return violations;
+}
+
+/**
+ * The tools' rules, over the counter (what ran, counted outside the replicas) and what the clients
+ * and the store say of each call: no call ran twice; none that was rejected or expired ran; none that
+ * was approved (answered Completed) or is stored as run was lost.
+ */
+function checkTools(
+  operations: Operation[],
+  reads: FinalRead[],
+  tools: NonNullable<CheckOptions['tools']>,
+  report: (rule: string, detail: string, ops: Operation[]) => void,
+): void {
+  // A call seen by two sides (the client's decision and the store) is reported once per rule.
+  const seen = new Set<string>();
+  const add = (rule: string, detail: string, ops: Operation[]) => {
+    const key = `${rule} ${/call (\S+)/.exec(detail)?.[1] ?? detail}`;
+    if (!seen.has(key)) report(rule, detail, ops);
+    seen.add(key);
+  };
+  const byText = new Map(operations.map((o) => [o.text, o]));
+  const opOfCall = new Map(tools.issued.map((c) => [c.id, byText.get(c.text)]));
+  const opsOf = (id: string) => {
+    const op = opOfCall.get(id);
+    return op ? [op] : [];
+  };
+  const runs = (id: string) => tools.runs.get(id) ?? 0;
+  for (const [id, n] of tools.runs) if (n > 1) add('tool-ran-twice', `call ${id} ran ${n} times`, opsOf(id));
+  for (const op of operations) {
+    for (const d of op.decisions ?? []) {
+      const answered = d.attempts.filter(ok);
+      if (d.kind === 'reject' && answered.length) {
+        for (const id of d.callIds) if (runs(id)) add('rejected-ran', `call ${id} ran though its rejection was answered ${answered[0]!.outcome}`, [op]);
+      }
+      if (d.kind === 'expire') {
+        if (answered.length)
+          add('expired-decided', `an approve sent after the pause's TTL was answered ${answered[0]!.status} ${answered[0]!.outcome ?? ''}`, [op]);
+        else if (d.attempts.some((a) => a.outcome === 'APPROVAL_EXPIRED'))
+          for (const id of d.callIds) if (runs(id)) add('rejected-ran', `call ${id} ran though its pause expired`, [op]);
+      }
+      if (d.kind === 'stale' && answered.length) add('stale-decision', `a decided pause's decision sent again was answered ${answered[0]!.status}`, [op]);
+      if (d.kind === 'approve' && answered.some((a) => a.outcome === 'Completed')) {
+        for (const id of d.callIds) if (!runs(id)) add('approved-lost', `call ${id} approved (answered Completed) but never ran`, [op]);
+      }
+    }
+  }
+  // The store's side: a call stored as run ran (once); the calls of a request rejected or expired never ran.
+  const issuedFor = new Map<string, string[]>();
+  for (const c of tools.issued) issuedFor.set(c.text, [...(issuedFor.get(c.text) ?? []), c.id]);
+  for (const read of reads) {
+    for (const r of read.task?.requests ?? []) {
+      for (const c of r.tool_calls ?? []) {
+        if (c.outcome === 'ok' && opOfCall.has(c.id) && !runs(c.id))
+          add('approved-lost', `call ${c.id} stored as run (request seq ${r.seq}) but never ran`, opsOf(c.id));
+      }
+      if (r.reason === 'rejected' || r.reason === 'expired') {
+        for (const id of issuedFor.get(userTextOf(r) ?? '') ?? [])
+          if (runs(id)) add('rejected-ran', `call ${id} ran though its request is stored Canceled (${r.reason})`, opsOf(id));
+      }
+    }
+  }
 }
 
 /** One line per violation, with the operations and their attempts that show it. */

@@ -1,8 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DROP, HOT_PAIR, MAX_ATTEMPTS, pick, rand, REQUEST_TIMEOUT_MS, SEED } from './soak-config';
-import { Attempt, Operation } from './soak-checker';
-import type { Replica } from './soak-fleet';
+import { Attempt, Decision, Operation } from './soak-checker';
+import { APPROVAL_TTL_SECONDS, Replica } from './soak-fleet';
+
+/** Of the turns sent alone: the share that asks for the tool that runs at once, and for the one that waits for approval. */
+const TOOL_TURN = 0.1;
+const GUARDED_TURN = 0.06;
+/** How a paused turn is decided: the chances of letting it expire and of rejecting it (else approved), and of then sending the decision again (stale). */
+const EXPIRE = 0.2;
+const REJECT = 0.3;
+const STALE_RETRY = 0.3;
+
+/** What a JSON answer may carry that the clients read. */
+interface Answer {
+  task_id?: string;
+  request_id?: string;
+  status?: unknown;
+  code?: string;
+  content?: { pause_id?: string; tool_calls?: { id: string }[] };
+}
 
 /**
  * The clients: what they send, and everything they saw (`operations`, the checker's input). Each
@@ -21,31 +38,58 @@ export class SoakClients {
     while (Date.now() < deadline) await this.turn(pick(mine));
   }
 
-  /** One attempt of a turn on one replica: what the client saw. */
-  private async attempt(replica: Replica, op: Operation, key: string, body: object): Promise<Attempt> {
+  /** One attempt of a request on one replica: what the client saw, and the JSON answer. */
+  private async attempt(replica: Replica, method: string, path: string, user: string, key: string, body?: object): Promise<[Attempt, Answer]> {
     const begun = Date.now();
     try {
-      const res = await fetch(`http://127.0.0.1:${replica.port}/Soak/1`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-dev-user': op.user },
-        body: JSON.stringify(body),
-        // Now and then the client gives up a few ms in (its answer lost): it sends the turn again.
+      const res = await fetch(`http://127.0.0.1:${replica.port}/Soak/1${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-dev-user': user },
+        body: body ? JSON.stringify(body) : undefined,
+        // Now and then the client gives up a few ms in (its answer lost): it sends the request again.
         signal: AbortSignal.timeout(rand() < DROP ? 2 + Math.floor(rand() * 40) : REQUEST_TIMEOUT_MS),
       });
-      const json = (await res.json().catch(() => ({}))) as { task_id?: string; status?: unknown; code?: string };
+      const json = (await res.json().catch(() => ({}))) as Answer;
       // A StateResponse's status (Completed…), or a problem's code (its `status` is the HTTP one).
       const outcome = typeof json.status === 'string' ? json.status : json.code;
-      return { replica: replica.index, startedAt: begun, endedAt: Date.now(), status: res.status, taskId: json.task_id, outcome };
+      const a: Attempt = { replica: replica.index, startedAt: begun, endedAt: Date.now(), status: res.status, taskId: json.task_id, outcome };
+      if (outcome === 'Paused' && json.content?.pause_id) {
+        a.requestId = json.request_id;
+        a.pauseId = json.content.pause_id;
+        a.callIds = (json.content.tool_calls ?? []).map((c) => c.id);
+      }
+      return [a, json];
     } catch (err) {
       const error = (err as Error).name === 'TimeoutError' ? 'dropped by the client' : (err as Error).message;
-      return { replica: replica.index, startedAt: begun, endedAt: Date.now(), status: 0, error };
+      return [{ replica: replica.index, startedAt: begun, endedAt: Date.now(), status: 0, error }, {}];
     }
   }
 
   /**
-   * A turn: sent to a random replica, retried with the same key on another while no answer comes,
-   * or the task is busy. Now and then (HOT_PAIR) two turns at once on the same task: both must land,
-   * once each, in either order (they share an index: the checker does not order them).
+   * A request sent to a random replica and sent again, with the same key and body, to a random
+   * replica while no answer comes (a replica killed or down) or 503 (or 409 when `busyAgain`: the
+   * task held by a request that has not ended yet); at most MAX_ATTEMPTS times.
+   */
+  private async withRetries(attempts: Attempt[], method: string, path: string, user: string, body: object | undefined, busyAgain: boolean): Promise<Answer> {
+    const key = randomUUID();
+    let json: Answer = {};
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      const [a, answer] = await this.attempt(pick(this.replicas), method, path, user, key, body);
+      attempts.push(a);
+      json = answer;
+      if (a.status === 0 || a.status === 503 || (busyAgain && a.status === 409)) {
+        await sleep(200 + Math.floor(rand() * 300));
+        continue;
+      }
+      break;
+    }
+    return json;
+  }
+
+  /**
+   * A turn: now and then (HOT_PAIR) two turns at once on the same task: both must land, once each,
+   * in either order (they share an index: the checker does not order them). A turn sent alone may
+   * ask for a tool (TOOL_TURN), or for one that waits for approval (GUARDED_TURN), then decided.
    */
   private async turn(conversation: string): Promise<void> {
     const index = this.turnsOf.get(conversation) ?? 0;
@@ -54,7 +98,8 @@ export class SoakClients {
       await Promise.all([this.send(conversation, index, 'a'), this.send(conversation, index, 'b')]);
       return;
     }
-    await this.send(conversation, index, '');
+    const roll = rand();
+    await this.send(conversation, index, roll < TOOL_TURN ? ' [tool:count]' : roll < TOOL_TURN + GUARDED_TURN ? ' [tool:guarded]' : '');
   }
 
   private async send(conversation: string, index: number, part: string): Promise<void> {
@@ -68,20 +113,35 @@ export class SoakClients {
       attempts: [],
     };
     this.operations.push(op);
-    const key = randomUUID();
     // One body for every attempt: a retry under the key must be the same request (else 422 IDEMPOTENCY_KEY_REUSED).
     const taskId = this.taskOf.get(conversation);
     const body = { items: [{ content_type: 'text', content: op.text }], ...(taskId ? { task_id: taskId } : {}) };
-    for (let i = 0; i < MAX_ATTEMPTS; i++) {
-      const a = await this.attempt(pick(this.replicas), op, key, body);
-      op.attempts.push(a);
-      if (a.taskId && !this.taskOf.has(conversation)) this.taskOf.set(conversation, a.taskId);
-      // No answer (a replica killed or down), or the task held by a request that has not ended yet: again, elsewhere.
-      if (a.status === 0 || a.status === 409 || a.status === 503) {
-        await sleep(200 + Math.floor(rand() * 300));
-        continue;
-      }
-      return;
+    await this.withRetries(op.attempts, 'POST', '', op.user, body, true);
+    const named = op.attempts.find((a) => a.taskId);
+    if (named && !this.taskOf.has(conversation)) this.taskOf.set(conversation, named.taskId!);
+    const paused = op.attempts.at(-1);
+    if (paused?.pauseId && paused.requestId) await this.decide(op, paused.requestId, paused.pauseId, paused.callIds ?? []);
+  }
+
+  /**
+   * Decides a paused turn: approve, reject, or wait past the TTL and approve (it must be 409
+   * APPROVAL_EXPIRED); after a decision that was answered, now and then the same decision again
+   * under a new key (stale: it must be 409, and run nothing).
+   */
+  private async decide(op: Operation, requestId: string, pauseId: string, callIds: string[]): Promise<void> {
+    op.decisions = [];
+    const roll = rand();
+    const kind: Decision['kind'] = roll < EXPIRE ? 'expire' : roll < EXPIRE + REJECT ? 'reject' : 'approve';
+    if (kind === 'expire') await sleep(APPROVAL_TTL_SECONDS * 1000 + 1_500);
+    const body = { action: kind === 'reject' ? 'reject' : 'approve', pause_id: pauseId };
+    const path = `/tealagents/v1alpha1/resume/${requestId}`;
+    const decision: Decision = { kind, requestId, pauseId, callIds, attempts: [] };
+    op.decisions.push(decision);
+    await this.withRetries(decision.attempts, 'POST', path, op.user, body, false);
+    if (kind !== 'expire' && decision.attempts.some((a) => a.status >= 200 && a.status < 300) && rand() < STALE_RETRY) {
+      const stale: Decision = { kind: 'stale', requestId, pauseId, callIds, attempts: [] };
+      op.decisions.push(stale);
+      await this.withRetries(stale.attempts, 'POST', path, op.user, body, false);
     }
   }
 }

@@ -1,9 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../test/support/services';
 import { spawnServer } from '../processes';
 import { BREAK, LEASE_MS, ROOT, STORE } from './soak-config';
+import { TOOLS_PLUGIN } from './soak-tools';
 
 /** One replica of the fleet: its port stays across restarts (clients keep calling it while it is down). */
 export interface Replica {
@@ -13,16 +15,31 @@ export interface Replica {
   up: boolean;
 }
 
-export const AGENT = `apiVersion: tealagents/v1alpha1
+/** A pause not decided within this many seconds ends Canceled, reason expired (the clients let some expire). */
+export const APPROVAL_TTL_SECONDS = 2;
+
+/** The soak's agent: its tools (soak-tools.ts) with approvals that expire; no history limit (the checker counts the model's input). */
+const AGENT = `apiVersion: tealagents/v1alpha1
 name: Soak
 version: 1
 description: The soak's agent
 spec:
+  governance:
+    approval_ttl_seconds: ${APPROVAL_TTL_SECONDS}
   agent:
     name: default
     model: soak-model
     system_prompt: Be brief.
+    plugins: [SoakTools]
 `;
+
+/** A directory of the soak's agents and their plugin module, for `serve`. */
+export function writeAgents(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'soak-agents-'));
+  writeFileSync(join(dir, 'soak.yaml'), AGENT);
+  writeFileSync(join(dir, 'custom_plugins.js'), TOOLS_PLUGIN);
+  return dir;
+}
 
 /** What each SOAK_BREAK patches out of the compiled Redis commit script. */
 const BREAKS: Record<string, [string, string][]> = {
@@ -58,9 +75,17 @@ export interface Fleet {
   stop(): void;
 }
 
-/** `count` replicas of `entry` serving the agents of `dir` on one store (`storeEnv`) and one model (`modelUrl`). */
-export async function startFleet(entry: string, dir: string, count: number, storeEnv: Record<string, string>, modelUrl: string): Promise<Fleet> {
+/** `count` replicas of `entry` serving the agents of `dir` on one store (`storeEnv`), one model (`modelUrl`) and one tool counter (`counterUrl`). */
+export async function startFleet(
+  entry: string,
+  dir: string,
+  count: number,
+  storeEnv: Record<string, string>,
+  modelUrl: string,
+  counterUrl: string,
+): Promise<Fleet> {
   const env = {
+    SOAK_COUNTER_URL: counterUrl,
     PATH: process.env.PATH ?? '',
     TA_AUTH_MODE: 'dev',
     TA_HOST: '127.0.0.1',

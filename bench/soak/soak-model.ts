@@ -1,10 +1,37 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { random, SEED } from './soak-config';
 
-/** The model: answers at once mostly, sometimes slowly, with a 500 or a 429 (the servers retry once). */
-export async function startModel(): Promise<{ url: string; server: Server; counts: Record<string, number> }> {
-  const counts: Record<string, number> = { ok: 0, '500': 0, '429': 0, slow: 0 };
+/** A tool call the model asked for: its tool and the user turn (text) it was asked for. */
+export interface IssuedCall {
+  id: string;
+  tool: string;
+  text: string;
+}
+
+/** The marker a client puts in a turn's text to have the model call a tool (soak-tools.ts). */
+export const TOOL_MARKERS: Record<string, string> = { '[tool:count]': 'SoakTools-count', '[tool:guarded]': 'SoakTools-guarded' };
+
+interface ChatBody {
+  messages?: { role: string; content?: unknown }[];
+}
+
+/** The text of a chat message's content (a string, or OpenAI's content parts). */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p: { text?: string }) => p.text ?? '').join('');
+  return '';
+}
+
+/**
+ * The model: answers at once mostly, sometimes slowly, with a 500 or a 429 (the servers retry once).
+ * A user turn whose text has a tool marker gets a tool call (a fresh call id, also its argument:
+ * the counter counts by it); the turn after a tool result gets text.
+ */
+export async function startModel(): Promise<{ url: string; server: Server; counts: Record<string, number>; issued: IssuedCall[] }> {
+  const counts: Record<string, number> = { ok: 0, '500': 0, '429': 0, slow: 0, 'tool call': 0 };
+  const issued: IssuedCall[] = [];
   const chance = random(SEED * 7919);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -24,19 +51,31 @@ export async function startModel(): Promise<{ url: string; server: Server; count
       const delay = roll < 0.15 ? 100 + Math.floor(chance() * 900) : 0;
       if (delay) counts.slow!++;
       counts.ok!++;
+      const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as ChatBody;
+      const last = body.messages?.[body.messages.length - 1];
+      const text = last?.role === 'user' ? textOf(last.content) : '';
+      const marker = Object.keys(TOOL_MARKERS).find((m) => text.includes(m));
+      let message: Record<string, unknown> = { role: 'assistant', content: 'ok' };
+      if (marker) {
+        const id = `call-${randomUUID()}`;
+        issued.push({ id, tool: TOOL_MARKERS[marker]!, text });
+        counts['tool call']!++;
+        const call = { id, type: 'function', function: { name: TOOL_MARKERS[marker], arguments: JSON.stringify({ call: id }) } };
+        message = { role: 'assistant', content: null, tool_calls: [call] };
+      }
       setTimeout(() => {
-        const body = {
+        const answer = {
           id: 'soak',
           object: 'chat.completion',
           created: 0,
           model: 'soak',
-          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          choices: [{ index: 0, message, finish_reason: marker ? 'tool_calls' : 'stop' }],
           usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
         };
-        if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
       }, delay);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server, counts };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server, counts, issued };
 }

@@ -12,6 +12,27 @@ function violationsByRule(violations: ReturnType<typeof checkHistory>): string {
   return ['| rule | violations |', '|---|---|', ...[...counts].map(([rule, n]) => `| ${rule} | ${n} |`)].join('\n');
 }
 
+const DECISION_NAMES = {
+  approve: 'approved',
+  reject: 'rejected',
+  expire: 'let expire, then approved (must be 409 APPROVAL_EXPIRED)',
+  stale: 'a decided pause decided again, new key (stale: must be 409)',
+};
+
+function decisionsOf(operations: Operation[], kind: keyof typeof DECISION_NAMES): number {
+  return operations.reduce((n, o) => n + (o.decisions ?? []).filter((d) => d.kind === kind).length, 0);
+}
+
+/** Attempts counted by their answer: `200 Completed: 12, no answer: 3, …`. */
+function answers(attempts: Attempt[]): string {
+  const byStatus = new Map<string, number>();
+  for (const a of attempts) {
+    const k = a.status ? `${a.status} ${a.outcome ?? ''}`.trim() : 'no answer';
+    byStatus.set(k, (byStatus.get(k) ?? 0) + 1);
+  }
+  return [...byStatus].map(([k, n]) => `${k}: ${n}`).join(', ');
+}
+
 /** soak-report.md: operations by kind, faults by kind, latency outside and during faults, violations. */
 export function reportOf(
   operations: Operation[],
@@ -19,14 +40,9 @@ export function reportOf(
   model: Record<string, number>,
   violations: ReturnType<typeof checkHistory>,
   startedAt: number,
+  toolRuns: { issued: number; calls: number; ran: number },
 ): string {
   const attempts = operations.flatMap((o) => o.attempts);
-  const byStatus = new Map<string, number>();
-  for (const a of attempts)
-    byStatus.set(
-      a.status ? `${a.status} ${a.outcome ?? ''}`.trim() : `no answer`,
-      (byStatus.get(a.status ? `${a.status} ${a.outcome ?? ''}`.trim() : 'no answer') ?? 0) + 1,
-    );
   const inFault = (a: Attempt) => faults.some((f) => a.startedAt < f.until + LEASE_MS && a.endedAt > f.at);
   const latency = (xs: Attempt[]) => {
     const p = percentiles(xs.filter((a) => a.status === 200).map((a) => a.endedAt - a.startedAt));
@@ -51,8 +67,13 @@ export function reportOf(
     `| of them sent two at once on one task (contention) | ${operations.filter((o) => /turn \d+[ab]$/.test(o.text)).length} |`,
     `| retried (same Idempotency-Key, another replica) | ${operations.filter((o) => o.attempts.length > 1).length} |`,
     `| of them after the client dropped the connection | ${operations.filter((o) => o.attempts.some((a) => a.error === 'dropped by the client')).length} |`,
+    `| asked for a tool that runs at once | ${operations.filter((o) => o.text.includes('[tool:count]')).length} |`,
+    `| asked for a tool that waits for approval | ${operations.filter((o) => o.text.includes('[tool:guarded]')).length} |`,
+    ...(['approve', 'reject', 'expire', 'stale'] as const).map((kind) => `| decision: ${DECISION_NAMES[kind]} | ${decisionsOf(operations, kind)} |`),
     '',
-    `Attempts by answer: ${[...byStatus].map(([k, n]) => `${k}: ${n}`).join(', ')}.`,
+    `Attempts by answer: ${answers(attempts)}.`,
+    `Decisions by answer: ${answers(operations.flatMap((o) => (o.decisions ?? []).flatMap((d) => d.attempts)))}.`,
+    `Tool calls: ${toolRuns.issued} asked for by the model, ${toolRuns.ran} side effects counted (over ${toolRuns.calls} call ids).`,
     `Model: ${Object.entries(model)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ')}.`,

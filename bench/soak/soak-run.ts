@@ -1,15 +1,14 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BREAK, CLIENTS, CONVERSATIONS, LEASE_MS, pick, REPORT, REPLICAS, SECONDS } from './soak-config';
 import { checkHistory, FinalRead, StoredTask } from './soak-checker';
 import { SoakClients } from './soak-client';
 import { Fault, runFaults } from './soak-faults';
-import { AGENT, BROKEN_DIST, serverEntry, startFleet } from './soak-fleet';
+import { BROKEN_DIST, serverEntry, startFleet, writeAgents } from './soak-fleet';
 import { startModel } from './soak-model';
 import { reportOf } from './soak-report';
 import { startStore } from './soak-store';
+import { startToolCounter } from './soak-tools';
 
 /**
  * `npm run soak` (docs/reliability.md): a fleet of replicas of the built server on one store
@@ -22,9 +21,8 @@ async function main(): Promise<void> {
   const entry = serverEntry();
   const store = await startStore();
   const model = await startModel();
-  const dir = mkdtempSync(join(tmpdir(), 'soak-agents-'));
-  writeFileSync(join(dir, 'soak.yaml'), AGENT);
-  const fleet = await startFleet(entry, dir, REPLICAS, store.env, model.url);
+  const counter = await startToolCounter();
+  const fleet = await startFleet(entry, writeAgents(), REPLICAS, store.env, model.url, counter.url);
   const { replicas } = fleet;
 
   const clients = new SoakClients(replicas);
@@ -60,15 +58,21 @@ async function main(): Promise<void> {
       strangerStatus: stranger.status,
     });
   }
-  const violations = checkHistory(clients.operations, reads, { readAt, runningLimitMs: LEASE_MS + 5_000 });
+  const violations = checkHistory(clients.operations, reads, {
+    readAt,
+    runningLimitMs: LEASE_MS + 5_000,
+    tools: { issued: model.issued, runs: counter.runs },
+  });
 
-  const report = reportOf(clients.operations, faults, model.counts, violations, startedAt);
+  const toolRuns = { issued: model.issued.length, calls: counter.runs.size, ran: [...counter.runs.values()].reduce((a, b) => a + b, 0) };
+  const report = reportOf(clients.operations, faults, model.counts, violations, startedAt, toolRuns);
   writeFileSync(REPORT, report);
   process.stdout.write(report);
 
   fleet.stop();
   if (BREAK) rmSync(BROKEN_DIST, { recursive: true, force: true });
   model.server.close();
+  counter.server.close();
   await store.stop();
   process.exitCode = violations.length ? 1 : 0;
 }

@@ -3,7 +3,17 @@
  * its rules: it must report every one, naming the operations that show it, and nothing on a clean
  * history.
  */
-import { Attempt, checkHistory, FinalRead, formatViolations, Operation, StoredRequest, StoredTask } from '../../bench/soak/soak-checker';
+import {
+  Attempt,
+  checkHistory,
+  CheckOptions,
+  Decision,
+  FinalRead,
+  formatViolations,
+  Operation,
+  StoredRequest,
+  StoredTask,
+} from '../../bench/soak/soak-checker';
 
 const NOW = Date.parse('2026-11-28T12:00:00Z');
 const answered = (outcome = 'Completed', taskId = 't-a'): Attempt => ({ replica: 0, startedAt: NOW - 100, endedAt: NOW - 90, status: 200, taskId, outcome });
@@ -90,5 +100,75 @@ describe('the soak checker', () => {
   it('an answer naming another task, and a task another user can read', () => {
     const ops = [op('a', 0, [answered('Completed', 't-zzz')])];
     expect(rules(ops, [read('a', task('t-a', [stored('a turn 0', 0)]), 200)])).toEqual(['answer-task', 'foreign-read']);
+  });
+
+  describe('tools and approvals', () => {
+    // Conversation t: turn 0 called the tool that runs at once (k-auto), turn 1 paused and was
+    // approved (k-ok), turn 2 paused and was rejected (k-no), turn 3 paused and expired (k-late).
+    const decision = (kind: Decision['kind'], callId: string, status: number, outcome: string): Decision => ({
+      kind,
+      requestId: `r-${callId}`,
+      pauseId: `p-${callId}`,
+      callIds: [callId],
+      attempts: [{ ...answered(outcome, 't-t'), status }],
+    });
+    const paused = (): Attempt => ({ ...answered('Paused', 't-t') });
+    const toolOps = () => {
+      const ops = [op('t', 0, [answered('Completed', 't-t')]), op('t', 1, [paused()]), op('t', 2, [paused()]), op('t', 3, [paused()])];
+      ops[1]!.decisions = [decision('approve', 'k-ok', 200, 'Completed'), decision('stale', 'k-ok', 409, 'APPROVAL_ALREADY_DECIDED')];
+      ops[2]!.decisions = [decision('reject', 'k-no', 200, 'Canceled')];
+      ops[3]!.decisions = [decision('expire', 'k-late', 409, 'APPROVAL_EXPIRED')];
+      return ops;
+    };
+    const toolTask = task('t-t', [
+      stored('t turn 0', 0, 'Completed', { tool_calls: [{ id: 'k-auto', name: 'SoakTools-count', outcome: 'ok' }] }),
+      // Resumed after its approval: its input also held its paused model turn.
+      stored('t turn 1', 1, 'Completed', {
+        tool_calls: [{ id: 'k-ok', name: 'SoakTools-guarded', outcome: 'ok' }],
+        approvals: [{ pause_id: 'p-k-ok' }],
+        model_input_messages: 5,
+      }),
+      stored('t turn 2', 2, 'Canceled', { reason: 'rejected' }),
+      stored('t turn 3', 3, 'Canceled', { reason: 'expired' }),
+    ]);
+    const issued = ['k-auto', 'k-ok', 'k-no', 'k-late'].map((id, i) => ({ id, tool: i ? 'SoakTools-guarded' : 'SoakTools-count', text: `t turn ${i}` }));
+    const runs = (changes: Record<string, number> = {}) => new Map(Object.entries({ 'k-auto': 1, 'k-ok': 1, 'k-no': 0, 'k-late': 0, ...changes }));
+    const checkTools = (ops: Operation[], counted: Map<string, number>, t: StoredTask = toolTask) => {
+      const options: CheckOptions = { readAt: NOW, runningLimitMs: 8_000, tools: { issued, runs: counted } };
+      return checkHistory(ops, [{ conversation: 't', taskId: 't-t', task: t, strangerStatus: 404 }], options);
+    };
+
+    it('finds nothing when each call ran once, the rejected and expired ones never, and the stale decision was refused', () => {
+      expect(checkTools(toolOps(), runs())).toEqual([]);
+    });
+
+    it('a call whose side effect happened twice: tool-ran-twice, naming the turn that asked for it', () => {
+      expect(checkTools(toolOps(), runs({ 'k-auto': 2 }))).toEqual([expect.objectContaining({ rule: 'tool-ran-twice', operations: ['t-0'] })]);
+    });
+
+    it('a rejected call, or one whose pause expired, that ran: rejected-ran (once per call though client and store both show it)', () => {
+      const v = checkTools(toolOps(), runs({ 'k-no': 1, 'k-late': 1 }));
+      expect(v.map((x) => [x.rule, x.operations])).toEqual([
+        ['rejected-ran', ['t-2']],
+        ['rejected-ran', ['t-3']],
+      ]);
+    });
+
+    it('an approved call (answered Completed) that never ran: approved-lost; also a call stored as run that never ran', () => {
+      expect(checkTools(toolOps(), runs({ 'k-ok': 0 })).map((x) => x.rule)).toEqual(['approved-lost']);
+      expect(checkTools(toolOps(), runs({ 'k-auto': 0 })).map((x) => [x.rule, x.operations])).toEqual([['approved-lost', ['t-0']]]);
+    });
+
+    it('a stale decision accepted, and an approve after the TTL accepted: stale-decision, expired-decided', () => {
+      const ops = toolOps();
+      ops[1]!.decisions![1] = decision('stale', 'k-ok', 200, 'Completed');
+      ops[3]!.decisions![0] = decision('expire', 'k-late', 200, 'Completed');
+      expect(checkTools(ops, runs()).map((x) => x.rule)).toEqual(['stale-decision', 'expired-decided']);
+    });
+
+    it('a resumed request whose input lacked an earlier completed turn is still interleaved', () => {
+      const t = { ...toolTask, requests: toolTask.requests.map((r) => (r.seq === 1 ? { ...r, model_input_messages: 3 } : r)) };
+      expect(checkTools(toolOps(), runs(), t).map((x) => x.rule)).toEqual(['interleaved']);
+    });
   });
 });
