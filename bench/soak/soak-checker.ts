@@ -15,7 +15,16 @@ export interface Operation {
   conversation: string;
   /** The owner the client called as (dev auth's user header). */
   user: string;
-  kind: 'first' | 'follow-on';
+  /**
+   * Turns (their text is stored): `first`, `follow-on`, `edit` (a completed turn's text replaced,
+   * rerun as a new request). The others act on the task: `cancel` (of the turn `target` names, an
+   * op id), `fork` (of the request `target` names), `delete` (of the conversation's task).
+   */
+  kind: 'first' | 'follow-on' | 'edit' | 'cancel' | 'fork' | 'delete';
+  /** cancel: the op id of the turn it cancels; edit and fork: the request id edited or forked. */
+  target?: string;
+  /** fork: the user texts of the new task as the 201 answer listed them. */
+  forkTexts?: string[];
   /** The user turn's text: unique over the whole soak. */
   text: string;
   /** Its place in the conversation's turns, as sent (0 for the first; two turns sent at once share one). */
@@ -52,7 +61,7 @@ export interface Attempt {
   outcome?: string;
   /** What the client saw of the transport failure. */
   error?: string;
-  /** A Paused answer's request, pause and the calls it waits on. */
+  /** The request the answer named (a Paused answer's also its pause and the calls it waits on). */
   requestId?: string;
   pauseId?: string;
   callIds?: string[];
@@ -70,6 +79,9 @@ export interface StoredRequest {
   messages: { role: string; items?: { content?: string }[]; content?: unknown }[];
   /** The request's tool calls and how each ended (`ok`: its handler ran and returned). */
   tool_calls?: { id: string; name: string; outcome?: string }[];
+  /** edit: the request it replaced; the request an edit replaced (or a later one it superseded) names the edit. */
+  edit_of?: string | null;
+  superseded_by?: string | null;
   /** The decisions taken on its pauses. */
   approvals?: { pause_id: string }[];
 }
@@ -87,7 +99,12 @@ export interface FinalRead {
   task: StoredTask | null;
   /** The status another user got reading the same task (anything but 401/403/404 leaks it). */
   strangerStatus?: number;
+  /** A task made by a fork: the fork op's id (its turns are copies: not counted as the conversation's). */
+  forkOf?: string;
 }
+
+/** The kinds whose text is a user turn stored in the conversation's task. */
+const TURNS = new Set<Operation['kind']>(['first', 'follow-on', 'edit']);
 
 export interface Violation {
   rule: string;
@@ -131,10 +148,10 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
   const violations: Violation[] = [];
   const add = (rule: string, detail: string, ops: Operation[]) => violations.push({ rule, detail, operations: ops.map((o) => o.id) });
   const byText = new Map(operations.map((o) => [o.text, o]));
-  const readOf = new Map(reads.map((r) => [r.conversation, r]));
-  // Where each text is stored, over every task read.
+  const readOf = new Map(reads.filter((r) => !r.forkOf).map((r) => [r.conversation, r]));
+  // Where each text is stored, over every task read (but forks: copies by design).
   const stored = new Map<string, { conversation: string; request: StoredRequest }[]>();
-  for (const read of reads) {
+  for (const read of readOf.values()) {
     for (const request of read.task?.requests ?? []) {
       const text = userTextOf(request);
       if (text === undefined) continue;
@@ -144,7 +161,10 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     }
   }
 
+  // Conversations whose task was deleted (a DELETE sent, the task gone): their turns are gone with it.
+  const deleted = new Set(operations.filter((o) => o.kind === 'delete' && readOf.get(o.conversation)?.task === null).map((o) => o.conversation));
   for (const op of operations) {
+    if (!TURNS.has(op.kind) || deleted.has(op.conversation)) continue;
     const places = stored.get(op.text) ?? [];
     const completed = places.filter((p) => p.request.status === 'Completed');
     const answered = op.attempts.filter(ok);
@@ -172,7 +192,7 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     }
   }
 
-  for (const read of reads) {
+  for (const read of readOf.values()) {
     if (!read.task) continue;
     // Order: the Completed turns' send order must increase with their seq.
     const turns = read.task.requests
@@ -186,9 +206,16 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
       // Equal indexes: two turns sent at once, either order is right.
       if (turns[i]!.index < turns[i - 1]!.index) add('order', `turn ${turns[i]!.index} stored after turn ${turns[i - 1]!.index}`, [turns[i - 1]!, turns[i]!]);
     }
-    let replayed = 0;
-    for (const r of [...read.task.requests].sort((a, b) => a.seq - b.seq)) {
+    // The model's input: every earlier Completed request but those an edit had superseded by then
+    // (an edit supersedes from the request it edits up to itself, so it and every later request skip them).
+    const seqOf = new Map(read.task.requests.map((r) => [r.request_id, r.seq]));
+    const requests = [...read.task.requests].sort((a, b) => a.seq - b.seq);
+    for (const r of requests) {
       if (r.status !== 'Completed') continue;
+      const replayed = requests
+        .filter((e) => e.seq < r.seq && e.status === 'Completed')
+        .filter((e) => !e.superseded_by || (seqOf.get(e.superseded_by) ?? Infinity) > r.seq)
+        .reduce((n, e) => n + e.messages.length, 0);
       // A request resumed after an approval records its resumed run's input: its own user turn and
       // the paused model turn (the soak's pauses are one call, decided once).
       const expected = 1 + replayed + 1 + (r.approvals?.length ? 1 : 0);
@@ -200,7 +227,6 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
           op ? [op] : [],
         );
       }
-      replayed += r.messages.length;
     }
     for (const r of read.task.requests) {
       if (r.status !== 'Running') continue;
@@ -210,12 +236,69 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
         add('stuck-running', `request ${r.request_id} Running for ${Math.round(since)} ms (limit ${options.runningLimitMs})`, op ? [op] : []);
       }
     }
+  }
+  for (const read of reads) {
     if (read.strangerStatus !== undefined && ![401, 403, 404].includes(read.strangerStatus)) {
       add('foreign-read', `another user read the task: ${read.strangerStatus}`, operations.filter((o) => o.conversation === read.conversation).slice(0, 1));
     }
   }
+  checkTaskOperations(operations, reads, add);
   if (options.tools) checkTools(operations, reads, options.tools, add);
   return violations;
+}
+
+/**
+ * Deletes, cancels, edits and forks: a task whose DELETE was answered 204 reads as gone for its
+ * owner; a request a cancel was answered 2xx for did not complete (it ended Canceled, or Failed,
+ * with a reason); an edit answered 2xx is stored as the edit of the request asked, which is
+ * superseded; a fork holds the turns its 201 listed, stored as read, ending with the request asked,
+ * each a completed turn of its source once, in send order.
+ */
+function checkTaskOperations(operations: Operation[], reads: FinalRead[], add: (rule: string, detail: string, ops: Operation[]) => void): void {
+  const readOf = new Map(reads.filter((r) => !r.forkOf).map((r) => [r.conversation, r]));
+  const forkRead = new Map(reads.filter((r) => r.forkOf).map((r) => [r.forkOf!, r]));
+  const byText = new Map(operations.map((o) => [o.text, o]));
+  for (const op of operations) {
+    const answer = op.attempts.find(ok);
+    const task = readOf.get(op.conversation)?.task;
+    const request = (id: string | undefined) => task?.requests.find((r) => r.request_id === id);
+    if (op.kind === 'delete' && answer && task)
+      add('deleted-visible', `DELETE answered ${answer.status}, yet its owner still reads task ${task.task_id}`, [op]);
+    // The rest is judged on the conversation's task: one deleted since (read as gone) holds nothing to judge.
+    if (!task) continue;
+    if (op.kind === 'cancel' && answer?.requestId) {
+      const r = request(answer.requestId);
+      const turn = operations.find((o) => o.id === op.target);
+      if (r?.status === 'Completed')
+        add('cancel-outcome', `cancel answered ${answer.status} for request seq ${r.seq}, which is stored Completed`, [op, ...(turn ? [turn] : [])]);
+      else if (r && r.status !== 'Running' && !r.reason) add('cancel-outcome', `canceled request seq ${r.seq} stored ${r.status} with no reason`, [op]);
+    }
+    if (op.kind === 'edit' && answer?.requestId && answer.outcome === 'Completed') {
+      const e = request(answer.requestId);
+      const edited = request(op.target);
+      if (!e || e.edit_of !== op.target)
+        add('edit-history', `edit answered Completed as ${answer.requestId}, stored with edit_of ${e?.edit_of ?? '(not stored)'}, not ${op.target}`, [op]);
+      else if (!edited?.superseded_by) add('edit-history', `the edited request ${op.target} is not superseded`, [op]);
+    }
+    if (op.kind === 'fork' && answer && op.forkTexts) {
+      const fork = forkRead.get(op.id);
+      const texts = (fork?.task?.requests ?? []).sort((a, b) => a.seq - b.seq).map((r) => userTextOf(r) ?? '');
+      const asked = request(op.target);
+      const turns = texts.map((t) => byText.get(t));
+      const problem =
+        texts.join('\n') !== op.forkTexts.join('\n')
+          ? `stored with ${texts.length} turns, the 201 listed ${op.forkTexts.length} (or others)`
+          : !asked || texts.at(-1) !== userTextOf(asked)
+            ? `its last turn is not the request asked (${op.target})`
+            : turns.some(
+                  (t, i) =>
+                    !t || t.conversation !== op.conversation || !TURNS.has(t.kind) || (i > 0 && t.index < turns[i - 1]!.index) || turns.indexOf(t) !== i,
+                )
+              ? "its turns are not the conversation's, once each, in send order"
+              : undefined;
+      if (problem) add('fork-history', `fork ${answer.taskId ?? ''}: ${problem}`, [op]);
+    }
+  }
 }
 
 /**

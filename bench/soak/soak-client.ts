@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DROP, HOT_PAIR, MAX_ATTEMPTS, pick, rand, REQUEST_TIMEOUT_MS, SEED } from './soak-config';
-import { Attempt, Decision, Operation } from './soak-checker';
+import { Attempt, Decision, Operation, StoredRequest, userTextOf } from './soak-checker';
 import { APPROVAL_TTL_SECONDS, Replica } from './soak-fleet';
 
 /** Of the turns sent alone: the share that asks for the tool that runs at once, and for the one that waits for approval. */
@@ -11,6 +11,13 @@ const GUARDED_TURN = 0.06;
 const EXPIRE = 0.2;
 const REJECT = 0.3;
 const STALE_RETRY = 0.3;
+/** Of a conversation's steps once it has a task: the chances of a cancel (of a slow turn sent for it), an edit, a fork, a delete. */
+const CANCEL = 0.04;
+const EDIT = 0.04;
+const FORK = 0.03;
+const DELETE = 0.015;
+/** How many of a conversation's latest completed requests the client remembers (what it edits or forks). */
+const REMEMBERED = 8;
 
 /** What a JSON answer may carry that the clients read. */
 interface Answer {
@@ -19,6 +26,8 @@ interface Answer {
   status?: unknown;
   code?: string;
   content?: { pause_id?: string; tool_calls?: { id: string }[] };
+  /** A fork's 201: the new task's requests. */
+  requests?: StoredRequest[];
 }
 
 /**
@@ -29,13 +38,114 @@ export class SoakClients {
   readonly operations: Operation[] = [];
   /** Each conversation's task, once an answer named it. */
   readonly taskOf = new Map<string, string>();
+  /** Every conversation a client used: a deleted task's conversation goes on under a new name (`c7.1`), with a new task. */
+  readonly conversations: string[] = [];
+  /** The forks made (their tasks are read at the end). */
+  readonly forks: { op: Operation; taskId: string }[] = [];
   private readonly turnsOf = new Map<string, number>();
+  private readonly current = new Map<string, string>();
+  private readonly completedOf = new Map<string, { requestId: string }[]>();
 
   constructor(private readonly replicas: Replica[]) {}
 
-  /** One client: turns on its own conversations until the deadline. */
+  /** One client: steps on its own conversations until the deadline. */
   async run(mine: string[], deadline: number): Promise<void> {
-    while (Date.now() < deadline) await this.turn(pick(mine));
+    for (const c of mine) {
+      this.current.set(c, c);
+      this.conversations.push(c);
+    }
+    while (Date.now() < deadline) await this.step(pick(mine));
+  }
+
+  /** A step on one conversation: mostly a turn; once it has a task, now and then a cancel, an edit, a fork or a delete. */
+  private async step(base: string): Promise<void> {
+    const conversation = this.current.get(base)!;
+    const taskId = this.taskOf.get(conversation);
+    const done = this.completedOf.get(conversation) ?? [];
+    const roll = rand();
+    if (taskId && roll < CANCEL) return this.cancelTurn(conversation, taskId);
+    if (taskId && done.length && roll < CANCEL + EDIT) return this.edit(conversation, taskId, pick(done).requestId);
+    if (taskId && done.length && roll < CANCEL + EDIT + FORK) return this.fork(conversation, taskId, pick(done).requestId);
+    if (taskId && roll < CANCEL + EDIT + FORK + DELETE) {
+      await this.remove(conversation, taskId);
+      // Whatever the DELETE answered, the conversation goes on afresh (the checker judges the old one by its read).
+      const next = `${base}.${this.conversations.filter((c) => c === base || c.startsWith(`${base}.`)).length}`;
+      this.current.set(base, next);
+      this.conversations.push(next);
+      return;
+    }
+    return this.turn(conversation);
+  }
+
+  private newOp(conversation: string, kind: Operation['kind'], text: string, index: number): Operation {
+    const op: Operation = { id: `op-${this.operations.length}`, conversation, user: `user-${conversation}`, kind, text, index, attempts: [] };
+    this.operations.push(op);
+    return op;
+  }
+
+  /** A completed request the client may edit or fork later (the latest REMEMBERED). */
+  private remember(conversation: string, attempts: Attempt[]): void {
+    const done = attempts.find((a) => a.status === 200 && a.outcome === 'Completed' && a.requestId);
+    if (!done) return;
+    const list = [...(this.completedOf.get(conversation) ?? []), { requestId: done.requestId! }];
+    this.completedOf.set(conversation, list.slice(-REMEMBERED));
+  }
+
+  /** A slow turn, and a cancel of the task sent while it runs: the request ends Canceled, or had completed first. */
+  private async cancelTurn(conversation: string, taskId: string): Promise<void> {
+    const index = this.nextIndex(conversation);
+    const turn = this.newOp(conversation, 'follow-on', `soak ${SEED} ${conversation} turn ${index} [slow]`, index);
+    const running = this.sendOp(turn);
+    await sleep(200 + Math.floor(rand() * 400));
+    const op = this.newOp(conversation, 'cancel', `soak ${SEED} ${conversation} cancel ${index}`, index);
+    op.target = turn.id;
+    await this.withRetries(op.attempts, 'POST', `/tasks/${taskId}/cancel`, op.user, undefined, false);
+    await running;
+  }
+
+  /** An edit of a completed request: a new turn (its own text) replacing it and every later one. */
+  private async edit(conversation: string, taskId: string, requestId: string): Promise<void> {
+    const index = this.nextIndex(conversation);
+    const op = this.newOp(conversation, 'edit', `soak ${SEED} ${conversation} turn ${index} edit`, index);
+    op.target = requestId;
+    await this.withRetries(
+      op.attempts,
+      'POST',
+      `/tasks/${taskId}/requests/${requestId}/edit`,
+      op.user,
+      { items: [{ content_type: 'text', content: op.text }] },
+      true,
+    );
+    const answer = op.attempts.find((a) => a.status === 200 && a.outcome === 'Completed');
+    if (answer) {
+      // The edited request and every later one are superseded: what the client may edit next is what came before, and the edit.
+      const done = this.completedOf.get(conversation) ?? [];
+      const at = done.findIndex((d) => d.requestId === requestId);
+      this.completedOf.set(conversation, [...(at < 0 ? done : done.slice(0, at)), { requestId: answer.requestId! }]);
+    }
+  }
+
+  /** A fork up to a completed request: a new task (read at the end) holding the turns up to it. */
+  private async fork(conversation: string, taskId: string, requestId: string): Promise<void> {
+    const op = this.newOp(conversation, 'fork', `soak ${SEED} ${conversation} fork ${this.operations.length}`, this.turnsOf.get(conversation) ?? 0);
+    op.target = requestId;
+    const json = await this.withRetries(op.attempts, 'POST', `/tasks/${taskId}/fork`, op.user, { request_id: requestId }, false);
+    const made = op.attempts.find((a) => a.status === 201);
+    if (made?.taskId) {
+      op.forkTexts = (json.requests ?? []).sort((a, b) => a.seq - b.seq).map((r) => userTextOf(r) ?? '');
+      this.forks.push({ op, taskId: made.taskId });
+    }
+  }
+
+  private async remove(conversation: string, taskId: string): Promise<void> {
+    const op = this.newOp(conversation, 'delete', `soak ${SEED} ${conversation} delete`, this.turnsOf.get(conversation) ?? 0);
+    await this.withRetries(op.attempts, 'DELETE', `/tasks/${taskId}`, op.user, undefined, false);
+  }
+
+  private nextIndex(conversation: string): number {
+    const index = this.turnsOf.get(conversation) ?? 0;
+    this.turnsOf.set(conversation, index + 1);
+    return index;
   }
 
   /** One attempt of a request on one replica: what the client saw, and the JSON answer. */
@@ -53,8 +163,8 @@ export class SoakClients {
       // A StateResponse's status (Completed…), or a problem's code (its `status` is the HTTP one).
       const outcome = typeof json.status === 'string' ? json.status : json.code;
       const a: Attempt = { replica: replica.index, startedAt: begun, endedAt: Date.now(), status: res.status, taskId: json.task_id, outcome };
+      if (json.request_id) a.requestId = json.request_id;
       if (outcome === 'Paused' && json.content?.pause_id) {
-        a.requestId = json.request_id;
         a.pauseId = json.content.pause_id;
         a.callIds = (json.content.tool_calls ?? []).map((c) => c.id);
       }
@@ -92,8 +202,7 @@ export class SoakClients {
    * ask for a tool (TOOL_TURN), or for one that waits for approval (GUARDED_TURN), then decided.
    */
   private async turn(conversation: string): Promise<void> {
-    const index = this.turnsOf.get(conversation) ?? 0;
-    this.turnsOf.set(conversation, index + 1);
+    const index = this.nextIndex(conversation);
     if (index > 0 && this.taskOf.has(conversation) && rand() < HOT_PAIR) {
       await Promise.all([this.send(conversation, index, 'a'), this.send(conversation, index, 'b')]);
       return;
@@ -102,23 +211,19 @@ export class SoakClients {
     await this.send(conversation, index, roll < TOOL_TURN ? ' [tool:count]' : roll < TOOL_TURN + GUARDED_TURN ? ' [tool:guarded]' : '');
   }
 
-  private async send(conversation: string, index: number, part: string): Promise<void> {
-    const op: Operation = {
-      id: `op-${this.operations.length}`,
-      conversation,
-      user: `user-${conversation}`,
-      kind: index === 0 ? 'first' : 'follow-on',
-      text: `soak ${SEED} ${conversation} turn ${index}${part}`,
-      index,
-      attempts: [],
-    };
-    this.operations.push(op);
+  private send(conversation: string, index: number, part: string): Promise<void> {
+    return this.sendOp(this.newOp(conversation, index === 0 ? 'first' : 'follow-on', `soak ${SEED} ${conversation} turn ${index}${part}`, index));
+  }
+
+  private async sendOp(op: Operation): Promise<void> {
+    const { conversation } = op;
     // One body for every attempt: a retry under the key must be the same request (else 422 IDEMPOTENCY_KEY_REUSED).
     const taskId = this.taskOf.get(conversation);
     const body = { items: [{ content_type: 'text', content: op.text }], ...(taskId ? { task_id: taskId } : {}) };
     await this.withRetries(op.attempts, 'POST', '', op.user, body, true);
     const named = op.attempts.find((a) => a.taskId);
     if (named && !this.taskOf.has(conversation)) this.taskOf.set(conversation, named.taskId!);
+    this.remember(conversation, op.attempts);
     const paused = op.attempts.at(-1);
     if (paused?.pauseId && paused.requestId) await this.decide(op, paused.requestId, paused.pauseId, paused.callIds ?? []);
   }
@@ -138,6 +243,7 @@ export class SoakClients {
     const decision: Decision = { kind, requestId, pauseId, callIds, attempts: [] };
     op.decisions.push(decision);
     await this.withRetries(decision.attempts, 'POST', path, op.user, body, false);
+    this.remember(op.conversation, decision.attempts);
     if (kind !== 'expire' && decision.attempts.some((a) => a.status >= 200 && a.status < 300) && rand() < STALE_RETRY) {
       const stale: Decision = { kind: 'stale', requestId, pauseId, callIds, attempts: [] };
       op.decisions.push(stale);

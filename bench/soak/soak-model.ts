@@ -13,6 +13,9 @@ export interface IssuedCall {
 /** The marker a client puts in a turn's text to have the model call a tool (soak-tools.ts). */
 export const TOOL_MARKERS: Record<string, string> = { '[tool:count]': 'SoakTools-count', '[tool:guarded]': 'SoakTools-guarded' };
 
+/** How long the model takes over a turn marked [slow]. */
+const SLOW_TURN_MS = 1_500;
+
 interface ChatBody {
   messages?: { role: string; content?: unknown }[];
 }
@@ -48,12 +51,13 @@ export async function startModel(): Promise<{ url: string; server: Server; count
         res.writeHead(429, { 'content-type': 'application/json', 'retry-after-ms': '50' }).end('{"error":{"message":"slow down"}}');
         return;
       }
-      const delay = roll < 0.15 ? 100 + Math.floor(chance() * 900) : 0;
-      if (delay) counts.slow!++;
-      counts.ok!++;
       const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as ChatBody;
       const last = body.messages?.[body.messages.length - 1];
       const text = last?.role === 'user' ? textOf(last.content) : '';
+      // A turn sent to be canceled ([slow]) runs long enough for its cancel to find it running.
+      const delay = text.includes('[slow]') ? SLOW_TURN_MS : roll < 0.15 ? 100 + Math.floor(chance() * 900) : 0;
+      if (delay) counts.slow!++;
+      counts.ok!++;
       const marker = Object.keys(TOOL_MARKERS).find((m) => text.includes(m));
       let message: Record<string, unknown> = { role: 'assistant', content: 'ok' };
       if (marker) {

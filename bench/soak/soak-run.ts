@@ -30,11 +30,11 @@ async function main(): Promise<void> {
   const startedAt = Date.now();
   const deadline = startedAt + SECONDS * 1000;
 
-  const conversations = Array.from({ length: CONVERSATIONS }, (_, i) => `c${i}`);
-  // Each client owns the conversations c, c + CLIENTS, …: one turn at a time on each.
+  const bases = Array.from({ length: CONVERSATIONS }, (_, i) => `c${i}`);
+  // Each client owns the conversations c, c + CLIENTS, …: one step at a time on each.
   const running = Array.from({ length: CLIENTS }, (_, c) =>
     clients.run(
-      conversations.filter((_, i) => i % CLIENTS === c),
+      bases.filter((_, i) => i % CLIENTS === c),
       deadline,
     ),
   );
@@ -44,20 +44,21 @@ async function main(): Promise<void> {
 
   const readAt = Date.now();
   const reads: FinalRead[] = [];
-  for (const conversation of conversations) {
-    const taskId = clients.taskOf.get(conversation);
-    if (!taskId) continue;
+  /** A task as its owner reads it (every request, superseded ones too), and the status another user gets. */
+  const readTask = async (conversation: string, taskId: string, forkOf?: string) => {
     const r = pick(replicas.filter((x) => x.up));
-    const own = await fetch(`http://127.0.0.1:${r.port}/Soak/1/tasks/${taskId}`, { headers: { 'x-dev-user': `user-${conversation}` } });
-    const stranger = await fetch(`http://127.0.0.1:${r.port}/Soak/1/tasks/${taskId}`, { headers: { 'x-dev-user': 'someone-else' } });
+    const url = `http://127.0.0.1:${r.port}/Soak/1/tasks/${taskId}`;
+    const own = await fetch(`${url}?include=superseded`, { headers: { 'x-dev-user': `user-${conversation}` } });
+    const stranger = await fetch(url, { headers: { 'x-dev-user': 'someone-else' } });
     await stranger.arrayBuffer();
-    reads.push({
-      conversation,
-      taskId,
-      task: own.status === 200 ? ((await own.json()) as StoredTask) : (await own.arrayBuffer(), null),
-      strangerStatus: stranger.status,
-    });
+    const task = own.status === 200 ? ((await own.json()) as StoredTask) : (await own.arrayBuffer(), null);
+    reads.push({ conversation, taskId, task, strangerStatus: stranger.status, ...(forkOf ? { forkOf } : {}) });
+  };
+  for (const conversation of clients.conversations) {
+    const taskId = clients.taskOf.get(conversation);
+    if (taskId) await readTask(conversation, taskId);
   }
+  for (const { op, taskId } of clients.forks) await readTask(op.conversation, taskId, op.id);
   const violations = checkHistory(clients.operations, reads, {
     readAt,
     runningLimitMs: LEASE_MS + 5_000,

@@ -171,4 +171,82 @@ describe('the soak checker', () => {
       expect(checkTools(toolOps(), runs(), t).map((x) => x.rule)).toEqual(['interleaved']);
     });
   });
+
+  describe('cancels, edits, forks and deletes', () => {
+    // Conversation e: turn 0; turn 1, then replaced by an edit (turn 2); turn 3 sent slow and
+    // canceled while it ran; a fork up to turn 0. Conversation d: one turn, then its task deleted.
+    const edited = 'r-e turn 1-1';
+    const editId = 'r-e turn 2 edit-2';
+    const canceledId = 'r-e turn 3-3';
+    const taskOps = () => {
+      const ops = [
+        op('e', 0, [answered('Completed', 't-e')]),
+        op('e', 1, [answered('Completed', 't-e')]),
+        { ...op('e', 2, [{ ...answered('Completed', 't-e'), requestId: editId }]), id: 'e-edit', kind: 'edit' as const, text: 'e turn 2 edit', target: edited },
+        op('e', 3, [answered('Canceled', 't-e')]),
+        {
+          ...op('e', 3, [{ ...answered('Canceled', 't-e'), requestId: canceledId }]),
+          id: 'e-cancel',
+          kind: 'cancel' as const,
+          text: 'e cancel',
+          target: 'e-3',
+        },
+        {
+          ...op('e', 4, [{ ...answered('Completed', 'f-1'), status: 201 }]),
+          id: 'e-fork',
+          kind: 'fork' as const,
+          text: 'e fork',
+          target: 'r-e turn 0-0',
+          forkTexts: ['e turn 0'],
+        },
+        op('d', 0, [answered('Completed', 't-d')]),
+        { ...op('d', 1, [{ ...answered('', 't-d'), status: 204, outcome: undefined }]), id: 'd-delete', kind: 'delete' as const, text: 'd delete' },
+      ];
+      return ops;
+    };
+    const eTask = (changes: (r: StoredRequest) => StoredRequest = (r) => r) =>
+      task(
+        't-e',
+        [
+          stored('e turn 0', 0),
+          stored('e turn 1', 1, 'Completed', { superseded_by: editId }),
+          // The edit ran on the system prompt, turn 0 and itself: turn 1 is superseded.
+          stored('e turn 2 edit', 2, 'Completed', { edit_of: edited, model_input_messages: 4 }),
+          stored('e turn 3', 3, 'Canceled', { reason: 'canceled' }),
+        ].map(changes),
+      );
+    const reads = (e: StoredTask = eTask(), fork: StoredTask = task('f-1', [stored('e turn 0', 0)]), d: StoredTask | null = null): FinalRead[] => [
+      read('e', e),
+      { conversation: 'e', taskId: 'f-1', task: fork, strangerStatus: 404, forkOf: 'e-fork' },
+      { conversation: 'd', taskId: 't-d', task: d, strangerStatus: 404 },
+    ];
+
+    it('finds nothing when the deleted task is gone, the canceled turn Canceled, the edit supersedes what it edited and the fork holds what it listed', () => {
+      expect(check(taskOps(), reads())).toEqual([]);
+    });
+
+    it('a task its owner still reads after its DELETE was answered 204: deleted-visible', () => {
+      expect(rules(taskOps(), reads(eTask(), undefined, task('t-d', [stored('d turn 0', 0)])))).toEqual(['deleted-visible']);
+    });
+
+    it('a request a cancel was answered 200 for, stored Completed: cancel-outcome, naming the cancel and the turn', () => {
+      const v = check(taskOps(), reads(eTask((r) => (r.request_id === canceledId ? { ...r, status: 'Completed', reason: null, model_input_messages: 6 } : r))));
+      expect(v).toEqual([expect.objectContaining({ rule: 'cancel-outcome', operations: ['e-cancel', 'e-3'] })]);
+    });
+
+    it('an edit stored as the edit of another request, or leaving what it edited current: edit-history', () => {
+      expect(rules(taskOps(), reads(eTask((r) => (r.request_id === editId ? { ...r, edit_of: 'r-e turn 0-0' } : r))))).toEqual(['edit-history']);
+      // The edited turn not superseded: the edit's input also misses it (interleaved), and edit-history says why.
+      expect(rules(taskOps(), reads(eTask((r) => (r.request_id === edited ? { ...r, superseded_by: null } : r))))).toEqual(['interleaved', 'edit-history']);
+    });
+
+    it('a fork holding other turns than its 201 listed, or turns out of order, or not ending at the request asked: fork-history', () => {
+      expect(rules(taskOps(), reads(eTask(), task('f-1', [stored('e turn 0', 0), stored('e turn 1', 1)])))).toEqual(['fork-history']);
+      const ops = taskOps();
+      ops[5]!.forkTexts = ['e turn 1', 'e turn 0'];
+      expect(rules(ops, reads(eTask(), task('f-1', [stored('e turn 1', 0), stored('e turn 0', 1)])))).toEqual(['fork-history']);
+      ops[5]!.forkTexts = ['e turn 0', 'e turn 1'];
+      expect(rules(ops, reads(eTask(), task('f-1', [stored('e turn 0', 0), stored('e turn 1', 1)])))).toEqual(['fork-history']);
+    });
+  });
 });
