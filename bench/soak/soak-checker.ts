@@ -118,6 +118,11 @@ export interface CheckOptions {
   readAt: number;
   /** The lease plus a grace: no request may be Running longer than this at the end (ms). */
   runningLimitMs: number;
+  /**
+   * A cancel answered 202 asks the replica running the request to stop at its next lease renewal:
+   * it may still complete within this long (the renewal interval plus a grace, ms) of the answer.
+   */
+  cancelGraceMs?: number;
   /** The tool calls the model asked for (soak-model.ts), and how many times each one's side effect happened (soak-tools.ts). */
   tools?: { issued: { id: string; tool: string; text: string }[]; runs: Map<string, number> };
 }
@@ -141,7 +146,8 @@ export function userTextOf(r: StoredRequest): string | undefined {
  * 7. no turn ran interleaved with another: the model saw every earlier completed turn of its task
  *    (its input is the system prompt, the earlier completed turns' messages and its own message:
  *    the soak's agent has no history limit and no user context);
- * 8. no tool call ran twice for one call id, no rejected or expired call ran, no approved call was
+ * 8. a turn answered 202 Queued is stored, and after the turn it was queued behind;
+ * 9. no tool call ran twice for one call id, no rejected or expired call ran, no approved call was
  *    lost, no decided pause was decided again (checkTools).
  */
 export function checkHistory(operations: Operation[], reads: FinalRead[], options: CheckOptions): Violation[] {
@@ -180,6 +186,14 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     if (completed.length > 1) add('duplicate-turn', `stored Completed ${completed.length} times (seq ${completed.map((p) => p.request.seq).join(', ')})`, [op]);
     for (const p of places) {
       if (p.conversation !== op.conversation) add('foreign-turn', `stored in the task of conversation ${p.conversation}`, [op]);
+    }
+    // A turn answered 202 Queued: it must be stored, and run (or end with a reason: superseded, abandoned…).
+    const queued = answered.find((a) => a.status === 202 && a.outcome === 'Queued');
+    if (queued && places.length === 0) add('queued-lost', `answered 202 Queued (request ${queued.requestId}) but not stored`, [op]);
+    if (queued && completed.length === 0) {
+      for (const p of places)
+        if (['Failed', 'Canceled'].includes(p.request.status) && !p.request.reason)
+          add('failure-without-reason', `queued, then stored ${p.request.status} with no reason`, [op]);
     }
     if (answered.length === 0 && completed.length === 0) {
       for (const p of places) {
@@ -229,20 +243,31 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
       }
     }
     for (const r of read.task.requests) {
-      if (r.status !== 'Running') continue;
+      // A queued request runs once the one ahead ends: one still Queued after the quiet period is stuck too.
+      if (r.status !== 'Running' && r.status !== 'Queued') continue;
       const since = r.updated_at ? options.readAt - Date.parse(r.updated_at) : Infinity;
       if (since > options.runningLimitMs) {
         const op = byText.get(userTextOf(r) ?? '');
-        add('stuck-running', `request ${r.request_id} Running for ${Math.round(since)} ms (limit ${options.runningLimitMs})`, op ? [op] : []);
+        add('stuck-running', `request ${r.request_id} ${r.status} for ${Math.round(since)} ms (limit ${options.runningLimitMs})`, op ? [op] : []);
       }
     }
+  }
+  // Two turns sent at once on a queueing task: the one answered 202 Queued waited for the other, so it is stored after it.
+  for (const op of operations) {
+    const queued = op.attempts.find((a) => a.status === 202 && a.outcome === 'Queued');
+    if (!queued || !TURNS.has(op.kind)) continue;
+    const partner = operations.find((o) => o !== op && o.conversation === op.conversation && o.index === op.index && TURNS.has(o.kind));
+    const seqOf = (o: Operation) => (stored.get(o.text) ?? []).find((p) => p.conversation === o.conversation)?.request.seq;
+    const [mine, theirs] = [seqOf(op), partner ? seqOf(partner) : undefined];
+    if (partner && mine !== undefined && theirs !== undefined && mine < theirs)
+      add('queue-order', `queued behind its pair, yet stored at seq ${mine}, before it (seq ${theirs})`, [partner, op]);
   }
   for (const read of reads) {
     if (read.strangerStatus !== undefined && ![401, 403, 404].includes(read.strangerStatus)) {
       add('foreign-read', `another user read the task: ${read.strangerStatus}`, operations.filter((o) => o.conversation === read.conversation).slice(0, 1));
     }
   }
-  checkTaskOperations(operations, reads, add);
+  checkTaskOperations(operations, reads, options.cancelGraceMs ?? 0, add);
   if (options.tools) checkTools(operations, reads, options.tools, add);
   return violations;
 }
@@ -250,11 +275,16 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
 /**
  * Deletes, cancels, edits and forks: a task whose DELETE was answered 204 reads as gone for its
  * owner; a request a cancel was answered 2xx for did not complete (it ended Canceled, or Failed,
- * with a reason); an edit answered 2xx is stored as the edit of the request asked, which is
+ * with a reason; after a 202, completed only before its runner's next renewal); an edit answered 2xx is stored as the edit of the request asked, which is
  * superseded; a fork holds the turns its 201 listed, stored as read, ending with the request asked,
  * each a completed turn of its source once, in send order.
  */
-function checkTaskOperations(operations: Operation[], reads: FinalRead[], add: (rule: string, detail: string, ops: Operation[]) => void): void {
+function checkTaskOperations(
+  operations: Operation[],
+  reads: FinalRead[],
+  cancelGraceMs: number,
+  add: (rule: string, detail: string, ops: Operation[]) => void,
+): void {
   const readOf = new Map(reads.filter((r) => !r.forkOf).map((r) => [r.conversation, r]));
   const forkRead = new Map(reads.filter((r) => r.forkOf).map((r) => [r.forkOf!, r]));
   const byText = new Map(operations.map((o) => [o.text, o]));
@@ -269,9 +299,17 @@ function checkTaskOperations(operations: Operation[], reads: FinalRead[], add: (
     if (op.kind === 'cancel' && answer?.requestId) {
       const r = request(answer.requestId);
       const turn = operations.find((o) => o.id === op.target);
-      if (r?.status === 'Completed')
-        add('cancel-outcome', `cancel answered ${answer.status} for request seq ${r.seq}, which is stored Completed`, [op, ...(turn ? [turn] : [])]);
-      else if (r && r.status !== 'Running' && !r.reason) add('cancel-outcome', `canceled request seq ${r.seq} stored ${r.status} with no reason`, [op]);
+      // 202: another replica runs it and is asked through the task; it stops at its next lease
+      // renewal, so it may complete until then (not after: the client saw its answer that late).
+      const late = turn?.attempts.find((a) => ok(a) && a.outcome === 'Completed' && a.startedAt < answer.endedAt && a.endedAt > answer.endedAt + cancelGraceMs);
+      if (r?.status === 'Completed' && (answer.status === 200 || late || !turn))
+        add(
+          'cancel-outcome',
+          `cancel answered ${answer.status} for request seq ${r.seq}, which is stored Completed${late ? ` (answered ${late.endedAt - answer.endedAt} ms after the cancel)` : ''}`,
+          [op, ...(turn ? [turn] : [])],
+        );
+      else if (r && ['Failed', 'Canceled'].includes(r.status) && !r.reason)
+        add('cancel-outcome', `canceled request seq ${r.seq} stored ${r.status} with no reason`, [op]);
     }
     if (op.kind === 'edit' && answer?.requestId && answer.outcome === 'Completed') {
       const e = request(answer.requestId);

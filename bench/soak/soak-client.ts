@@ -16,6 +16,12 @@ const CANCEL = 0.04;
 const EDIT = 0.04;
 const FORK = 0.03;
 const DELETE = 0.015;
+/** Every QUEUE_EVERY-th conversation is on the agent that queues a follow-on while its task is busy (`SoakQueue`). */
+const QUEUE_EVERY = 4;
+/** The chance that a follow-on on the queueing agent is sent as a pair at once. */
+const HOT_QUEUE_PAIR = 0.3;
+/** How long a client waits for a queued turn to end before its next step (polls 0.2 s apart). */
+const QUEUED_WAIT_POLLS = 150;
 /** How many of a conversation's latest completed requests the client remembers (what it edits or forks). */
 const REMEMBERED = 8;
 
@@ -86,8 +92,11 @@ export class SoakClients {
   /** A completed request the client may edit or fork later (the latest REMEMBERED). */
   private remember(conversation: string, attempts: Attempt[]): void {
     const done = attempts.find((a) => a.status === 200 && a.outcome === 'Completed' && a.requestId);
-    if (!done) return;
-    const list = [...(this.completedOf.get(conversation) ?? []), { requestId: done.requestId! }];
+    if (done) this.rememberRequest(conversation, done.requestId!);
+  }
+
+  private rememberRequest(conversation: string, requestId: string): void {
+    const list = [...(this.completedOf.get(conversation) ?? []), { requestId }];
     this.completedOf.set(conversation, list.slice(-REMEMBERED));
   }
 
@@ -152,7 +161,7 @@ export class SoakClients {
   private async attempt(replica: Replica, method: string, path: string, user: string, key: string, body?: object): Promise<[Attempt, Answer]> {
     const begun = Date.now();
     try {
-      const res = await fetch(`http://127.0.0.1:${replica.port}/Soak/1${path}`, {
+      const res = await fetch(`http://127.0.0.1:${replica.port}/${agentOf(user)}${path}`, {
         method,
         headers: { 'content-type': 'application/json', 'idempotency-key': key, 'x-dev-user': user },
         body: body ? JSON.stringify(body) : undefined,
@@ -203,7 +212,9 @@ export class SoakClients {
    */
   private async turn(conversation: string): Promise<void> {
     const index = this.nextIndex(conversation);
-    if (index > 0 && this.taskOf.has(conversation) && rand() < HOT_PAIR) {
+    // The queueing agent's tasks are the hot ones: more pairs, so that one of them waits its turn (202 Queued).
+    const hot = agentOf(`user-${conversation}`) === 'SoakQueue/1' ? HOT_QUEUE_PAIR : HOT_PAIR;
+    if (index > 0 && this.taskOf.has(conversation) && rand() < hot) {
       await Promise.all([this.send(conversation, index, 'a'), this.send(conversation, index, 'b')]);
       return;
     }
@@ -224,8 +235,33 @@ export class SoakClients {
     const named = op.attempts.find((a) => a.taskId);
     if (named && !this.taskOf.has(conversation)) this.taskOf.set(conversation, named.taskId!);
     this.remember(conversation, op.attempts);
+    const queued = op.attempts.find((a) => a.status === 202 && a.outcome === 'Queued' && a.requestId && a.taskId);
+    if (queued) await this.awaitQueued(op, queued.taskId!, queued.requestId!);
     const paused = op.attempts.at(-1);
     if (paused?.pauseId && paused.requestId) await this.decide(op, paused.requestId, paused.pauseId, paused.callIds ?? []);
+  }
+
+  /**
+   * A turn answered 202 Queued runs once the request ahead of it ends: its client waits for that
+   * (reading the task) before its next step on the conversation, which would otherwise supersede it.
+   */
+  private async awaitQueued(op: Operation, taskId: string, requestId: string): Promise<void> {
+    for (let i = 0; i < QUEUED_WAIT_POLLS; i++) {
+      await sleep(200);
+      const r = pick(this.replicas.filter((x) => x.up));
+      if (!r) continue;
+      const res = await fetch(`http://127.0.0.1:${r.port}/${agentOf(op.user)}/tasks/${taskId}`, { headers: { 'x-dev-user': op.user } }).catch(() => undefined);
+      if (res?.status !== 200) {
+        await res?.arrayBuffer();
+        continue;
+      }
+      const task = (await res.json()) as { requests: StoredRequest[] };
+      const request = task.requests.find((q) => q.request_id === requestId);
+      if (request && !['Queued', 'Running'].includes(request.status)) {
+        if (request.status === 'Completed') this.rememberRequest(op.conversation, requestId);
+        return;
+      }
+    }
   }
 
   /**
@@ -250,4 +286,10 @@ export class SoakClients {
       await this.withRetries(stale.attempts, 'POST', path, op.user, body, false);
     }
   }
+}
+
+/** The agent a conversation's user talks to: `Soak/1`, or `SoakQueue/1` for every QUEUE_EVERY-th conversation (`user-c7`, `user-c7.1`…). */
+export function agentOf(user: string): string {
+  const n = Number(/^user-c(\d+)/.exec(user)?.[1] ?? 0);
+  return n % QUEUE_EVERY === QUEUE_EVERY - 1 ? 'SoakQueue/1' : 'Soak/1';
 }

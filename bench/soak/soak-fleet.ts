@@ -18,14 +18,20 @@ export interface Replica {
 /** A pause not decided within this many seconds ends Canceled, reason expired (the clients let some expire). */
 export const APPROVAL_TTL_SECONDS = 2;
 
-/** The soak's agent: its tools (soak-tools.ts) with approvals that expire; no history limit (the checker counts the model's input). */
-const AGENT = `apiVersion: tealagents/v1alpha1
-name: Soak
+/**
+ * The soak's agents: its tools (soak-tools.ts) with approvals that expire; no history limit (the
+ * checker counts the model's input). `Soak` refuses a follow-on while its task is busy (409),
+ * `SoakQueue` queues it (on_busy: enqueue).
+ */
+const agent = (name: string, onBusy: string) => `apiVersion: tealagents/v1alpha1
+name: ${name}
 version: 1
-description: The soak's agent
+description: The soak's agent (a follow-on while busy is ${onBusy === 'reject' ? 'refused' : 'queued'})
 spec:
   governance:
     approval_ttl_seconds: ${APPROVAL_TTL_SECONDS}
+  concurrency:
+    on_busy: ${onBusy}
   agent:
     name: default
     model: soak-model
@@ -36,7 +42,8 @@ spec:
 /** A directory of the soak's agents and their plugin module, for `serve`. */
 export function writeAgents(): string {
   const dir = mkdtempSync(join(tmpdir(), 'soak-agents-'));
-  writeFileSync(join(dir, 'soak.yaml'), AGENT);
+  writeFileSync(join(dir, 'soak.yaml'), agent('Soak', 'reject'));
+  writeFileSync(join(dir, 'soak-queue.yaml'), agent('SoakQueue', 'enqueue'));
   writeFileSync(join(dir, 'custom_plugins.js'), TOOLS_PLUGIN);
   return dir;
 }

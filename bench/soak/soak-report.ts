@@ -1,6 +1,7 @@
 import { percentiles } from '../load';
 import { BREAK, CLIENTS, CONVERSATIONS, LEASE_MS, REPLICAS, SECONDS, SEED, STORE } from './soak-config';
 import { Attempt, checkHistory, formatViolations, Operation } from './soak-checker';
+import { agentOf } from './soak-client';
 import type { Fault } from './soak-faults';
 
 /** Violations listed one by one in the report (all are counted by rule). */
@@ -69,6 +70,8 @@ export function reportOf(
     `| of them after the client dropped the connection | ${operations.filter((o) => o.attempts.some((a) => a.error === 'dropped by the client')).length} |`,
     `| asked for a tool that runs at once | ${operations.filter((o) => o.text.includes('[tool:count]')).length} |`,
     `| asked for a tool that waits for approval | ${operations.filter((o) => o.text.includes('[tool:guarded]')).length} |`,
+    `| of them on the agent that queues (on_busy: enqueue) | ${operations.filter((o) => o.user.startsWith('user-') && agentOf(o.user) === 'SoakQueue/1' && ['first', 'follow-on'].includes(o.kind)).length} |`,
+    `| of them answered 202 Queued (then run after the turn ahead) | ${operations.filter((o) => o.attempts.some((a) => a.status === 202 && a.outcome === 'Queued')).length} |`,
     `| edit (a completed turn replaced and rerun) | ${operations.filter((o) => o.kind === 'edit').length} |`,
     `| cancel (of a slow turn, while it runs) | ${operations.filter((o) => o.kind === 'cancel').length} |`,
     `| fork (up to a completed turn) | ${operations.filter((o) => o.kind === 'fork').length} |`,

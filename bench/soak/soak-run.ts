@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BREAK, CLIENTS, CONVERSATIONS, LEASE_MS, pick, REPORT, REPLICAS, SECONDS } from './soak-config';
 import { checkHistory, FinalRead, StoredTask } from './soak-checker';
-import { SoakClients } from './soak-client';
+import { agentOf, SoakClients } from './soak-client';
 import { Fault, runFaults } from './soak-faults';
 import { BROKEN_DIST, serverEntry, startFleet, writeAgents } from './soak-fleet';
 import { startModel } from './soak-model';
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   /** A task as its owner reads it (every request, superseded ones too), and the status another user gets. */
   const readTask = async (conversation: string, taskId: string, forkOf?: string) => {
     const r = pick(replicas.filter((x) => x.up));
-    const url = `http://127.0.0.1:${r.port}/Soak/1/tasks/${taskId}`;
+    const url = `http://127.0.0.1:${r.port}/${agentOf(`user-${conversation}`)}/tasks/${taskId}`;
     const own = await fetch(`${url}?include=superseded`, { headers: { 'x-dev-user': `user-${conversation}` } });
     const stranger = await fetch(url, { headers: { 'x-dev-user': 'someone-else' } });
     await stranger.arrayBuffer();
@@ -62,6 +62,8 @@ async function main(): Promise<void> {
   const violations = checkHistory(clients.operations, reads, {
     readAt,
     runningLimitMs: LEASE_MS + 5_000,
+    // Leases are renewed every third of their length; a second of grace for the answer to come back.
+    cancelGraceMs: LEASE_MS / 3 + 1_000,
     tools: { issued: model.issued, runs: counter.runs },
   });
 

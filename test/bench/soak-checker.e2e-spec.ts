@@ -249,4 +249,55 @@ describe('the soak checker', () => {
       expect(rules(ops, reads(eTask(), task('f-1', [stored('e turn 0', 0), stored('e turn 1', 1)])))).toEqual(['fork-history']);
     });
   });
+
+  describe('a follow-on queued behind a busy task (on_busy: enqueue)', () => {
+    // Conversation q: turn 0, then two turns at once: 1a ran, 1b was answered 202 Queued and ran after it.
+    const queued = (): Attempt => ({ ...answered('Queued', 't-q'), status: 202, requestId: 'r-q turn 1b-2' });
+    const queueOps = () => [
+      op('q', 0, [answered('Completed', 't-q')]),
+      { ...op('q', 1, [answered('Completed', 't-q')]), id: 'q-1a', text: 'q turn 1a' },
+      { ...op('q', 1, [queued()]), id: 'q-1b', text: 'q turn 1b' },
+    ];
+    const qTask = (requests: StoredRequest[]) => [read('q', task('t-q', requests))];
+
+    it('finds nothing when the queued turn is stored after the one it waited for', () => {
+      expect(check(queueOps(), qTask([stored('q turn 0', 0), stored('q turn 1a', 1), stored('q turn 1b', 2)]))).toEqual([]);
+    });
+
+    it('a queued turn that was never stored: queued-lost; one stored before the turn it waited for: queue-order', () => {
+      expect(rules(queueOps(), qTask([stored('q turn 0', 0), stored('q turn 1a', 1)]))).toEqual(['queued-lost']);
+      const v = check(queueOps(), qTask([stored('q turn 0', 0), stored('q turn 1b', 1), stored('q turn 1a', 2)]));
+      expect(v).toEqual([expect.objectContaining({ rule: 'queue-order', operations: ['q-1a', 'q-1b'] })]);
+    });
+
+    it('a queued turn still Queued long after the end: stuck-running; ended Canceled without a reason: failure-without-reason', () => {
+      const waiting = stored('q turn 1b', 2, 'Queued', { updated_at: new Date(NOW - 60_000).toISOString() });
+      expect(rules(queueOps(), qTask([stored('q turn 0', 0), stored('q turn 1a', 1), waiting]))).toEqual(['stuck-running']);
+      expect(rules(queueOps(), qTask([stored('q turn 0', 0), stored('q turn 1a', 1), stored('q turn 1b', 2, 'Canceled', { reason: null })]))).toEqual([
+        'failure-without-reason',
+      ]);
+    });
+  });
+
+  it('a cancel answered 202 (asked through the task): the request may complete before the next renewal, not long after', () => {
+    const cancelAt = NOW - 5_000;
+    const turn = { ...op('k', 1, [{ ...answered('Completed', 't-k'), startedAt: cancelAt - 300, endedAt: cancelAt + 500 }]), text: 'k turn 1 [slow]' };
+    const cancelOp: Operation = {
+      ...op('k', 1, [{ ...answered('Canceled', 't-k'), status: 202, requestId: 'r-k turn 1 [slow]-1', startedAt: cancelAt - 20, endedAt: cancelAt }]),
+      id: 'k-cancel',
+      kind: 'cancel',
+      text: 'k cancel',
+      target: turn.id,
+    };
+    const ops = [op('k', 0, [answered('Completed', 't-k')]), turn, cancelOp];
+    const reads = [read('k', task('t-k', [stored('k turn 0', 0), stored('k turn 1 [slow]', 1)]))];
+    const withGrace = (o: Operation[]) => checkHistory(o, reads, { readAt: NOW, runningLimitMs: 8_000, cancelGraceMs: 2_000 }).map((v) => v.rule);
+    expect(withGrace(ops)).toEqual([]);
+    turn.attempts[0]!.endedAt = cancelAt + 4_000;
+    expect(withGrace(ops)).toEqual(['cancel-outcome']);
+    // Answered 200 (canceled here), it must not be Completed at all.
+    turn.attempts[0]!.endedAt = cancelAt + 500;
+    cancelOp.attempts[0]!.status = 200;
+    expect(withGrace(ops)).toEqual(['cancel-outcome']);
+  });
 });
