@@ -23,6 +23,8 @@ export interface Operation {
   kind: 'first' | 'follow-on' | 'edit' | 'cancel' | 'fork' | 'delete';
   /** cancel: the op id of the turn it cancels; edit and fork: the request id edited or forked. */
   target?: string;
+  /** A streamed turn: every event the client saw, over its first connection and each reattach, in the order seen. */
+  events?: SeenEvent[];
   /** fork: the user texts of the new task as the 201 answer listed them. */
   forkTexts?: string[];
   /** The user turn's text: unique over the whole soak. */
@@ -32,6 +34,13 @@ export interface Operation {
   attempts: Attempt[];
   /** The decisions sent on the turn's pause, when it paused for an approval. */
   decisions?: Decision[];
+}
+
+/** A stream event as a client saw it: its id (`{seq}-{n}`), its name, and which connection (0: the POST, then each reattach) brought it. */
+export interface SeenEvent {
+  id?: string;
+  event: string;
+  connection: number;
 }
 
 /** A decision a client sent on a paused turn (the resume route), and what came back for each attempt (one Idempotency-Key). */
@@ -147,7 +156,8 @@ export function userTextOf(r: StoredRequest): string | undefined {
  *    (its input is the system prompt, the earlier completed turns' messages and its own message:
  *    the soak's agent has no history limit and no user context);
  * 8. a turn answered 202 Queued is stored, and after the turn it was queued behind;
- * 9. no tool call ran twice for one call id, no rejected or expired call ran, no approved call was
+ * 9. a streamed turn's events, across reattaches on other replicas, are each seen once, in order (checkStream);
+ * 10. no tool call ran twice for one call id, no rejected or expired call ran, no approved call was
  *    lost, no decided pause was decided again (checkTools).
  */
 export function checkHistory(operations: Operation[], reads: FinalRead[], options: CheckOptions): Violation[] {
@@ -268,8 +278,53 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     }
   }
   checkTaskOperations(operations, reads, options.cancelGraceMs ?? 0, add);
+  for (const op of operations) if (op.events) checkStream(op, op.events, add);
   if (options.tools) checkTools(operations, reads, options.tools, add);
   return violations;
+}
+
+/** The two numbers of an event id `{seq}-{n}` (NaN when malformed). */
+function eventIdOf(id: string): [number, number] {
+  const m = /^(\d+)-(\d+)$/.exec(id);
+  return m ? [Number(m[1]), Number(m[2])] : [NaN, NaN];
+}
+
+/** Events that end a stream: nothing of the request comes after them. */
+const FINAL_EVENTS = new Set(['final-response', 'error']);
+
+/**
+ * A streamed turn's events, over every connection the client made (the POST, then each reattach
+ * on some replica with Last-Event-ID): each id seen once, all of one request, in increasing order,
+ * and nothing after the final event.
+ */
+function checkStream(op: Operation, events: SeenEvent[], add: (rule: string, detail: string, ops: Operation[]) => void): void {
+  const seen = new Set<string>();
+  let last: [number, number] | undefined;
+  let ended: SeenEvent | undefined;
+  for (const e of events) {
+    const where = `connection ${e.connection}`;
+    if (ended) {
+      add('stream-events', `${e.event} ${e.id ?? ''} on ${where} after the final event (${ended.event} ${ended.id ?? ''})`, [op]);
+      return;
+    }
+    if (FINAL_EVENTS.has(e.event)) ended = e;
+    if (e.id === undefined) continue;
+    if (seen.has(e.id)) {
+      add('stream-events', `event ${e.id} (${e.event}) seen twice, again on ${where}`, [op]);
+      return;
+    }
+    seen.add(e.id);
+    const id = eventIdOf(e.id);
+    if (last && id[0] !== last[0]) {
+      add('stream-events', `event ${e.id} on ${where} is of request seq ${id[0]}, not ${last[0]}`, [op]);
+      return;
+    }
+    if (last && !(id[1] > last[1])) {
+      add('stream-events', `event ${e.id} on ${where} came after ${last.join('-')}: out of order`, [op]);
+      return;
+    }
+    last = id;
+  }
 }
 
 /**

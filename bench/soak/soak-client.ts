@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DROP, HOT_PAIR, MAX_ATTEMPTS, pick, rand, REQUEST_TIMEOUT_MS, SEED } from './soak-config';
+import { getSse, openSse, parseSse, SseReader } from '../../test/support/sse-reader';
 import { Attempt, Decision, Operation, StoredRequest, userTextOf } from './soak-checker';
 import { APPROVAL_TTL_SECONDS, Replica } from './soak-fleet';
 
@@ -16,6 +17,11 @@ const CANCEL = 0.04;
 const EDIT = 0.04;
 const FORK = 0.03;
 const DELETE = 0.015;
+/** The chance of a streamed turn (POST /sse), and that a connection of it is dropped after 1 to 3 events (then reattached on another replica). */
+const STREAM = 0.06;
+const STREAM_CUT = 0.7;
+/** Connections of one streamed turn at most (the POST and its reattaches). */
+const STREAM_CONNECTIONS = 6;
 /** Every QUEUE_EVERY-th conversation is on the agent that queues a follow-on while its task is busy (`SoakQueue`). */
 const QUEUE_EVERY = 4;
 /** The chance that a follow-on on the queueing agent is sent as a pair at once. */
@@ -72,6 +78,7 @@ export class SoakClients {
     if (taskId && roll < CANCEL) return this.cancelTurn(conversation, taskId);
     if (taskId && done.length && roll < CANCEL + EDIT) return this.edit(conversation, taskId, pick(done).requestId);
     if (taskId && done.length && roll < CANCEL + EDIT + FORK) return this.fork(conversation, taskId, pick(done).requestId);
+    if (taskId && roll > 1 - STREAM) return this.streamTurn(conversation, taskId);
     if (taskId && roll < CANCEL + EDIT + FORK + DELETE) {
       await this.remove(conversation, taskId);
       // Whatever the DELETE answered, the conversation goes on afresh (the checker judges the old one by its read).
@@ -98,6 +105,62 @@ export class SoakClients {
   private rememberRequest(conversation: string, requestId: string): void {
     const list = [...(this.completedOf.get(conversation) ?? []), { requestId }];
     this.completedOf.set(conversation, list.slice(-REMEMBERED));
+  }
+
+  /**
+   * A streamed turn (`POST /sse`, its model answer streamed in pieces), read over connections that
+   * the client drops after a few events and reattaches (`GET /tasks/{id}/stream` with
+   * `Last-Event-ID`) on another replica, until the final event (or 204: nothing after the last id
+   * seen). Every event seen is recorded for the checker, with its connection.
+   */
+  private async streamTurn(conversation: string, taskId: string): Promise<void> {
+    const index = this.nextIndex(conversation);
+    const op = this.newOp(conversation, 'follow-on', `soak ${SEED} ${conversation} turn ${index} [stream]`, index);
+    op.events = [];
+    const key = randomUUID();
+    const body = { items: [{ content_type: 'text', content: op.text }], task_id: taskId };
+    const base = (r: Replica) => `http://127.0.0.1:${r.port}/${agentOf(op.user)}`;
+    let lastId: string | undefined;
+    let previous: Replica | undefined;
+    for (let connection = 0; connection < STREAM_CONNECTIONS; connection++) {
+      // Another replica than the last connection's, when there is one.
+      const replica = pick(this.replicas.length > 1 ? this.replicas.filter((r) => r !== previous) : this.replicas);
+      previous = replica;
+      const cut = connection < STREAM_CONNECTIONS - 1 && rand() < STREAM_CUT ? 1 + Math.floor(rand() * 3) : Infinity;
+      const begun = Date.now();
+      const headers = { 'x-dev-user': op.user, ...(lastId ? { 'last-event-id': lastId } : {}) };
+      let reader: SseReader | undefined;
+      try {
+        // The first connection (and any before an event with an id) is the POST, retried under its key; then reattaches.
+        reader = lastId
+          ? await getSse(`${base(replica)}/tasks/${taskId}/stream`, headers)
+          : await openSse(`${base(replica)}/sse`, body, { ...headers, 'idempotency-key': key });
+      } catch (err) {
+        op.attempts.push({ replica: replica.index, startedAt: begun, endedAt: Date.now(), status: 0, error: (err as Error).message });
+        await sleep(200 + Math.floor(rand() * 300));
+        continue;
+      }
+      const events = () => parseSse(reader!.text()).filter((e) => e.event !== undefined || e.id !== undefined);
+      const ended = () => events().some((e) => e.event === 'final-response' || e.event === 'error');
+      const timer = setTimeout(() => reader!.abort(), REQUEST_TIMEOUT_MS);
+      await reader.readUntil(() => ended() || events().length >= cut).catch(() => undefined);
+      clearTimeout(timer);
+      reader.abort();
+      // A chunk may hold more than `cut` events: all that arrived were seen.
+      const got = events();
+      for (const e of got) op.events.push({ id: e.id, event: e.event ?? 'message', connection });
+      lastId = [...got].reverse().find((e) => e.id)?.id ?? lastId;
+      const final = got.find((e) => e.event === 'final-response' || e.event === 'error');
+      const data = final ? (JSON.parse(final.data || '{}') as Answer) : {};
+      const outcome = final ? (final.event === 'error' ? data.code : typeof data.status === 'string' ? data.status : undefined) : undefined;
+      op.attempts.push({ replica: replica.index, startedAt: begun, endedAt: Date.now(), status: reader.status, taskId, outcome, requestId: data.request_id });
+      // Done: the final event seen, or 204 (the outcome was seen already), or refused (4xx), but for a
+      // POST refused busy (409: the task held by a request not ended yet), sent again as any turn is.
+      const busy = reader.status === 409 && !lastId;
+      if (final || reader.status === 204 || (reader.status >= 400 && reader.status < 500 && !busy)) break;
+      if (reader.status !== 200) await sleep(200 + Math.floor(rand() * 300));
+    }
+    this.remember(conversation, op.attempts);
   }
 
   /** A slow turn, and a cancel of the task sent while it runs: the request ends Canceled, or had completed first. */

@@ -16,8 +16,33 @@ export const TOOL_MARKERS: Record<string, string> = { '[tool:count]': 'SoakTools
 /** How long the model takes over a turn marked [slow]. */
 const SLOW_TURN_MS = 1_500;
 
+/** A turn marked [stream] is answered (when streamed) in STREAM_CHUNKS pieces this far apart: long enough for a client to reattach mid-stream. */
+const STREAM_CHUNKS = 6;
+const STREAM_GAP_MS = 150;
+
 interface ChatBody {
   messages?: { role: string; content?: unknown }[];
+  stream?: boolean;
+}
+
+/** An OpenAI streamed answer (chat.completion.chunk events, then [DONE]); `gapMs` between the pieces. */
+function streamAnswer(res: ServerResponse, pieces: string[], gapMs: number): void {
+  const chunk = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'soak', object: 'chat.completion.chunk', created: 0, model: 'soak', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(chunk({ role: 'assistant', content: '' }, null));
+  let i = 0;
+  // Bounded by the pieces; stops when the server went away (the run aborted).
+  const next = () => {
+    if (res.destroyed) return;
+    if (i < pieces.length) {
+      res.write(chunk({ content: pieces[i++] }, null));
+      setTimeout(next, gapMs);
+      return;
+    }
+    res.end(`${chunk({}, 'stop')}data: [DONE]\n\n`);
+  };
+  next();
 }
 
 /** The text of a chat message's content (a string, or OpenAI's content parts). */
@@ -66,6 +91,11 @@ export async function startModel(): Promise<{ url: string; server: Server; count
         counts['tool call']!++;
         const call = { id, type: 'function', function: { name: TOOL_MARKERS[marker], arguments: JSON.stringify({ call: id }) } };
         message = { role: 'assistant', content: null, tool_calls: [call] };
+      }
+      if (body.stream === true && !marker) {
+        const pieces = text.includes('[stream]') ? Array.from({ length: STREAM_CHUNKS }, (_, i) => `ok${i} `) : ['ok'];
+        setTimeout(() => streamAnswer(res, pieces, STREAM_GAP_MS), delay);
+        return;
       }
       setTimeout(() => {
         const answer = {

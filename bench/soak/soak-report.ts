@@ -44,6 +44,9 @@ export function reportOf(
   toolRuns: { issued: number; calls: number; ran: number },
 ): string {
   const attempts = operations.flatMap((o) => o.attempts);
+  const streamed = operations.filter((o) => o.events);
+  // Connections after the first: reattaches (and a POST sent again when its first copy got no answer).
+  const reattaches = streamed.reduce((n, o) => n + Math.max(0, o.attempts.length - 1), 0);
   const inFault = (a: Attempt) => faults.some((f) => a.startedAt < f.until + LEASE_MS && a.endedAt > f.at);
   const latency = (xs: Attempt[]) => {
     const p = percentiles(xs.filter((a) => a.status === 200).map((a) => a.endedAt - a.startedAt));
@@ -72,6 +75,9 @@ export function reportOf(
     `| asked for a tool that waits for approval | ${operations.filter((o) => o.text.includes('[tool:guarded]')).length} |`,
     `| of them on the agent that queues (on_busy: enqueue) | ${operations.filter((o) => o.user.startsWith('user-') && agentOf(o.user) === 'SoakQueue/1' && ['first', 'follow-on'].includes(o.kind)).length} |`,
     `| of them answered 202 Queued (then run after the turn ahead) | ${operations.filter((o) => o.attempts.some((a) => a.status === 202 && a.outcome === 'Queued')).length} |`,
+    `| streamed (POST /sse) | ${streamed.length} |`,
+    `| of them reattached (GET …/tasks/{id}/stream with Last-Event-ID, on another replica) | ${streamed.filter((o) => o.events!.some((e) => e.connection > 0)).length} (${reattaches} reattaches, ${streamed.reduce((n, o) => n + o.events!.length, 0)} events seen) |`,
+    `| of them that saw their final event | ${streamed.filter((o) => o.events!.some((e) => e.event === 'final-response' || e.event === 'error')).length} |`,
     `| edit (a completed turn replaced and rerun) | ${operations.filter((o) => o.kind === 'edit').length} |`,
     `| cancel (of a slow turn, while it runs) | ${operations.filter((o) => o.kind === 'cancel').length} |`,
     `| fork (up to a completed turn) | ${operations.filter((o) => o.kind === 'fork').length} |`,

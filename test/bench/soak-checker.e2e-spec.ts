@@ -300,4 +300,32 @@ describe('the soak checker', () => {
     cancelOp.attempts[0]!.status = 200;
     expect(withGrace(ops)).toEqual(['cancel-outcome']);
   });
+
+  describe('a streamed turn reattached on other replicas', () => {
+    const FINAL = '1-9007199254740991';
+    const seen = (connection: number, id: string | undefined, event = 'partial-response'): SeenEvent => ({ id, event, connection });
+    const streamed = (events: SeenEvent[]) => {
+      const ops = [op('s', 0, [answered('Completed', 't-s')]), op('s', 1, [{ ...answered('', 't-s'), outcome: undefined }, answered('Completed', 't-s')])];
+      ops[1]!.events = events;
+      return ops;
+    };
+    const sTask = [read('s', task('t-s', [stored('s turn 0', 0), stored('s turn 1', 1)]))];
+    const clean = [seen(0, '1-0'), seen(0, '1-1'), seen(1, '1-2'), seen(1, '1-3'), seen(2, FINAL, 'final-response')];
+
+    it('finds nothing when each event was seen once, in order, the final one last', () => {
+      expect(check(streamed(clean), sTask)).toEqual([]);
+    });
+
+    it('an event a reattach replayed though the client had seen it: stream-events', () => {
+      const v = check(streamed([seen(0, '1-0'), seen(0, '1-1'), seen(1, '1-1'), seen(1, FINAL, 'final-response')]), sTask);
+      expect(v).toEqual([expect.objectContaining({ rule: 'stream-events', operations: ['s-1'] })]);
+      expect(v[0]!.detail).toBe('event 1-1 (partial-response) seen twice, again on connection 1');
+    });
+
+    it('events out of order, of another request, or after the final one: stream-events', () => {
+      expect(rules(streamed([seen(0, '1-0'), seen(0, '1-2'), seen(1, '1-1'), seen(1, FINAL, 'final-response')]), sTask)).toEqual(['stream-events']);
+      expect(rules(streamed([seen(0, '1-0'), seen(1, '2-1'), seen(1, FINAL, 'final-response')]), sTask)).toEqual(['stream-events']);
+      expect(rules(streamed([seen(0, '1-0'), seen(0, FINAL, 'final-response'), seen(1, '1-1')]), sTask)).toEqual(['stream-events']);
+    });
+  });
 });
