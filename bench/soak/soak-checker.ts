@@ -256,7 +256,8 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
       // A queued request runs once the one ahead ends: one still Queued after the quiet period is stuck too.
       if (r.status !== 'Running' && r.status !== 'Queued') continue;
       const since = r.updated_at ? options.readAt - Date.parse(r.updated_at) : Infinity;
-      if (since > options.runningLimitMs) {
+      // Stamped far in the future: by a replica whose clock ran ahead; after the quiet period nothing should run, so it is stuck too.
+      if (Math.abs(since) > options.runningLimitMs) {
         const op = byText.get(userTextOf(r) ?? '');
         add('stuck-running', `request ${r.request_id} ${r.status} for ${Math.round(since)} ms (limit ${options.runningLimitMs})`, op ? [op] : []);
       }
@@ -453,6 +454,32 @@ function checkTools(
       }
     }
   }
+}
+
+/**
+ * For each kill -9 (`at`, the replica), the tasks the replica held — a turn in flight on it at the
+ * kill, its connection cut by the kill (not dropped by the client) — and for each, the time from
+ * the kill to the start of the first attempt of a later turn on that task answered 2xx (admitted:
+ * while the dead request's lease holds, a turn is 409 TASK_BUSY, and its own retry waits to be
+ * answered 503 ABANDONED). An upper bound, by the clients' pacing (0.2 to 0.5 s between attempts).
+ */
+export function timesToFree(operations: Operation[], kills: { at: number; replica: number }[]): number[] {
+  const times: number[] = [];
+  const turns = operations.filter((o) => TURNS.has(o.kind));
+  const order = new Map(operations.map((o, i) => [o, i]));
+  for (const kill of kills) {
+    const cut = (a: Attempt) =>
+      a.replica === kill.replica && a.status === 0 && a.error !== 'dropped by the client' && a.startedAt <= kill.at && a.endedAt >= kill.at;
+    for (const killed of turns.filter((o) => o.attempts.some(cut))) {
+      const admitted = turns
+        .filter((o) => o.conversation === killed.conversation && order.get(o)! > order.get(killed)!)
+        .flatMap((o) => o.attempts)
+        .filter((a) => a.startedAt >= kill.at && ok(a))
+        .sort((a, b) => a.startedAt - b.startedAt)[0];
+      if (admitted) times.push(admitted.startedAt - kill.at);
+    }
+  }
+  return times;
 }
 
 /** One line per violation, with the operations and their attempts that show it. */

@@ -57,6 +57,10 @@ export class SoakClients {
   private readonly turnsOf = new Map<string, number>();
   private readonly current = new Map<string, string>();
   private readonly completedOf = new Map<string, { requestId: string }[]>();
+  /** Per client (keyed by its first conversation): the conversation to step on next, after an abandoned turn. */
+  private readonly again = new Map<string, string>();
+  /** Each base conversation's client (its first conversation). */
+  private readonly clientOf = new Map<string, string>();
 
   constructor(private readonly replicas: Replica[]) {}
 
@@ -64,9 +68,17 @@ export class SoakClients {
   async run(mine: string[], deadline: number): Promise<void> {
     for (const c of mine) {
       this.current.set(c, c);
+      this.clientOf.set(c, mine[0]!);
       this.conversations.push(c);
     }
-    while (Date.now() < deadline) await this.step(pick(mine));
+    while (Date.now() < deadline) {
+      // A turn its replica abandoned (killed under it) is followed at once by another on the same
+      // conversation, as a user sends the message again: the report times when its task is free.
+      const again = this.again.get(mine[0]!);
+      this.again.delete(mine[0]!);
+      if (again) await this.turn(this.current.get(again)!);
+      else await this.step(pick(mine));
+    }
   }
 
   /** A step on one conversation: mostly a turn; once it has a task, now and then a cancel, an edit, a fork or a delete. */
@@ -249,7 +261,7 @@ export class SoakClients {
 
   /**
    * A request sent to a random replica and sent again, with the same key and body, to a random
-   * replica while no answer comes (a replica killed or down) or 503 (or 409 when `busyAgain`: the
+   * replica while no answer comes (a replica killed or down) or 503 but ABANDONED (or 409 when `busyAgain`: the
    * task held by a request that has not ended yet); at most MAX_ATTEMPTS times.
    */
   private async withRetries(attempts: Attempt[], method: string, path: string, user: string, body: object | undefined, busyAgain: boolean): Promise<Answer> {
@@ -259,7 +271,8 @@ export class SoakClients {
       const [a, answer] = await this.attempt(pick(this.replicas), method, path, user, key, body);
       attempts.push(a);
       json = answer;
-      if (a.status === 0 || a.status === 503 || (busyAgain && a.status === 409)) {
+      // 503 ABANDONED is an answer (the request's replica died under it: it will not run), not a refusal to retry.
+      if (a.status === 0 || (a.status === 503 && a.outcome !== 'ABANDONED') || (busyAgain && a.status === 409)) {
         await sleep(200 + Math.floor(rand() * 300));
         continue;
       }
@@ -298,6 +311,8 @@ export class SoakClients {
     const named = op.attempts.find((a) => a.taskId);
     if (named && !this.taskOf.has(conversation)) this.taskOf.set(conversation, named.taskId!);
     this.remember(conversation, op.attempts);
+    const base = conversation.split('.')[0]!;
+    if (op.attempts.at(-1)?.outcome === 'ABANDONED') this.again.set(this.clientOf.get(base)!, base);
     const queued = op.attempts.find((a) => a.status === 202 && a.outcome === 'Queued' && a.requestId && a.taskId);
     if (queued) await this.awaitQueued(op, queued.taskId!, queued.requestId!);
     const paused = op.attempts.at(-1);

@@ -3,7 +3,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../test/support/services';
-import { spawnServer } from '../processes';
+import { LIBFAKETIME } from '../../test/support/faketime';
+import { Proc, spawnServer } from '../processes';
 import { BREAK, LEASE_MS, ROOT, STORE } from './soak-config';
 import { TOOLS_PLUGIN } from './soak-tools';
 
@@ -12,8 +13,16 @@ export interface Replica {
   index: number;
   port: number;
   child?: ChildProcess;
+  proc?: Proc;
   up: boolean;
+  /** Running with its clock ahead (libfaketime), since its last start. */
+  skewed?: boolean;
 }
+
+/** How far a skewed replica's clock runs ahead (libfaketime's FAKETIME): ten leases. */
+export const CLOCK_SKEW = '+30s';
+/** A replica sent SIGTERM gets this long to finish what runs (TA_SHUTDOWN_GRACE_MS); spawnServer's stop() kills it 5 s after the signal. */
+const SHUTDOWN_GRACE_MS = 4_000;
 
 /** A pause not decided within this many seconds ends Canceled, reason expired (the clients let some expire). */
 export const APPROVAL_TTL_SECONDS = 2;
@@ -77,8 +86,8 @@ export function serverEntry(): string {
 
 export interface Fleet {
   replicas: Replica[];
-  /** Starts (or restarts) a replica on its port; resolves once it answers. */
-  start(r: Replica): Promise<void>;
+  /** Starts (or restarts) a replica on its port, its clock skewed ahead or not; resolves once it answers. */
+  start(r: Replica, skewed?: boolean): Promise<void>;
   stop(): void;
 }
 
@@ -103,17 +112,23 @@ export async function startFleet(
     TA_LLM_MAX_RETRIES: '1',
     TA_TASK_LEASE_MS: String(LEASE_MS),
     TA_LEASE_SWEEP_MS: '500',
+    TA_SHUTDOWN_GRACE_MS: String(SHUTDOWN_GRACE_MS),
   };
   const replicas: Replica[] = [];
   for (let i = 0; i < count; i++) replicas.push({ index: i, port: await freePort(), up: false });
-  const start = async (r: Replica) => {
-    const proc = await spawnServer([entry, 'serve', dir, '--port', String(r.port)], env, `http://127.0.0.1:${r.port}/Soak/1/health/live`);
+  const start = async (r: Replica, skewed = false) => {
+    if (skewed && !LIBFAKETIME) throw new Error('a clock-skew fault needs libfaketime: apt-get install faketime');
+    // libfaketime preloaded into node itself (as test/e2e/lease-clock-skew does): every wall-clock read of the replica runs ahead.
+    const skew = skewed ? { LD_PRELOAD: LIBFAKETIME!, FAKETIME: CLOCK_SKEW } : {};
+    const proc = await spawnServer([entry, 'serve', dir, '--port', String(r.port)], { ...env, ...skew }, `http://127.0.0.1:${r.port}/Soak/1/health/live`);
+    r.proc = proc;
     r.child = proc.child;
+    r.skewed = skewed;
     r.up = true;
   };
   // DynamoDB: the first replica creates the table, the others find it.
   if (STORE === 'dynamodb') for (const r of replicas) await start(r);
-  else await Promise.all(replicas.map(start));
+  else await Promise.all(replicas.map((r) => start(r)));
   return {
     replicas,
     start,

@@ -1,8 +1,8 @@
 import { percentiles } from '../load';
 import { BREAK, CLIENTS, CONVERSATIONS, LEASE_MS, REPLICAS, SECONDS, SEED, STORE } from './soak-config';
-import { Attempt, checkHistory, formatViolations, Operation } from './soak-checker';
+import { Attempt, checkHistory, formatViolations, Operation, timesToFree } from './soak-checker';
 import { agentOf } from './soak-client';
-import type { Fault } from './soak-faults';
+import { Fault, KILL } from './soak-faults';
 
 /** Violations listed one by one in the report (all are counted by rule). */
 const SHOWN_VIOLATIONS = 50;
@@ -32,6 +32,17 @@ function answers(attempts: Attempt[]): string {
     byStatus.set(k, (byStatus.get(k) ?? 0) + 1);
   }
   return [...byStatus].map(([k, n]) => `${k}: ${n}`).join(', ');
+}
+
+/** The times for killed replicas' tasks to be free again (timesToFree), summed up. */
+function freeAgain(operations: Operation[], faults: Fault[]): string {
+  const times = timesToFree(
+    operations,
+    faults.filter((f) => f.kind === KILL && f.replica !== undefined).map((f) => ({ at: f.at, replica: f.replica! })),
+  );
+  if (!times.length) return 'no task was held by a killed replica';
+  const p = percentiles(times);
+  return `${times.length} tasks, p50 ${p.p50?.toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms (lease ${LEASE_MS} ms + the store's skew allowance + a 500 ms sweep, + the clients' retry pacing)`;
 }
 
 /** soak-report.md: operations by kind, faults by kind, latency outside and during faults, violations. */
@@ -99,6 +110,8 @@ export function reportOf(
     '',
     `- outside faults: ${latency(attempts.filter((a) => !inFault(a)))}`,
     `- during a fault (or within a lease after it): ${latency(attempts.filter(inFault))}`,
+    '',
+    `Time for a killed replica's tasks to be free again (from the kill -9 until a later turn on a task it held, a turn in flight on it then, was admitted: the start of the first such attempt answered 2xx): ${freeAgain(operations, faults)}.`,
     '',
     `Turns that failed visibly (no 200 after every retry): ${failed} of ${operations.length} (${((100 * failed) / Math.max(1, operations.length)).toFixed(2)} %).`,
     '',

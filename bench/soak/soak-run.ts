@@ -70,6 +70,8 @@ async function main(): Promise<void> {
   const toolRuns = { issued: model.issued.length, calls: counter.runs.size, ran: [...counter.runs.values()].reduce((a, b) => a + b, 0) };
   const report = reportOf(clients.operations, faults, model.counts, violations, startedAt, toolRuns);
   writeFileSync(REPORT, report);
+  // SOAK_HISTORY: the whole history (operations, faults, final reads) as JSON, to look into a violation.
+  if (process.env.SOAK_HISTORY) writeFileSync(process.env.SOAK_HISTORY, JSON.stringify({ operations: clients.operations, faults, reads }));
   process.stdout.write(report);
 
   fleet.stop();

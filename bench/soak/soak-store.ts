@@ -10,6 +10,8 @@ export interface SoakStore {
   env: Record<string, string>;
   /** Stalls the store for `ms` (resolves when it answers again); returns the fault's name. */
   stall(ms: number, chance: () => number): Promise<string>;
+  /** Stops the store's server and starts it again on the same port and data after `ms`; returns the fault's name. Absent: DynamoDB Local keeps its data in memory only. */
+  restart?(ms: number): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -20,7 +22,8 @@ export interface SoakStore {
  */
 export async function startStore(): Promise<SoakStore> {
   if (STORE === 'redis') {
-    const redis = await startRedisServer();
+    // Durable (an append-only file, fsync always): a restart keeps every write it acknowledged, as a production Redis does.
+    const redis = await startRedisServer({ durable: true });
     return {
       env: { TA_STATE_STORE: 'redis', TA_REDIS_URL: redis.url },
       async stall(ms, chance) {
@@ -29,28 +32,43 @@ export async function startStore(): Promise<SoakStore> {
         await sleep(ms);
         return mode === 'ALL' ? 'store paused (CLIENT PAUSE ALL)' : 'store writes paused (CLIENT PAUSE WRITE)';
       },
+      async restart(ms) {
+        await redis.stop();
+        await sleep(ms);
+        await redis.start();
+        return 'store restarted (redis-server stopped, started on the same port and data)';
+      },
       stop: () => redis.stop(),
     };
   }
   if (STORE === 'postgres') {
     const pg = await startPostgresServer();
-    const admin = new PgClient({ connectionString: pg.url });
-    await admin.connect();
     return {
       env: { TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: pg.url, TA_POSTGRES_SCHEMA: 'soak' },
       async stall(ms) {
-        const { rows } = await admin.query<{ pid: number }>(
-          "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
-        );
-        for (const { pid } of rows) process.kill(pid, 'SIGSTOP');
-        await sleep(ms);
-        for (const { pid } of rows) process.kill(pid, 'SIGCONT');
+        // A connection of its own each time: a restart (below) ends any earlier one.
+        const admin = new PgClient({ connectionString: pg.url });
+        await admin.connect();
+        try {
+          const { rows } = await admin.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+          );
+          for (const { pid } of rows) process.kill(pid, 'SIGSTOP');
+          await sleep(ms);
+          for (const { pid } of rows) process.kill(pid, 'SIGCONT');
+        } finally {
+          await admin.end();
+        }
         return 'store backends stopped (SIGSTOP, then SIGCONT, of every client backend)';
       },
-      stop: async () => {
-        await admin.end();
-        await pg.stop();
+      async restart(ms) {
+        // pg_ctl stop -m immediate: every process quits at once, as in a crash; the start recovers from the WAL.
+        await pg.halt('immediate');
+        await sleep(ms);
+        await pg.start();
+        return 'store restarted (PostgreSQL stopped -m immediate, started on the same data)';
       },
+      stop: () => pg.stop(),
     };
   }
   const ddb = await startDynamoDbLocal();

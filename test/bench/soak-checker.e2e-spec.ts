@@ -11,8 +11,10 @@ import {
   FinalRead,
   formatViolations,
   Operation,
+  SeenEvent,
   StoredRequest,
   StoredTask,
+  timesToFree,
 } from '../../bench/soak/soak-checker';
 
 const NOW = Date.parse('2026-11-28T12:00:00Z');
@@ -326,6 +328,36 @@ describe('the soak checker', () => {
       expect(rules(streamed([seen(0, '1-0'), seen(0, '1-2'), seen(1, '1-1'), seen(1, FINAL, 'final-response')]), sTask)).toEqual(['stream-events']);
       expect(rules(streamed([seen(0, '1-0'), seen(1, '2-1'), seen(1, FINAL, 'final-response')]), sTask)).toEqual(['stream-events']);
       expect(rules(streamed([seen(0, '1-0'), seen(0, FINAL, 'final-response'), seen(1, '1-1')]), sTask)).toEqual(['stream-events']);
+    });
+  });
+
+  describe('faults', () => {
+    it('a Running request stamped far ahead (by a replica whose clock was skewed) is stuck-running too, not hidden by the future time', () => {
+      const ahead = stored('a turn 2', 2, 'Running', { updated_at: new Date(NOW + 30_000).toISOString() });
+      expect(rules(clean, [read('a', task('t-a', [stored('a turn 0', 0), stored('a turn 1', 1), ahead]))])).toEqual(['stuck-running']);
+    });
+
+    it("the time for a killed replica's tasks to be free: from the kill to the first admitted attempt of a later turn on a task it held", () => {
+      const kill = { at: NOW, replica: 1 };
+      const at = (replica: number, from: number, to: number, status: number, extra: Partial<Attempt> = {}): Attempt => ({
+        replica,
+        startedAt: NOW + from,
+        endedAt: NOW + to,
+        status,
+        ...extra,
+      });
+      const ops = [
+        // Held by replica 1 when it was killed: its retry answered ABANDONED once the lease lapsed, then the next turn was admitted at +3.9 s.
+        op('h', 1, [at(1, -500, 10, 0, { error: 'fetch failed' }), at(0, 300, 3_800, 503, { outcome: 'ABANDONED' })]),
+        op('h', 2, [at(0, 3_900, 3_950, 200, { outcome: 'Completed' })]),
+        // Dropped by its own client at the kill (not cut by it), and one on another replica: not held.
+        op('x', 1, [at(1, -20, 5, 0, { error: 'dropped by the client' })]),
+        op('x', 2, [at(0, 100, 150, 200, { outcome: 'Completed' })]),
+        op('y', 1, [at(0, -100, 50, 200, { outcome: 'Completed' })]),
+      ];
+      expect(timesToFree(ops, [kill])).toEqual([3_900]);
+      // No later turn admitted: nothing to measure.
+      expect(timesToFree(ops.slice(0, 1), [kill])).toEqual([]);
     });
   });
 });
