@@ -63,8 +63,12 @@ export function reportOf(
     const p = percentiles(xs.filter((a) => a.status === 200).map((a) => a.endedAt - a.startedAt));
     return `p50 ${p.p50?.toFixed(0)} ms, p99 ${p.p99?.toFixed(0)} ms (${xs.length} attempts)`;
   };
-  const answered = operations.filter((o) => o.attempts.some((a) => a.status === 200));
-  const failed = operations.length - answered.length;
+  // Turns only (a cancel, fork or delete is no turn); answered: any 2xx (202 Queued included), or a streamed one's final event, not an error.
+  const turns = operations.filter((o) => ['first', 'follow-on', 'edit'].includes(o.kind));
+  const answered = turns.filter((o) =>
+    o.attempts.some((a) => a.status >= 200 && a.status < 300 && (!o.events || ['Completed', 'Paused', 'Canceled'].includes(a.outcome ?? ''))),
+  );
+  const failed = turns.length - answered.length;
   const faultKinds = new Map<string, number>();
   for (const f of faults) faultKinds.set(f.kind, (faultKinds.get(f.kind) ?? 0) + 1);
   return [
@@ -113,7 +117,7 @@ export function reportOf(
     '',
     `Time for a killed replica's tasks to be free again (from the kill -9 until a later turn on a task it held, a turn in flight on it then, was admitted: the start of the first such attempt answered 2xx): ${freeAgain(operations, faults)}.`,
     '',
-    `Turns that failed visibly (no 200 after every retry): ${failed} of ${operations.length} (${((100 * failed) / Math.max(1, operations.length)).toFixed(2)} %).`,
+    `Turns that failed visibly (no 2xx after every retry; a streamed one: no final event but an error): ${failed} of ${turns.length} (${((100 * failed) / Math.max(1, turns.length)).toFixed(2)} %).`,
     '',
     `## Violations: ${violations.length}`,
     '',
