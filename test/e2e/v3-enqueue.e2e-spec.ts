@@ -72,6 +72,35 @@ describe('on_busy: enqueue', () => {
     ]);
   });
 
+  it('runs a follow-on queued behind a request that fails with the earlier completed turns in its input (found by the soak)', async () => {
+    llm.script(reply.text('first'));
+    const first = await api.say('one');
+    const taskId = first.body.task_id;
+    let release!: () => void;
+    // 400: a refusal the server does not retry, so the running request ends Failed.
+    llm.script(reply.error(400, { until: new Promise<void>((r) => (release = r)) }), reply.text('third'));
+    const before = llm.requests.length;
+    const running = api.say('two', { task_id: taskId });
+    await llm.waitForRequest(before);
+    const queued = await api.say('three', { task_id: taskId });
+    expect(queued.status).toBe(202);
+
+    release();
+    expect((await running).status).toBeGreaterThanOrEqual(400);
+    const task = await until(
+      () => api.task(taskId),
+      (r) => r.body.requests.at(-1)?.status === 'Completed',
+    );
+    expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Failed', 'Completed']);
+    // The failed request is not replayed; the completed one before it is.
+    expect(modelInput(llm.requests.at(-1)!.body)).toEqual([
+      ['system', 'Be brief.'],
+      ['user', 'one'],
+      ['assistant', 'first'],
+      ['user', 'three'],
+    ]);
+  });
+
   it('keeps one waiting request: a newer follow-on supersedes it, visibly on the task and in its stream', async () => {
     llm.script(reply.text('base'));
     const first = await api.say('base');

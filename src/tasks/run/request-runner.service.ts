@@ -201,7 +201,7 @@ export class RequestRunnerService {
           const llmFailure = llmFailureLogFields(err);
           // As the stateless routes log it; the log context names the agent, task and request.
           if (llmFailure) this.logger.warn(llmFailure, 'model provider call failed');
-          await this.recordFailure(agent, request, lease, err);
+          await this.recordFailure(agent, request, earlier, lease, err);
           if (err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED) {
             options.emit?.('cancelled', { ...ids, reason: 'canceled' });
             return responseOf(agent, { ...request, status: 'Canceled', reason: 'canceled' });
@@ -228,8 +228,12 @@ export class RequestRunnerService {
       );
   }
 
-  /** Stores the request as Failed (or Canceled); the next follow-on works. A lost lease stores nothing. */
-  private async recordFailure(agent: AgentDefinition, request: RequestRecord, lease: HeldLease, err: unknown): Promise<void> {
+  /**
+   * Stores the request as Failed (or Canceled); the next follow-on works. A lost lease stores nothing.
+   * A follow-on handed the lease runs on the task's history (`earlier`, and this request, which is not
+   * replayed since it did not complete), as after a completed request.
+   */
+  private async recordFailure(agent: AgentDefinition, request: RequestRecord, earlier: RequestRecord[], lease: HeldLease, err: unknown): Promise<void> {
     const canceled = err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED;
     const reason = canceled ? 'canceled' : isShutdownError(err) ? 'shutdown' : 'failed';
     const now = new Date().toISOString();
@@ -243,7 +247,7 @@ export class RequestRunnerService {
     const record: RequestRecord = { ...request, ...done, ...modelCalls, status: canceled ? 'Canceled' : 'Failed', reason, error, updatedAt: now };
     try {
       const { next } = await lease.finish(record, this.handsOver);
-      if (next) this.runInBackground(agent, { request: next, earlier: [] });
+      if (next) this.runInBackground(agent, { request: next, earlier: [...earlier, record] });
     } catch (writeErr) {
       // The lease will lapse and the next follow-on closes this request as abandoned.
       this.logger.error({ err: writeErr, task_id: request.taskId, request_id: request.requestId }, 'could not record the failed request');
