@@ -1,5 +1,5 @@
 import { percentiles } from '../load';
-import { BREAK, CLIENTS, CONVERSATIONS, LEASE_MS, REPLICAS, SECONDS, SEED, STORE } from './soak-config';
+import { BREAK, CLIENTS, CONVERSATIONS, FAULT_GAP_MS, LEASE_MS, REPLICAS, SECONDS, SEED, STORE } from './soak-config';
 import { Attempt, checkHistory, formatViolations, Operation, timesToFree } from './soak-checker';
 import { agentOf } from './soak-client';
 import { Fault, KILL } from './soak-faults';
@@ -75,7 +75,7 @@ export function reportOf(
     `# Soak report`,
     '',
     `${BREAK ? `**A test build with a guarantee removed (SOAK_BREAK=${BREAK}).** ` : ''}Seed ${SEED}, ${REPLICAS} replicas on ${STORE}, ${CONVERSATIONS} conversations, ${CLIENTS} clients, ${((Date.now() - startedAt) / 1000).toFixed(0)} s (${new Date().toISOString()}).`,
-    `Replay: \`SOAK_STORE=${STORE} SOAK_SEED=${SEED} SOAK_REPLICAS=${REPLICAS} SOAK_CONVERSATIONS=${CONVERSATIONS} SOAK_CLIENTS=${CLIENTS} SOAK_SECONDS=${SECONDS} npm run soak\`.`,
+    `Replay: \`SOAK_STORE=${STORE} SOAK_SEED=${SEED} SOAK_REPLICAS=${REPLICAS} SOAK_CONVERSATIONS=${CONVERSATIONS} SOAK_CLIENTS=${CLIENTS} SOAK_SECONDS=${SECONDS}${FAULT_GAP_MS !== 5_000 ? ` SOAK_FAULT_GAP_MS=${FAULT_GAP_MS}` : ''}${process.env.SOAK_FAULTS ? ` SOAK_FAULTS=${process.env.SOAK_FAULTS}` : ''} npm run soak\`.`,
     '',
     `## Operations`,
     '',

@@ -62,8 +62,6 @@ async function main(): Promise<void> {
   const violations = checkHistory(clients.operations, reads, {
     readAt,
     runningLimitMs: LEASE_MS + 5_000,
-    // Leases are renewed every third of their length; a second of grace for the answer to come back.
-    cancelGraceMs: LEASE_MS / 3 + 1_000,
     tools: { issued: model.issued, runs: counter.runs },
   });
 

@@ -138,4 +138,31 @@ describe.each(backends)('two instances sharing $name', ({ setup }) => {
     const task = await apiB.task(taskId);
     expect(task.body.requests.map((r: { status: string }) => r.status)).toEqual(['Completed', 'Canceled']);
   }, 30_000);
+
+  // Found by the soak (issue 28): the model answers after the other instance answered the cancel
+  // 202 but before this one's next renewal saw it. A cancel answered 202 must still end the request
+  // Canceled; it was stored Completed.
+  it('a cancel answered 202 wins over an answer that comes before the running instance renews its lease', async () => {
+    llm.script(reply.text('ready'));
+    const taskId = (await apiA.say('start')).body.task_id;
+    let answer!: () => void;
+    llm.script(reply.text('too late', { until: new Promise<void>((r) => (answer = r)) }));
+    const pending = apiA.say('long', { task_id: taskId });
+    await llm.waitForRequest(llm.requests.length);
+    const cancel = await postJson(`${b.url}/Shared/1/tasks/${taskId}/cancel`, {});
+    expect(cancel.status).toBe(202);
+    answer(); // at once: instance A's next renewal is up to a third of a lease (1 s) away
+    const res = await pending;
+    expect([res.status, res.body.status, res.body.content?.reason]).toEqual([200, 'Canceled', 'canceled']);
+    const task = await apiB.task(taskId);
+    expect(task.body.requests.map((r: { status: string; reason?: string }) => [r.status, r.reason ?? null])).toEqual([
+      ['Completed', null],
+      ['Canceled', 'canceled'],
+    ]);
+    // The canceled answer is not replayed: the next turn's model input has the first turn only.
+    llm.script(reply.text('next'));
+    await apiA.say('after', { task_id: taskId });
+    const input = llm.requests.at(-1)!.body.messages.map((m: { content: string }) => m.content);
+    expect(input.filter((c: string) => c === 'too late')).toEqual([]);
+  }, 30_000);
 });

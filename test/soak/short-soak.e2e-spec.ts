@@ -48,10 +48,11 @@ describe('the short soak: 2 replicas on Redis under faults, checked by the indep
     ensureSoakBuilt();
     dir = mkdtempSync(join(tmpdir(), 'short-soak-'));
   }, 120_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  // KEEP_SOAK_REPORT=1 keeps the report (its directory is named in the failure) to read after the run.
+  afterAll(() => (process.env.KEEP_SOAK_REPORT ? undefined : rmSync(dir, { recursive: true, force: true })));
 
   it(
-    'finds no violation, with every fault kind of the run having happened',
+    'finds no violation, in a run where replicas were killed and the store faulted',
     async () => {
       const report = join(dir, 'soak-report.md');
       const { code, output } = await runSoak({
@@ -65,14 +66,15 @@ describe('the short soak: 2 replicas on Redis under faults, checked by the indep
         SOAK_REPORT: report,
       });
       const text = existsSync(report) ? readFileSync(report, 'utf8') : '';
-      // The report (with each violation and the operations that show it) is the failure's message.
-      expect({ code, violations: /## Violations: (\d+)/.exec(text)?.[1] ?? `no report; the soak said:\n${output.slice(-4000)}` }).toEqual({
-        code: 0,
-        violations: '0',
-      });
+      const violations = /## Violations: (\d+)/.exec(text)?.[1];
+      // On a failure the message shows the report's violations, each with the operations that show it
+      // (or, with no report, the end of what the soak printed).
+      const detail = code === 0 && violations === '0' ? '' : text ? text.slice(text.indexOf('## Violations')) : output.slice(-4000);
+      expect({ code, violations, detail }).toEqual({ code: 0, violations: '0', detail: '' });
       expect(countOf(text, /\| follow-on \| (\d+) \|/g)).toBeGreaterThan(500);
       expect(countOf(text, /- kill -9 and restart: (\d+)/g)).toBeGreaterThanOrEqual(1);
-      expect(countOf(text, /- store (?:writes )?paused[^:]*: (\d+)/g)).toBeGreaterThanOrEqual(1);
+      // A store fault: paused (all, or writes only) or restarted.
+      expect(countOf(text, /- store [^:]*: (\d+)/g)).toBeGreaterThanOrEqual(1);
     },
     (SOAK_SECONDS + 150) * 1000,
   );

@@ -157,6 +157,23 @@ describe('renew and finish', () => {
     expect(c.requests).toHaveLength(1);
   });
 
+  it('a cancel asked through the task (answered 202 elsewhere) wins over an answer or a pause that comes before the renewal saw it', () => {
+    for (const outcome of [req(0, 'Completed'), req(0, 'Paused', { pendingApprovals: pause() })]) {
+      const c = apply(finish(outcome, timing), { task: task({ status: 'Running', cancelRequested: 'r0', ...held('r0') }), requests: [] });
+      expect(c.result.final).toMatchObject({ requestId: 'r0', status: 'Canceled', reason: 'canceled' });
+      expect(c.result.final.pendingApprovals).toBeUndefined();
+      expect(c.requests).toEqual([c.result.final]);
+      expect(c.task).toMatchObject({ status: 'Canceled' });
+      expect(c.task.lease).toBeUndefined();
+      expect(c.task.cancelRequested).toBeUndefined();
+    }
+    // A failure stays a failure (its reason says more); a cancel asked of another request changes nothing.
+    const failed = req(0, 'Failed', { reason: 'failed' });
+    expect(apply(finish(failed, timing), { task: task({ status: 'Running', cancelRequested: 'r0', ...held('r0') }), requests: [] }).result.final).toBe(failed);
+    const done = req(0, 'Completed');
+    expect(apply(finish(done, timing), { task: task({ status: 'Running', cancelRequested: 'r9', ...held('r0') }), requests: [] }).result.final).toBe(done);
+  });
+
   it('a request whose lease was taken over cannot write its result (LEASE_LOST)', () => {
     expect(refusal(() => finish(req(0, 'Completed'), timing).apply({ task: task(held('r1')), requests: [] }, NOW))).toBe(ErrorCode.LEASE_LOST);
   });

@@ -210,10 +210,12 @@ export class RequestRunnerService {
           // A shutdown also names the reason the request is stored with.
           throw err instanceof DomainError ? err.withExtensions(isShutdownError(err) ? { ...ids, reason: 'shutdown' } : ids) : err;
         }
-        const { next } = await lease.finish(final, this.handsOver);
-        if (next) this.runInBackground(agent, { request: next, earlier: [...earlier, final] });
-        const response = responseOf(agent, final);
+        // The stored record: Canceled instead when a cancel was asked through the task meanwhile (lifecycle `finish`).
+        const { next, final: stored } = await lease.finish(final, this.handsOver);
+        if (next) this.runInBackground(agent, { request: next, earlier: [...earlier, stored] });
+        const response = responseOf(agent, stored);
         if (response.status === 'Paused') options.emit?.('approval-required', { ...response.content });
+        if (response.status === 'Canceled') options.emit?.('cancelled', { ...ids, reason: 'canceled' });
         return response;
       })
       .then(
