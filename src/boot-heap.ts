@@ -6,6 +6,11 @@ const DEFAULT_GROWTH_FACTOR = 2;
 /** Flags by which an operator sizes the young generation: then theirs, not ours, apply. */
 const OPERATOR_FLAGS = /--(max|min)[-_]semi[-_]space[-_]size|--semi[-_]space[-_]growth[-_]factor/;
 
+/** Whether node's command line or NODE_OPTIONS sizes the young generation (OPERATOR_FLAGS). */
+function operatorSizesYoungGeneration(): boolean {
+  return OPERATOR_FLAGS.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`);
+}
+
 let holding = false;
 
 /**
@@ -22,7 +27,7 @@ let holding = false;
  * node command line) turn this off.
  */
 export function holdBootHeap(): void {
-  if (holding || OPERATOR_FLAGS.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) return;
+  if (holding || operatorSizesYoungGeneration()) return;
   setFlagsFromString('--semi-space-growth-factor=1');
   holding = true;
 }
@@ -42,9 +47,10 @@ export function releaseBootHeap(): void {
  * allocate briefly, but what a store or a cache keeps from each turn survives, and each scavenge
  * of a 128 MiB young generation copies all of it and walks every old-to-young pointer: measured
  * on a v3 turn (memory store, 16 conversations, `--trace-gc`), 18 ms pauses every ~250 ms, 0.8 s
- * of scavenging per 4,400 turns; with 2 × 16 MiB, 0.5 s. CPU per turn fell ~15 % and RSS under
- * load ~90 MiB (4 alternating rounds each of V8's default, 16 MiB and 8 MiB semi-spaces; 8 MiB
- * did no better than 16; issue 27, docs/configuration.md, Start-up footprint).
+ * of scavenging per 4,400 turns; with `--max-semi-space-size=16`, 0.5 s, CPU per turn ~15 % lower
+ * and RSS under load ~90 MiB lower (8 MiB semi-spaces did no better than 16). This cap, which
+ * works without a node flag, gave ~9 % (alternating rounds; issue 27, docs/configuration.md,
+ * Start-up footprint).
  */
 export const YOUNG_GENERATION_CAP_BYTES = 32 * 1024 * 1024;
 
@@ -56,10 +62,10 @@ let capObserver: PerformanceObserver | undefined;
  * at each growth: so after each scavenge the factor is 1 (no growth) while one more doubling would
  * pass the cap, 2 (V8's own) below it, so a young generation V8 shrank while idle grows again
  * under load. One flag write per change of state, never per GC. Nothing when an operator sizes
- * the young generation (OPERATOR_FLAGS); stopped by `stopCappingYoungGeneration` (tests).
+ * the young generation (OPERATOR_FLAGS).
  */
 export function capYoungGeneration(capBytes: number): void {
-  if (capObserver || OPERATOR_FLAGS.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) return;
+  if (capObserver || operatorSizesYoungGeneration()) return;
   let capped = false;
   const check = () => {
     const size = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
@@ -73,12 +79,4 @@ export function capYoungGeneration(capBytes: number): void {
   });
   capObserver.observe({ entryTypes: ['gc'] });
   check();
-}
-
-/** Stops `capYoungGeneration` and gives V8 its own growth back. */
-export function stopCappingYoungGeneration(): void {
-  if (!capObserver) return;
-  capObserver.disconnect();
-  capObserver = undefined;
-  setFlagsFromString(`--semi-space-growth-factor=${DEFAULT_GROWTH_FACTOR}`);
 }

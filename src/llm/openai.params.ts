@@ -101,20 +101,19 @@ const RUN_LOOKBACK = 16;
 
 /** The JSON of `messages[start..end)`, every one frozen, joined by commas: from a kept run when one matches. */
 function frozenRunJson(messages: readonly object[], start: number, end: number): string {
-  const floor = Math.max(start, end - 1 - RUN_LOOKBACK);
-  for (let last = end - 1; last >= floor; last--) {
-    const kept = runs.get(messages[last]!);
-    if (!kept || !sameRefs(kept.refs, messages, start, last + 1)) continue;
-    let json = kept.json;
-    for (let i = last + 1; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
-    if (last !== end - 1) {
-      runs.delete(messages[last]!);
-      runs.set(messages[end - 1]!, { refs: messages.slice(start, end), json: flat(json) });
-    }
-    return json;
+  // The kept run this one extends (ending at `messages[last]`), else the first message alone.
+  let kept: FrozenRun | undefined;
+  let last = end - 1;
+  for (const floor = Math.max(start, end - 1 - RUN_LOOKBACK); last >= floor; last--) {
+    kept = runs.get(messages[last]!);
+    if (kept && sameRefs(kept.refs, messages, start, last + 1)) break;
+    kept = undefined;
   }
-  let json = jsonOf(messages[start]!);
-  for (let i = start + 1; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
+  let json = kept ? kept.json : jsonOf(messages[start]!);
+  const from = kept ? last + 1 : start + 1;
+  if (from === end) return json;
+  for (let i = from; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
+  if (kept) runs.delete(messages[last]!);
   runs.set(messages[end - 1]!, { refs: messages.slice(start, end), json: flat(json) });
   return json;
 }
