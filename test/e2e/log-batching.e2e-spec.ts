@@ -56,4 +56,19 @@ describe('stdout log batching', () => {
     expect(counts.loneAt).toBeLessThan(300);
     expect(counts.total).toBeLessThanOrEqual(counts.afterBurst + 2);
   });
+  it('writes out the lines still waiting for their batch when the process exits', async () => {
+    const child = `
+const { createLogger } = require(${JSON.stringify(join(ROOT, 'dist/common/logging/logger.js'))});
+const log = createLogger('info');
+for (let i = 0; i < 3; i++) log.info({ i }, 'before exit');
+setTimeout(() => { log.info({ i: 3 }, 'right before exit'); process.exit(3); }, 20);
+`;
+    const exited = await promisify(execFile)(process.execPath, ['-e', child], { cwd: ROOT }).catch((e: { code: number; stdout: string }) => e);
+    expect((exited as { code?: number }).code).toBe(3);
+    const lines = exited.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { i: number }).i);
+    expect(lines).toEqual([0, 1, 2, 3]);
+  });
 });
