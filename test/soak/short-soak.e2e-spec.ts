@@ -42,19 +42,19 @@ function countOf(report: string, pattern: RegExp): number {
 }
 
 describe('the short soak: 2 replicas on Redis under faults, checked by the independent checker', () => {
-  let dir: string;
+  let dir: string | undefined;
   beforeAll(() => {
     ensureBuilt();
     ensureSoakBuilt();
     dir = mkdtempSync(join(tmpdir(), 'short-soak-'));
   }, 120_000);
   // KEEP_SOAK_REPORT=1 keeps the report (its directory is named in the failure) to read after the run.
-  afterAll(() => (process.env.KEEP_SOAK_REPORT ? undefined : rmSync(dir, { recursive: true, force: true })));
+  afterAll(() => (process.env.KEEP_SOAK_REPORT || !dir ? undefined : rmSync(dir, { recursive: true, force: true })));
 
   it(
     'finds no violation, in a run where replicas were killed and the store faulted',
     async () => {
-      const report = join(dir, 'soak-report.md');
+      const report = join(dir!, 'soak-report.md');
       const { code, output } = await runSoak({
         SOAK_STORE: 'redis',
         SOAK_SEED: '1',
