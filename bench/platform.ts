@@ -10,7 +10,8 @@ import { startBaseline, startOurs } from './subjects';
  * 16 connections (the sum of the server's threads' run time, as the main benchmark measures it)
  * for a JSON GET on bare `node:http`, on Express alone, on Nest + Express with nothing of ours,
  * and on ours (`GET /Bench/1/health/live`: every middleware, guard, interceptor, span and log
- * decision of ours, no task), then a whole v3 turn of ours and of the bare baseline; alternating
+ * decision of ours, no task), then a whole v3 turn of ours and of the bare baseline (conversations
+ * of at most 100 turns, as in the main benchmark's c=16 phase); alternating
  * rounds (`BENCH_ROUNDS`, 5) of `BENCH_PLATFORM_REQUESTS` (4000) requests after 1000 of warm-up,
  * medians. The differences give each layer's cost and its share of ours' turn.
  */
@@ -33,6 +34,20 @@ const get =
     return '';
   };
 
+/** Turns of conversations of at most CONVERSATION_TURNS turns (the main benchmark's c=16 phase: 100), so the turn's cost is not its history's. */
+const CONVERSATION_TURNS = 100;
+
+function shortConversations(turn: Turn<string>): Turn<string> {
+  const turns = new Map<string, number>();
+  return async (id) => {
+    const n = id === undefined ? 0 : (turns.get(id) ?? 0);
+    if (id !== undefined) turns.delete(id);
+    const next = await turn(n >= CONVERSATION_TURNS ? undefined : id);
+    turns.set(next, n >= CONVERSATION_TURNS ? 1 : n + 1);
+    return next;
+  };
+}
+
 async function main(): Promise<void> {
   const model = await spawnWithPort(join(__dirname, 'fast-model.server.js'), {});
   const modelUrl = `http://127.0.0.1:${model.port}`;
@@ -50,8 +65,8 @@ async function main(): Promise<void> {
     { name: 'Express, GET', proc: express.proc, request: get(express.url) },
     { name: 'Nest + Express, GET', proc: nest.proc, request: get(nest.url) },
     { name: 'ours, GET /health/live', proc: ours.proc, request: get(`${ours.url}/health/live`) },
-    { name: 'ours, v3 turn', proc: ours.proc, request: ours.turn },
-    { name: 'baseline, turn', proc: baseline.proc, request: baseline.turn },
+    { name: 'ours, v3 turn', proc: ours.proc, request: shortConversations(ours.turn) },
+    { name: 'baseline, turn', proc: baseline.proc, request: shortConversations(baseline.turn) },
   ];
   const cpu: Record<string, number[]> = {};
   try {
