@@ -1,4 +1,5 @@
-import { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, request as httpRequest, RequestOptions } from 'node:http';
+import { urlToHttpOptions } from 'node:url';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 /**
@@ -20,9 +21,24 @@ const agents = {
   https: new HttpsAgent({ keepAlive: true, maxSockets: MODEL_SOCKETS_PER_ORIGIN, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS }),
 };
 
+/**
+ * Each endpoint's URL as request options, worked out once: the provider keeps one URL object per
+ * model (llm-provider.ts) and never changes it, and Node would otherwise convert it on every call.
+ */
+const targets = new WeakMap<URL, RequestOptions>();
+
+function targetOf(url: URL): RequestOptions {
+  let target = targets.get(url);
+  if (!target) targets.set(url, (target = urlToHttpOptions(url)));
+  return target;
+}
+
 /** A request to the model provider on the kept-alive sockets: every model call. */
 export function modelRequest(url: URL, method: string, headers: Record<string, string>): ClientRequest {
-  return url.protocol === 'https:' ? httpsRequest(url, { method, headers, agent: agents.https }) : httpRequest(url, { method, headers, agent: agents.http });
+  const target = targetOf(url);
+  return url.protocol === 'https:'
+    ? httpsRequest({ ...target, method, headers, agent: agents.https })
+    : httpRequest({ ...target, method, headers, agent: agents.http });
 }
 
 export interface HttpExchange {
