@@ -16,8 +16,12 @@ import { testPostgresUrl, uniqueName, uniqueSchema } from '../support/services';
 // Every table of this file is in its own schema, so it shares the run's PostgreSQL with other files.
 const schema = uniqueSchema('ta_test');
 let raw: Client;
+// The contract's cases open several stores at once, each with new connections: on a machine busy
+// with the rest of the test run, a backend's start can pass the 2 s default wait for a connection
+// (seen once: a 503 among the racing claims of one idempotency key). They test the contract, not
+// that wait (postgres-faults.e2e-spec.ts does), so they wait longer.
 const newStore = (options: Partial<ConstructorParameters<typeof PostgresStateStore>[0]> = {}) =>
-  new PostgresStateStore({ url: testPostgresUrl(), schema, ...options });
+  new PostgresStateStore({ url: testPostgresUrl(), schema, acquireTimeoutMs: 15_000, ...options });
 
 beforeAll(async () => {
   raw = new Client({ connectionString: testPostgresUrl() });
