@@ -103,7 +103,8 @@ export class ChatCompletionsClient {
     send: (url: URL, options: ExchangeOptions) => Promise<A>,
   ): Promise<A> {
     const { url, headers } = this.endpointOf(body.model);
-    const payload = chatBodyJson(body);
+    // Encoded once, to the bytes that are sent (and sent again by a retry): see ExchangeOptions.body.
+    const payload = Buffer.from(chatBodyJson(body));
     for (let retry = 0; ; retry++) {
       const mayRetry = retry < this.limits.maxRetries;
       let answer: A;

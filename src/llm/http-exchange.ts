@@ -65,7 +65,12 @@ export class ModelCallAbortedError extends Error {
 export interface ExchangeOptions {
   method: string;
   headers: Record<string, string>;
-  body?: string;
+  /**
+   * The request body. As bytes, it leaves in the same system call as the headers but without being
+   * joined to them first (a string body is concatenated to the header string, and the whole
+   * conversation's JSON flattened into V8's heap once more to be written).
+   */
+  body?: string | Buffer;
   /** The whole exchange (connect, send, the answer to its last byte) must end within this. */
   timeoutMs: number;
   signal?: AbortSignal;
