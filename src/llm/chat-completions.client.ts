@@ -10,7 +10,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { exchange, ExchangeOptions, HttpExchange, ModelCallAbortedError, ModelTimeoutError, openEventStream } from './http-exchange';
 import { retryDelayMs, shouldRetry } from './model-retry.policy';
-import { chatBodyJson } from './openai.params';
+import { chatBodyBytes } from './openai.params';
 import { HeaderOf, llmErrorOfStatus } from './provider-status.mapper';
 
 /** Where a model's completions are posted, with the headers that go with every call. */
@@ -103,8 +103,8 @@ export class ChatCompletionsClient {
     send: (url: URL, options: ExchangeOptions) => Promise<A>,
   ): Promise<A> {
     const { url, headers } = this.endpointOf(body.model);
-    // Encoded once, to the bytes that are sent (and sent again by a retry): see ExchangeOptions.body.
-    const payload = Buffer.from(chatBodyJson(body));
+    // The bytes that are sent (and sent again by a retry): see ExchangeOptions.body.
+    const payload = chatBodyBytes(body);
     for (let retry = 0; ; retry++) {
       const mayRetry = retry < this.limits.maxRetries;
       let answer: A;

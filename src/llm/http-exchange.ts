@@ -66,11 +66,12 @@ export interface ExchangeOptions {
   method: string;
   headers: Record<string, string>;
   /**
-   * The request body. As bytes, it leaves in the same system call as the headers but without being
-   * joined to them first (a string body is concatenated to the header string, and the whole
-   * conversation's JSON flattened into V8's heap once more to be written).
+   * The request body: a string, or bytes, or parts of bytes sent one after the other (its
+   * content-length their sum), all in the system call that sends the headers. Bytes are not joined
+   * to the header string first, as a string body is (the whole conversation's JSON flattened in V8's
+   * heap once more to be written), and parts need not be copied into one body.
    */
-  body?: string | Buffer;
+  body?: string | Buffer | readonly Buffer[];
   /** The whole exchange (connect, send, the answer to its last byte) must end within this. */
   timeoutMs: number;
   signal?: AbortSignal;
@@ -168,7 +169,15 @@ function callModel<T>(
       reject(call.failureOf(err));
     });
     call.req.on('response', (res) => onResponse(call, res, resolve, reject));
-    call.req.end(options.body);
+    const { body } = options;
+    if (Array.isArray(body)) {
+      call.req.setHeader(
+        'content-length',
+        body.reduce((n: number, part: Buffer) => n + part.length, 0),
+      );
+      for (const part of body as readonly Buffer[]) call.req.write(part);
+      call.req.end();
+    } else call.req.end(body as string | Buffer | undefined);
   });
 }
 

@@ -1,8 +1,11 @@
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { LlmMessage } from './llm-client.port';
-import { chatBodyJson, toChatParams } from './openai.params';
+import { chatBodyBytes, toChatParams } from './openai.params';
 
-describe('chatBodyJson', () => {
+/** The body as the model client sends it, as text. */
+const chatBodyJson = (body: ChatCompletionCreateParamsBase) => Buffer.concat(chatBodyBytes(body)).toString('utf8');
+
+describe('chatBodyBytes', () => {
   const history: LlmMessage[] = [
     { role: 'system', content: 'Be terse.' },
     { role: 'user', content: [{ type: 'text', text: 'é "quoted" \n line' }] },

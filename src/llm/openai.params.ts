@@ -80,18 +80,20 @@ function jsonOf(m: object): string {
 }
 
 /**
- * The JSON of a run of frozen messages (a task's replayed history), kept for the next turn of the
- * same task: each follow-on sends the same run again with one turn more, so only the new messages
- * are appended, not the whole history walked again (issue 27). Keyed by the run's last message;
- * `refs` is the run as it was built, checked message by message (a pointer comparison each) before
- * it is reused, so a history that changed (an edit, a window that dropped its oldest turns) is
- * never sent from an old run. One run is kept per task: extending a run drops the one it came from.
- * Bounded by the messages' own lifetime (a WeakMap): the run lives as long as its last message,
- * which the task's stored records hold.
+ * The UTF-8 JSON of a run of frozen messages (a task's replayed history), kept for the next turn of
+ * the same task: each follow-on sends the same run again with one turn more, so only the new
+ * messages are serialized and encoded, not the whole history walked again (issue 27). Kept as
+ * bytes, outside V8's heap, and sent as one part of the body (chatBodyBytes), where a kept string
+ * was flattened on every extension and once more into the body string. Keyed by the run's last
+ * message; `refs` is the run as it was built, checked message by message (a pointer comparison
+ * each) before it is reused, so a history that changed (an edit, a window that dropped its oldest
+ * turns) is never sent from an old run. One run is kept per task: extending a run drops the one it
+ * came from. Bounded by the messages' own lifetime (a WeakMap): the run lives as long as its last
+ * message, which the task's stored records hold.
  */
 interface FrozenRun {
   refs: readonly object[];
-  json: string;
+  bytes: Buffer;
 }
 const runs = new WeakMap<object, FrozenRun>();
 /** Runs shorter than this are joined afresh (a fresh task, a short window): nothing worth keeping. */
@@ -99,9 +101,9 @@ const MIN_RUN = 8;
 /** How far back from a run's end its predecessor's end is looked for (a turn adds a few messages). */
 const RUN_LOOKBACK = 16;
 
-/** The JSON of `messages[start..end)`, every one frozen, joined by commas: from a kept run when one matches. */
-function frozenRunJson(messages: readonly object[], start: number, end: number): string {
-  // The kept run this one extends (ending at `messages[last]`), else the first message alone.
+/** The JSON of `messages[start..end)`, every one frozen, joined by commas, as UTF-8: from a kept run when one matches. */
+function frozenRunBytes(messages: readonly object[], start: number, end: number): Buffer {
+  // The kept run this one extends (ending at `messages[last]`), else none.
   let kept: FrozenRun | undefined;
   let last = end - 1;
   for (const floor = Math.max(start, end - 1 - RUN_LOOKBACK); last >= floor; last--) {
@@ -109,13 +111,13 @@ function frozenRunJson(messages: readonly object[], start: number, end: number):
     if (kept && sameRefs(kept.refs, messages, start, last + 1)) break;
     kept = undefined;
   }
-  let json = kept ? kept.json : jsonOf(messages[start]!);
-  const from = kept ? last + 1 : start + 1;
-  if (from === end) return json;
-  for (let i = from; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
+  if (kept && last + 1 === end) return kept.bytes;
+  let json = kept ? '' : jsonOf(messages[start]!);
+  for (let i = kept ? last + 1 : start + 1; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
+  const bytes = kept ? Buffer.concat([kept.bytes, Buffer.from(json)]) : Buffer.from(json);
   if (kept) runs.delete(messages[last]!);
-  runs.set(messages[end - 1]!, { refs: messages.slice(start, end), json: flat(json) });
-  return json;
+  runs.set(messages[end - 1]!, { refs: messages.slice(start, end), bytes });
+  return bytes;
 }
 
 function sameRefs(refs: readonly object[], messages: readonly object[], start: number, end: number): boolean {
@@ -125,40 +127,42 @@ function sameRefs(refs: readonly object[], messages: readonly object[], start: n
 }
 
 /**
- * The string as one flat piece: built by appends it is a tree of hundreds of pieces, which V8
- * would walk again each time it is copied into a request. Number() reads it whole, so V8 flattens it.
+ * `JSON.stringify(body)` as UTF-8 bytes, byte for byte (model and messages are its first keys), in
+ * parts sent one after the other: each message's JSON is reused (`jsonOf`) and a task's frozen
+ * history is one part kept as bytes (`frozenRunBytes`), sent as it is, not copied into a body. The
+ * model client writes the parts in one system call (http-exchange.ts, ExchangeOptions.body).
  */
-function flat(s: string): string {
-  Number(s);
-  return s;
-}
-
-/**
- * `JSON.stringify(body)`, byte for byte (model and messages are its first keys), with each message's
- * JSON reused (`jsonOf`) and a task's frozen history joined once (`frozenRunJson`).
- */
-export function chatBodyJson(body: ChatCompletionCreateParamsBase): string {
+export function chatBodyBytes(body: ChatCompletionCreateParamsBase): Buffer[] {
   const { model, messages, ...rest } = body;
-  const parts: string[] = [];
+  const parts: Buffer[] = [];
+  let text = `{"model":${JSON.stringify(model)},"messages":[`;
+  let first = true;
   const n = messages.length;
   for (let i = 0; i < n;) {
+    if (!first) text += ',';
+    first = false;
     if (!Object.isFrozen(messages[i])) {
-      parts.push(jsonOf(messages[i]!));
+      text += jsonOf(messages[i]!);
       i++;
       continue;
     }
     let end = i + 1;
     while (end < n && Object.isFrozen(messages[end])) end++;
-    if (end - i >= MIN_RUN) parts.push(frozenRunJson(messages, i, end));
-    else for (let j = i; j < end; j++) parts.push(jsonOf(messages[j]!));
+    if (end - i >= MIN_RUN) {
+      parts.push(Buffer.from(text), frozenRunBytes(messages, i, end));
+      text = '';
+    } else {
+      text += jsonOf(messages[i]!);
+      for (let j = i + 1; j < end; j++) text += `,${jsonOf(messages[j]!)}`;
+    }
     i = end;
   }
-  const out = `{"model":${JSON.stringify(model)},"messages":[${parts.join(',')}`;
   const tail = JSON.stringify(rest);
-  return tail === '{}' ? `${out}]}` : `${out}],${tail.slice(1)}`;
+  text += tail === '{}' ? ']}' : `],${tail.slice(1)}`;
+  parts.push(Buffer.from(text));
+  return parts;
 }
 
-/** Azure (and OpenAI moderation) cut a filtered answer short: that is an error, not an answer. */
 export function checkFinish(result: LlmResult): LlmResult {
   if (result.finishReason === 'content_filter') {
     throw new DomainError(ErrorCode.LLM_CONTENT_FILTERED, 'The model provider filtered the answer');

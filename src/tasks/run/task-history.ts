@@ -39,7 +39,7 @@ export function taskUserContext(earlier: readonly RequestRecord[], current: Requ
  * A stored request is immutable once read (the in-memory store hands out the same frozen record on
  * every read), so its model messages are converted once per record object, not on every follow-on:
  * on a long task that conversion was the part of a turn that grew with the history. They are
- * frozen too, so the model client serializes each of them once (openai.params.ts, `chatBodyJson`).
+ * frozen too, so the model client serializes each of them once (openai.params.ts, `chatBodyBytes`).
  */
 const replayed = new WeakMap<RequestRecord, readonly LlmMessage[]>();
 
