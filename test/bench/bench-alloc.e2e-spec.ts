@@ -1,0 +1,34 @@
+import { allocationsBy } from '../../bench/alloc';
+
+// BENCH_ENTRY=alloc's accounting: each sampled allocation is charged to the innermost frame of
+// ours on its stack, else to the innermost package, else to Node, and all of it is counted once.
+
+type Node = Parameters<typeof allocationsBy>[0];
+const frame = (functionName: string, url: string, selfSize: number, children: Node[] = []): Node => ({ callFrame: { functionName, url }, selfSize, children });
+
+describe('allocationsBy', () => {
+  const ROOT = '/work/x';
+  const profile = frame('(root)', '', 0, [
+    frame('handle', `file://${ROOT}/node_modules/express/lib/application.js`, 100, [
+      frame('run', `file://${ROOT}/dist/tasks/run/request-runner.service.js`, 10, [
+        // A package called by ours: charged to ours, the innermost frame of ours.
+        frame('subscribe', `file://${ROOT}/node_modules/rxjs/dist/cjs/internal/Observable.js`, 7, [frame('', 'node:internal/streams/writable', 3)]),
+      ]),
+      frame('json', `file://${ROOT}/node_modules/express/lib/response.js`, 20),
+    ]),
+    frame('processTicksAndRejections', 'node:internal/process/task_queues', 5),
+  ]);
+
+  it('charges each allocation to the innermost frame of ours, else of a package, else of Node', () => {
+    expect(Object.fromEntries(allocationsBy(profile))).toEqual({
+      express: 120,
+      'ours: tasks/run/request-runner.service.js run': 20,
+      'node: processTicksAndRejections': 5,
+    });
+  });
+
+  it('counts every byte once', () => {
+    const total = [...allocationsBy(profile).values()].reduce((a, b) => a + b, 0);
+    expect(total).toBe(100 + 10 + 7 + 3 + 20 + 5);
+  });
+});
