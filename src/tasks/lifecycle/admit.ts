@@ -66,11 +66,13 @@ export function admitFollowOn(input: FollowOn): Transition<Admission> {
         return { task: next, requests: writes, result: { kind: 'queued', request: queued, takeOver: { request: running, earlier } } };
       }
       const request: RequestRecord = { ...input.request, ...placed(task, seq), status: 'Running' };
-      const writes = [...closed, ...(waiting ? [ended(waiting, 'Canceled', 'superseded', now)] : []), request];
+      // The records this write changes before the new one (whose seq is past every stored record's).
+      const before = [...closed, ...(waiting ? [ended(waiting, 'Canceled', 'superseded', now)] : [])];
       const next: TaskRecord = withLease({ ...task, status: 'Running', requestCount: seq + 1 }, request.requestId, now, input.timing);
       delete next.queued;
-      const earlier = requestsAfter(state.requests, writes).filter((r) => r.seq < seq);
-      return { task: next, requests: writes, result: { kind: 'run', request, earlier } };
+      // What ran before the new request: the stored records as this write leaves them (one copy: it runs on every follow-on).
+      const earlier = requestsAfter(state.requests, before);
+      return { task: next, requests: [...before, request], result: { kind: 'run', request, earlier } };
     },
   };
 }

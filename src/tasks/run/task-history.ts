@@ -13,18 +13,23 @@ import { RequestRecord, StoredMessage, ToolCallTrace } from '../../state/state.e
  * superseded (`withoutSuperseded`, lifecycle/edit.ts), which the caller has already worked out.
  */
 export function buildTaskConversation(visible: readonly RequestRecord[], current: RequestRecord): LlmMessage[] {
-  const out: LlmMessage[] = [];
   const ctx = userContextMessage(taskUserContext(visible, current));
-  if (ctx) out.push(ctx);
-  // Indexed loops: this runs over the whole history on every follow-on.
+  // Indexed loops into an array made at its final size: this runs over the whole history on every
+  // follow-on, and an array grown by push is copied each time it outgrows its backing store.
+  // (A record's replay has one message per stored message: replayOf.)
+  let size = (ctx ? 1 : 0) + current.messages.length;
+  for (let i = 0; i < visible.length; i++) if (visible[i]!.status === 'Completed') size += visible[i]!.messages.length;
+  const out = new Array<LlmMessage>(size);
+  let n = 0;
+  if (ctx) out[n++] = ctx;
   for (let i = 0; i < visible.length; i++) {
     const r = visible[i]!;
     // Only completed requests' messages are replayed.
     if (r.status !== 'Completed') continue;
     const messages = replayOf(r);
-    for (let j = 0; j < messages.length; j++) out.push(messages[j]!);
+    for (let j = 0; j < messages.length; j++) out[n++] = messages[j]!;
   }
-  for (const m of current.messages) out.push(toLlmMessage(m));
+  for (const m of current.messages) out[n++] = toLlmMessage(m);
   return out;
 }
 
