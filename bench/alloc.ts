@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runLoad, Turn } from './load';
+import { getTurn, runLoad } from './load';
 import { spawnWithPort } from './processes';
 import { startOurs } from './subjects';
 
@@ -41,7 +41,10 @@ export function allocationsBy(head: ProfileNode): Map<string, number> {
   const bytes = new Map<string, number>();
   const walk = (node: ProfileNode, stack: ProfileNode['callFrame'][]) => {
     const here = [...stack, node.callFrame];
-    if (node.selfSize) bytes.set(chargedTo(here), (bytes.get(chargedTo(here)) ?? 0) + node.selfSize);
+    if (node.selfSize) {
+      const who = chargedTo(here);
+      bytes.set(who, (bytes.get(who) ?? 0) + node.selfSize);
+    }
     for (const child of node.children) walk(child, here);
   };
   walk(head, []);
@@ -56,12 +59,7 @@ async function main(): Promise<void> {
     nodeArgs: ['--require', join(__dirname, 'alloc-sampler.js')],
     extraEnv: { BENCH_ALLOC_PROFILE: file },
   });
-  const health: Turn<string> = async () => {
-    const r = await fetch(`${ours.url}/health/live`);
-    await r.text();
-    return '';
-  };
-  const request = TARGET === 'health' ? health : ours.turn;
+  const request = TARGET === 'health' ? getTurn(`${ours.url}/health/live`) : ours.turn;
   try {
     await runLoad(request, 16, 2000);
     ours.proc.child.kill('SIGUSR2');

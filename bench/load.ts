@@ -37,6 +37,16 @@ export function percentiles(values: number[]): { p50: number; p95: number; p99: 
   return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
+/** A GET of `url` as a load's request (its body read to the end; a non-2xx answer fails the run). */
+export function getTurn(url: string): Turn<string> {
+  return async () => {
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(`${url} answered ${r.status}`);
+    await r.text();
+    return '';
+  };
+}
+
 export async function postJson<T>(url: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const text = await r.text();

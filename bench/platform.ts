@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { runLoad, Turn } from './load';
+import { getTurn, runLoad, Turn } from './load';
 import { spawnWithPort, Proc } from './processes';
 import { median } from './rounds';
 import { startBaseline, startOurs } from './subjects';
@@ -24,15 +24,6 @@ interface Measured {
   proc: Proc;
   request: Turn<string>;
 }
-
-const get =
-  (url: string): Turn<string> =>
-  async () => {
-    const r = await fetch(url);
-    if (!r.ok) throw new Error(`${url} answered ${r.status}`);
-    await r.text();
-    return '';
-  };
 
 /** Turns of conversations of at most CONVERSATION_TURNS turns (the main benchmark's c=16 phase: 100), so the turn's cost is not its history's. */
 const CONVERSATION_TURNS = 100;
@@ -61,10 +52,10 @@ async function main(): Promise<void> {
   const ours = await startOurs({ name: 'memory', env: { TA_STATE_STORE: 'memory' } }, modelUrl);
   const baseline = await startBaseline(modelUrl);
   const subjects: Measured[] = [
-    { name: 'node:http, GET', proc: bare.proc, request: get(bare.url) },
-    { name: 'Express, GET', proc: express.proc, request: get(express.url) },
-    { name: 'Nest + Express, GET', proc: nest.proc, request: get(nest.url) },
-    { name: 'ours, GET /health/live', proc: ours.proc, request: get(`${ours.url}/health/live`) },
+    { name: 'node:http, GET', proc: bare.proc, request: getTurn(bare.url) },
+    { name: 'Express, GET', proc: express.proc, request: getTurn(express.url) },
+    { name: 'Nest + Express, GET', proc: nest.proc, request: getTurn(nest.url) },
+    { name: 'ours, GET /health/live', proc: ours.proc, request: getTurn(`${ours.url}/health/live`) },
     { name: 'ours, v3 turn', proc: ours.proc, request: shortConversations(ours.turn) },
     { name: 'baseline, turn', proc: baseline.proc, request: shortConversations(baseline.turn) },
   ];

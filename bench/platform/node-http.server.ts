@@ -2,7 +2,6 @@ import { createServer } from 'node:http';
 import { PAYLOAD } from './payload';
 
 /** The floor of a JSON GET: node:http answering every request with PAYLOAD. Prints its port. */
-
 const server = createServer((req, res) => {
   req.resume();
   req.on('end', () => {

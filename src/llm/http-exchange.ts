@@ -171,11 +171,12 @@ function callModel<T>(
     call.req.on('response', (res) => onResponse(call, res, resolve, reject));
     const { body } = options;
     if (Array.isArray(body)) {
+      const parts = body as readonly Buffer[];
       call.req.setHeader(
         'content-length',
-        body.reduce((n: number, part: Buffer) => n + part.length, 0),
+        parts.reduce((n, part) => n + part.length, 0),
       );
-      for (const part of body as readonly Buffer[]) call.req.write(part);
+      for (const part of parts) call.req.write(part);
       call.req.end();
     } else call.req.end(body as string | Buffer | undefined);
   });

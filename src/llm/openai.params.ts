@@ -163,6 +163,7 @@ export function chatBodyBytes(body: ChatCompletionCreateParamsBase): Buffer[] {
   return parts;
 }
 
+/** Azure (and OpenAI moderation) cut a filtered answer short: that is an error, not an answer. */
 export function checkFinish(result: LlmResult): LlmResult {
   if (result.finishReason === 'content_filter') {
     throw new DomainError(ErrorCode.LLM_CONTENT_FILTERED, 'The model provider filtered the answer');

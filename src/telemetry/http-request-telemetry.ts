@@ -103,10 +103,8 @@ export class HttpRequestTelemetry {
     };
     this.telemetry.httpRequests.add(1, metricAttrs);
     this.telemetry.httpDuration.record(seconds, metricAttrs);
-    const { traceId, spanId } = span.spanContext();
     // What the logger's mixin (activeTraceIds) adds in this request's context, then this line's own.
-    const fields: Record<string, PlainValue> = { ...this.log.fields, trace_id: traceId, span_id: spanId };
-    fields.http_request_id = req.requestId;
+    const fields: Record<string, PlainValue> = { ...this.log.fields, ...this.logFields() };
     fields.method = req.method;
     // Without the query string: it is the one part of this line a caller controls freely.
     fields.path = req.originalUrl.split('?')[0];
