@@ -13,6 +13,7 @@ import { AppModule } from './app.module';
 import { corsMiddleware } from './common/http/cors.middleware';
 import { verifyJsonDepth } from './common/http/json-depth';
 import { jsonBodyMiddleware } from './common/http/json-body.middleware';
+import { usePromiseInterceptors } from './common/http/promise-interceptors';
 import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { drainingMiddleware } from './common/shutdown/draining.middleware';
@@ -112,6 +113,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   let reload: AgentReload | undefined;
   const reloaded = options.shared && { audit: options.shared.audit, shutdown: options.shared.shutdown };
   const beforeClose = options.shared ? undefined : async () => reload?.close();
+  // Our one interceptor wraps handlers with promises, not an rxjs chain per request.
+  usePromiseInterceptors();
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot({ env, agents, logger, telemetry, llm, store, archive, reloaded, beforeClose }),
     new ExpressAdapter(),

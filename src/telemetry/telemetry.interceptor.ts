@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { context } from '@opentelemetry/api';
 import type { Request, Response } from 'express';
@@ -7,6 +7,7 @@ import { Observable } from 'rxjs';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import { AGENT_OF_REQUEST, AGENT_ROUTE, AgentOfRequest } from '../agents/agent-route.metadata';
 import { LOGGER, TELEMETRY } from '../app.tokens';
+import type { PromiseInterceptor } from '../common/http/promise-interceptors';
 import { HttpRequestTelemetry } from './http-request-telemetry';
 import { Telemetry } from './telemetry';
 
@@ -15,10 +16,10 @@ import { Telemetry } from './telemetry';
  * span, metrics and log line are started by `httpTelemetryMiddleware` (which also sees requests that
  * never reach a route); this adds what only Nest knows, the route template and the agent, and runs
  * the handler inside the span's context so that everything it awaits (the `invoke_agent` span, log
- * lines) is a child of it. Without the middleware (a minimal app) it starts the telemetry itself.
+ * lines) is a child of it, with promises, not rxjs (common/http/promise-interceptors.ts). Without the middleware (a minimal app) it starts the telemetry itself.
  */
 @Injectable()
-export class TelemetryInterceptor implements NestInterceptor {
+export class TelemetryInterceptor implements PromiseInterceptor {
   constructor(
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -26,7 +27,21 @@ export class TelemetryInterceptor implements NestInterceptor {
   ) {}
 
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (ctx.getType() !== 'http') return next.handle();
+    const t = this.matched(ctx);
+    if (!t) return next.handle();
+    // Subscribing inside the span's context makes the handler (and everything it awaits) a child of it.
+    return new Observable((subscriber) => context.with(t.context, () => next.handle().subscribe(subscriber)));
+  }
+
+  /** The same without rxjs (common/http/promise-interceptors.ts): the handler is called inside the span's context. */
+  aroundHandler(ctx: ExecutionContext, next: () => Promise<unknown>): Promise<unknown> {
+    const t = this.matched(ctx);
+    return t ? context.with(t.context, next) : next();
+  }
+
+  /** The request's telemetry, given what only Nest knows: the route template and the agent. Undefined outside HTTP. */
+  private matched(ctx: ExecutionContext): HttpRequestTelemetry | undefined {
+    if (ctx.getType() !== 'http') return undefined;
     const req = ctx.switchToHttp().getRequest<Request>();
     const res = ctx.switchToHttp().getResponse<Response>();
     const t = HttpRequestTelemetry.for(this.telemetry, this.logger, req, res);
@@ -34,7 +49,6 @@ export class TelemetryInterceptor implements NestInterceptor {
       this.reflector.get<AgentDefinition | undefined>(AGENT_ROUTE, ctx.getClass()) ??
       this.reflector.get<AgentOfRequest | undefined>(AGENT_OF_REQUEST, ctx.getClass())?.(req);
     t.matched((req.route as { path?: string } | undefined)?.path ?? req.path, agent);
-    // Subscribing inside the span's context makes the handler (and everything it awaits) a child of it.
-    return new Observable((subscriber) => context.with(t.context, () => next.handle().subscribe(subscriber)));
+    return t;
   }
 }

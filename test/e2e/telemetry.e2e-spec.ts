@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { TELEMETRY } from '../../src/app.tokens';
 import { Telemetry } from '../../src/telemetry/telemetry';
+import { TelemetryInterceptor } from '../../src/telemetry/telemetry.interceptor';
 import { postJson, request } from '../support/http';
 import { OtlpReceiver, ReceivedMetricPoint, ReceivedSpan, SPAN_KIND, startOtlpReceiver } from '../support/otlp-receiver';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -45,6 +46,8 @@ describe('telemetry exported to a real OTLP/HTTP receiver', () => {
     return span;
   };
   const childrenOf = (span: ReceivedSpan) => receiver.spans().filter((s) => s.parentSpanId === span.spanId);
+  // Which of the interceptor's two paths Nest took (common/http/promise-interceptors.ts).
+  const paths = { promise: jest.spyOn(TelemetryInterceptor.prototype, 'aroundHandler'), rxjs: jest.spyOn(TelemetryInterceptor.prototype, 'intercept') };
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
@@ -79,6 +82,14 @@ describe('telemetry exported to a real OTLP/HTTP receiver', () => {
   afterAll(async () => {
     await t?.close();
     await receiver?.close();
+    paths.promise.mockRestore();
+    paths.rxjs.mockRestore();
+  });
+
+  it("wraps each routed request's handler with promises, not Nest's rxjs chain, in the span's context (the children below)", () => {
+    // The JSON and SSE invocations and the OpenAPI document reached a route; the 404 and the 400 did not.
+    expect(paths.promise).toHaveBeenCalledTimes(3);
+    expect(paths.rxjs).not.toHaveBeenCalled();
   });
 
   it('exports traces and metrics as OTLP/HTTP JSON', () => {
