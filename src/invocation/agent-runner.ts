@@ -29,17 +29,19 @@ export class AgentRunner {
     private readonly executor: ToolExecutor = new ToolExecutor(DEFAULT_TOOLS_CONFIG),
   ) {}
 
-  run(agent: AgentSpecConfig, conversation: LlmMessage[], options: RunOptions = {}): Promise<AgentRunResult> {
+  run(agent: AgentSpecConfig, conversation: readonly LlmMessage[], options: RunOptions = {}): Promise<AgentRunResult> {
     const toolset = this.tools?.toolsetFor(agent) ?? Toolset.EMPTY;
     const deps = { client: this.llm.clientFor(agent.model), toolset, executor: this.executor };
     return runToolLoop(deps, buildRequest(agent, conversation, options.responseFormat), agent.max_tool_rounds ?? 10, options);
   }
 }
 
-export function buildRequest(agent: AgentSpecConfig, conversation: LlmMessage[], responseFormat?: LlmResponseFormat): LlmRequest {
-  const messages: LlmMessage[] = [];
-  if (agent.system_prompt?.trim()) messages.push({ role: 'system', content: agent.system_prompt });
-  messages.push(...conversation);
+export function buildRequest(agent: AgentSpecConfig, conversation: readonly LlmMessage[], responseFormat?: LlmResponseFormat): LlmRequest {
+  // One copy, made at its final size (this holds the whole history on every follow-on).
+  const system = agent.system_prompt?.trim() ? 1 : 0;
+  const messages = new Array<LlmMessage>(system + conversation.length);
+  if (system) messages[0] = { role: 'system', content: agent.system_prompt! };
+  for (let i = 0; i < conversation.length; i++) messages[system + i] = conversation[i]!;
   return {
     model: agent.model,
     messages,

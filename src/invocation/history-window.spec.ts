@@ -23,7 +23,7 @@ const conversation: LlmMessage[] = [
   answer('3'),
   user('now'),
 ];
-const roles = (ms: LlmMessage[]) => ms.map((m) => (m.role === 'tool' ? `tool:${m.tool_call_id}` : `${m.role}:${String(m.content)}`));
+const roles = (ms: readonly LlmMessage[]) => ms.map((m) => (m.role === 'tool' ? `tool:${m.tool_call_id}` : `${m.role}:${String(m.content)}`));
 
 describe('turnsOf', () => {
   it('splits at user messages, keeping tool calls with their results', () => {
@@ -42,8 +42,8 @@ describe('fitHistory', () => {
     expect(w.omitted).toEqual([]);
     expect(w.omittedTurns).toBe(0);
     expect(w.pinned).toBe(1);
-    // a copy: a caller adding to the window does not change the conversation
-    expect(w.messages).not.toBe(conversation);
+    // not copied: a window is read-only (its type says so), and this runs on every follow-on
+    expect(w.messages).toBe(conversation);
   });
 
   it('without limits, gives what the turn-by-turn fit gives (a limit no turn reaches)', () => {

@@ -17,8 +17,8 @@ export interface FitOptions {
 
 /** What the model receives of a conversation, and what was left out of it. */
 export interface HistoryWindow {
-  /** The pinned messages, then the kept turns (always at least the current one). */
-  messages: LlmMessage[];
+  /** The pinned messages, then the kept turns (always at least the current one). Never changed once made: it may be the conversation itself. */
+  messages: readonly LlmMessage[];
   /** How many of `messages` are pinned. */
   pinned: number;
   /** The left-out messages, oldest first (whole turns). */
@@ -48,9 +48,10 @@ export function turnsOf(messages: readonly LlmMessage[]): LlmMessage[][] {
 export function fitHistory(conversation: readonly LlmMessage[], options: FitOptions): HistoryWindow {
   const { max_messages, max_tokens } = options.limits ?? {};
   // Without limits everything is kept, so there are no turns to find: this runs on every follow-on,
-  // and splitting a long task into turns only to join them again grew with the history.
+  // and splitting a long task into turns only to join them again grew with the history. Nor is the
+  // conversation copied (a window is read, never changed).
   if (max_messages === undefined && max_tokens === undefined) {
-    return { messages: conversation.slice(), pinned: Math.min(options.pinnedHead, conversation.length), omitted: [], omittedTurns: 0 };
+    return { messages: conversation, pinned: Math.min(options.pinnedHead, conversation.length), omitted: [], omittedTurns: 0 };
   }
   const pinned = conversation.slice(0, options.pinnedHead);
   const turns = turnsOf(conversation.slice(options.pinnedHead));

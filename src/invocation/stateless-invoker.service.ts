@@ -172,7 +172,7 @@ export class StatelessInvokerService {
   private async run(
     output: OutputType | undefined,
     spec: AgentSpecConfig,
-    conversation: LlmMessage[],
+    conversation: readonly LlmMessage[],
     options: RunOptions,
   ): Promise<{ content: string; usage: TokenUsage; value: unknown }> {
     if (!output) {

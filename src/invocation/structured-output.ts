@@ -5,7 +5,7 @@ import { addUsage, LlmMessage, LlmResponseFormat, TokenUsage } from '../llm/llm-
 import type { AgentRunResult } from './tool-loop';
 
 /** One run of the agent with structured output asked of every model turn. */
-export type StructuredRun = (conversation: LlmMessage[], options: { responseFormat: LlmResponseFormat; stream: boolean }) => Promise<AgentRunResult>;
+export type StructuredRun = (conversation: readonly LlmMessage[], options: { responseFormat: LlmResponseFormat; stream: boolean }) => Promise<AgentRunResult>;
 
 export interface StructuredAnswer {
   /** The accepted answer's text, exactly as the model wrote it (`output_raw`). */
@@ -24,7 +24,12 @@ export interface StructuredAnswer {
  * the model, which answers again (not streamed: partials of the first attempt may already be out).
  * A second invalid answer is LLM_OUTPUT_INVALID (502) carrying the errors.
  */
-export async function runForOutputType(run: StructuredRun, conversation: LlmMessage[], output: OutputType, stream: boolean): Promise<StructuredAnswer> {
+export async function runForOutputType(
+  run: StructuredRun,
+  conversation: readonly LlmMessage[],
+  output: OutputType,
+  stream: boolean,
+): Promise<StructuredAnswer> {
   const responseFormat = output.responseFormat;
   const first = await run(conversation, { responseFormat, stream });
   const checked = checkAnswer(first.content, output);

@@ -64,6 +64,8 @@ describe('runToolLoop', () => {
     ]);
     expect(model.requests.map((r) => r.tools?.map((t) => t.name))).toEqual([['math-add'], ['math-add']]);
     expect(model.requests[1]!.messages).toEqual([...base.messages, ...result.appended]);
+    // A tool round appends to a copy (the loop sends the caller's own list until then).
+    expect(base.messages).toHaveLength(1);
     expect(result.toolExecutions.map((e) => [e.id, e.outcome])).toEqual([
       ['c1', 'ok'],
       ['c2', 'ok'],

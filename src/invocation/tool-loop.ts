@@ -118,7 +118,14 @@ export async function runToolLoop(
     const isClientCall = (c: LlmToolCall) => clientTools.some((t) => t.name === c.name);
     const specs = [...toolSpecs(tools), ...clientTools];
     const provided = options.resume?.provided ?? {};
-    const messages = [...request.messages];
+    // Copied when the loop first appends to it (a tool round): most runs only read it, and it holds
+    // the whole history on every follow-on.
+    let messages = request.messages;
+    const append = (m: LlmMessage) => {
+      if (messages === request.messages) messages = [...messages];
+      messages.push(m);
+      appended.push(m);
+    };
     let usage = emptyUsage();
     const runTurn = async (calls: LlmToolCall[], refused: ReadonlyMap<string, NotRun>) => {
       if (!options.caller) throw new DomainError(ErrorCode.INTERNAL, 'tool calls need the caller identity, and none was given');
@@ -130,9 +137,7 @@ export async function runToolLoop(
         const e = ran.get(call.id) ?? notRun(call, refused.get(call.id) ?? clientResult(call, provided[call.id]));
         if (!ran.has(call.id)) options.onToolResult?.(e);
         toolExecutions.push(e);
-        const msg: LlmMessage = { role: 'tool', tool_call_id: e.id, content: e.result };
-        messages.push(msg);
-        appended.push(msg);
+        append({ role: 'tool', tool_call_id: e.id, content: e.result });
       }
       if (options.signal?.aborted) throw new DomainError(ErrorCode.REQUEST_CANCELED, 'The request was canceled');
     };
@@ -159,8 +164,7 @@ export async function runToolLoop(
       }
       const calls = withUniqueIds(result.toolCalls);
       const turn: LlmMessage = { role: 'assistant', content: result.content || null, tool_calls: calls };
-      messages.push(turn);
-      appended.push(turn);
+      append(turn);
       const clientCalls = calls.filter(isClientCall);
       const verdict = approvalForTurn(approvals.policy, tools, clientCalls.length ? calls.filter((c) => !isClientCall(c)) : calls);
       const risks = () => Object.fromEntries(calls.map((c) => [c.id, isClientCall(c) ? 'client' : (tools.get(c.name)?.risk ?? 'write_high_risk')]));
