@@ -35,8 +35,9 @@ export function supersededBy(requests: readonly RequestRecord[]): Map<string, st
 }
 
 /** The earlier requests of `current` that an edit (up to and including `current`) has not superseded: its conversation. */
-export function withoutSuperseded(earlier: readonly RequestRecord[], current: RequestRecord): RequestRecord[] {
-  if (!current.edits && !earlier.some((r) => r.edits)) return [...earlier];
+export function withoutSuperseded(earlier: readonly RequestRecord[], current: RequestRecord): readonly RequestRecord[] {
+  // Without an edit nothing is hidden: the requests as they are, not a copy (this runs on every follow-on).
+  if (!current.edits && !earlier.some((r) => r.edits)) return earlier;
   const marks = supersededBy([...earlier, current]);
   return earlier.filter((r) => !marks.has(r.requestId));
 }
