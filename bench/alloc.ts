@@ -10,7 +10,8 @@ import { startOurs } from './subjects';
  * Allocation is what GC time follows, and unlike CPU time it does not move with a busy machine, so
  * it tells whether a change made a turn lighter (docs/performance.md). Ours (memory store) serves
  * BENCH_ALLOC_REQUESTS (3000) v3 turns at 16 conversations after 2000 of warm-up (or, with
- * BENCH_ALLOC_TARGET=health, GET /health/live: the HTTP layer alone), under V8's sampling heap
+ * BENCH_ALLOC_TARGET=health, GET /health/live: the HTTP layer alone; with BENCH_ALLOC_TARGET=stream,
+ * streamed turns: POST …/sse read to the end), under V8's sampling heap
  * profiler (bench/alloc-sampler.ts); each sampled allocation is charged to the innermost frame of
  * ours on its stack (file and function), else to the innermost package, else to Node.
  */
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     nodeArgs: ['--require', join(__dirname, 'alloc-sampler.js')],
     extraEnv: { BENCH_ALLOC_PROFILE: file },
   });
-  const request = TARGET === 'health' ? getTurn(`${ours.url}/health/live`) : ours.turn;
+  const request = TARGET === 'health' ? getTurn(`${ours.url}/health/live`) : TARGET === 'stream' ? ours.streamTurn! : ours.turn;
   try {
     await runLoad(request, 16, 2000);
     ours.proc.child.kill('SIGUSR2');
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
     const total = [...bytes.values()].reduce((a, b) => a + b, 0);
     const kb = (b: number) => (b / 1024 / REQUESTS).toFixed(2);
     const lines = [
-      `# Allocated per request: ours (memory), ${TARGET === 'health' ? 'GET /health/live' : 'v3 turns'}, ${REQUESTS} at 16 connections (${new Date().toISOString()})`,
+      `# Allocated per request: ours (memory), ${TARGET === 'health' ? 'GET /health/live' : TARGET === 'stream' ? 'streamed v3 turns' : 'v3 turns'}, ${REQUESTS} at 16 connections (${new Date().toISOString()})`,
       '',
       `${kb(total)} KB per request in all (V8's sampling heap profiler, one sample per 1 KiB, collected objects included).`,
       '',

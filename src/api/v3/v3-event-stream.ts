@@ -12,7 +12,8 @@ export async function sendEventStream(res: Response, events: TaskEventLogService
   const stream = new SseStream(res, keepaliveMs);
   stream.open();
   try {
-    await events.follow(log, after, (e) => stream.send(e.event, e.data, e.id), stream.signal);
+    // An event logged just now comes with its JSON (a string is sent as it is).
+    await events.follow(log, after, (e) => stream.send(e.event, e.json ?? e.data, e.id), stream.signal);
   } finally {
     stream.end();
   }

@@ -15,6 +15,8 @@ export function formatSseEvent(event: string, data: unknown, id?: string): strin
   let frame = '';
   if (id !== undefined) frame += `id: ${id}\n`;
   frame += `event: ${event}\n`;
+  // JSON has no raw line break: one data line, without splitting it.
+  if (payload.indexOf('\n') === -1) return `${frame}data: ${payload}\n\n`;
   for (const line of payload.split('\n')) frame += `data: ${line}\n`;
   return frame + '\n';
 }

@@ -78,3 +78,28 @@ describe('TaskEventLogService bounds', () => {
     expect(events.heldBytes).toBe(0);
   });
 });
+
+describe('TaskEventLogService JSON hand-off', () => {
+  it('hands each event with its JSON to the followers listening when it is logged, and keeps only its data', async () => {
+    const events = newLog();
+    try {
+      const log = events.open('t', 'k', 0);
+      const live: (string | undefined)[] = [];
+      const following = events.follow(log, -1, (e) => live.push(e.json), new AbortController().signal);
+      const data = { output_partial: 'héllo "quoted"\n' };
+      const logged = events.append(log, 'partial-response', data);
+      events.close(log);
+      await following;
+      expect(live).toEqual([JSON.stringify(data)]);
+      // Measured from that same JSON, in UTF-8 bytes.
+      expect(logged.size).toBe(Buffer.byteLength(JSON.stringify(data)) + 'partial-response'.length);
+      // Not kept: a later replay gets the data and serializes it itself.
+      expect(log.events[0]!.json).toBeUndefined();
+      const replayed: LoggedEvent[] = [];
+      await events.follow(log, -1, (e) => replayed.push(e), new AbortController().signal);
+      expect(replayed.map((e) => [e.json, e.data])).toEqual([[undefined, data]]);
+    } finally {
+      events.onModuleDestroy();
+    }
+  });
+});

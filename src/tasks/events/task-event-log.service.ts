@@ -10,6 +10,12 @@ export interface LoggedEvent {
   data: Record<string, unknown>;
   /** UTF-8 bytes of the event name and its data as JSON (measured once, when logged). */
   size?: number;
+  /**
+   * The data as JSON, made to measure the event, while it is handed to the followers listening when
+   * it is logged (the stream sends it as it is); not kept after that (a replay serializes again),
+   * so a log holds each event's data once.
+   */
+  json?: string;
 }
 
 export interface RequestEventLog {
@@ -127,10 +133,11 @@ export class TaskEventLogService implements OnModuleDestroy {
     else this.close(log);
   }
 
-  append(log: RequestEventLog, event: string, data: Record<string, unknown>): LoggedEvent {
+  /** `json`: `data` as JSON, when the caller already made it. */
+  append(log: RequestEventLog, event: string, data: Record<string, unknown>, json = JSON.stringify(data)): LoggedEvent {
     const n = log.next++;
-    const size = Buffer.byteLength(JSON.stringify(data)) + event.length;
-    const e: LoggedEvent = { id: `${log.seq}-${n}`, n, event, data, size };
+    const size = Buffer.byteLength(json) + event.length;
+    const e: LoggedEvent = { id: `${log.seq}-${n}`, n, event, data, size, json };
     log.events.push(e);
     log.bytes += size + EVENT_OVERHEAD;
     if (this.held(log)) this.total += size + EVENT_OVERHEAD;
@@ -138,6 +145,7 @@ export class TaskEventLogService implements OnModuleDestroy {
     this.trim(log, (count, freed) => log.events.length - count > MAX_EVENTS || log.bytes - freed > this.streamMaxBytes);
     this.enforceTotal();
     for (const l of log.listeners) l(e);
+    e.json = undefined;
     return e;
   }
 

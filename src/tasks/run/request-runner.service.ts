@@ -120,9 +120,11 @@ export class RequestRunnerService {
     // The last event reaches the store before the client: a resume the client sends next, on any
     // replica, must find every id this stream used (its ids continue after them).
     const end = async (event: string, data: Record<string, unknown>) => {
-      stored.add({ id: `${request.seq}-${log.next}`, n: log.next, event, data });
+      // Serialized once, for the store's log, this process's log and the stream (the largest event).
+      const json = JSON.stringify(data);
+      stored.add({ id: `${request.seq}-${log.next}`, n: log.next, event, data, size: Buffer.byteLength(json) + event.length });
       await stored.flush();
-      this.events.append(log, event, data);
+      this.events.append(log, event, data, json);
     };
     void work(emit)
       .then((response) => end('final-response', { ...response }))
