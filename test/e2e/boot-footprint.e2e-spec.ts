@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
@@ -63,6 +63,8 @@ interface Probe {
   newSpaceBytes: number;
   /** Intl.DateTimeFormat formatters really built (each reads ICU's locale data into memory). */
   dateTimeFormats: number;
+  /** The ES modules the process loaded, by URL (NestJS and the few ES packages). */
+  esModules: string[];
 }
 
 const runs: CliRun[] = [];
@@ -85,10 +87,10 @@ async function bootAndProbe(configPath: string, env: Record<string, string>, nod
   const port = await run.listening();
   await use?.(port);
   run.child.kill('SIGUSR2');
-  const { modules, builtins, newSpaceBytes, dateTimeFormats } = await readProbeFile<Omit<Probe, 'loaded'> & { modules: string[] }>(file);
+  const { modules, builtins, newSpaceBytes, dateTimeFormats, esModules } = await readProbeFile<Omit<Probe, 'loaded'> & { modules: string[] }>(file);
   await run.stop();
   const loaded = new Set((Object.keys(OPTIONAL) as Optional[]).filter((k) => modules.some((m) => m.includes(OPTIONAL[k]))));
-  return { loaded, builtins, newSpaceBytes, dateTimeFormats };
+  return { loaded, builtins, newSpaceBytes, dateTimeFormats, esModules };
 }
 
 function agentsDir(files: Record<string, string>): string {
@@ -214,5 +216,51 @@ describe('the OpenAI SDK is never loaded by a model call', () => {
     const streamed = await bootAndProbe(BENCH_AGENTS, env, '', (port) => turn(port, '/sse'));
     expect(streamed.loaded.has('openAi')).toBe(false);
     expect(fake.requests.map((r) => r.body.stream)).toEqual([false, true]);
+  });
+});
+
+describe('NestJS loads from its bundle (scripts/bundle-nest.mjs, src/boot-nest-bundle.ts)', () => {
+  const VENDOR = join(ROOT, 'dist', 'vendor', 'nest');
+  /** Nest's packages the bundle holds: none of their files may load from node_modules besides it (two Nests in one process). */
+  const BUNDLED = /\/node_modules\/@nestjs\/(common|core|platform-express)\//;
+
+  /** The `@nestjs/…` specifiers required by the JavaScript files under `dir`. */
+  const nestSpecifiers = (dir: string, pattern: RegExp): string[] =>
+    readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && /\.m?js$/.test(e.name) && !join(e.parentPath, e.name).startsWith(join(ROOT, 'dist', 'vendor')))
+      .flatMap((e) => [...readFileSync(join(e.parentPath, e.name), 'utf8').matchAll(pattern)].map((m) => m[1]!));
+
+  it('the build bundled every @nestjs specifier the server and @nestjs/passport require', () => {
+    const manifest = JSON.parse(readFileSync(join(VENDOR, 'manifest.json'), 'utf8')) as Record<string, string>;
+    const ours = new Set(nestSpecifiers(join(ROOT, 'dist'), /require\("(@nestjs\/[^"]+)"\)/g));
+    // @nestjs/passport stays a package of its own (loaded with Entra auth), importing the bundled Nest.
+    ours.delete('@nestjs/passport');
+    const passport = new Set(nestSpecifiers(join(ROOT, 'node_modules', '@nestjs', 'passport', 'dist'), /from '(@nestjs\/[^']+)'/g));
+    expect([...ours, ...passport].filter((s) => !(s in manifest))).toEqual([]);
+    expect(ours.has('@nestjs/core')).toBe(true); // the scan found what it looks for
+    for (const file of Object.values(manifest)) expect(existsSync(join(VENDOR, file))).toBe(true);
+  });
+
+  it('a server loads Nest from the bundle only, one Nest in the process, and serves', async () => {
+    let status = 0;
+    const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' }, '', async (port) => {
+      status = (await fetch(`http://127.0.0.1:${port}/Bench/1/health/live`)).status;
+    });
+    expect(status).toBe(200);
+    expect(probe.esModules.filter((url) => BUNDLED.test(url))).toEqual([]);
+    expect(probe.esModules).toContainEqual(expect.stringContaining('/dist/vendor/nest/core.mjs'));
+  });
+
+  it('with Entra auth too (@nestjs/passport imports @nestjs/common: the bundled one)', async () => {
+    const probe = await bootAndProbe(BENCH_AGENTS, {
+      TA_STATE_STORE: 'memory',
+      TA_AUTH_MODE: 'entra',
+      TA_ENTRA_AUTHORITY: 'http://127.0.0.1:9',
+      TA_ENTRA_ALLOWED_TENANTS: '72f988bf-86f1-41af-91ab-2d7cd011db47',
+      TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
+      TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
+    });
+    expect(probe.esModules).toContainEqual(expect.stringContaining('/node_modules/@nestjs/passport/'));
+    expect(probe.esModules.filter((url) => BUNDLED.test(url))).toEqual([]);
   });
 });

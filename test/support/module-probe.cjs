@@ -2,8 +2,10 @@
 // Preloaded (NODE_OPTIONS="--require …/module-probe.cjs") into a server process a test starts: on
 // SIGUSR2 it writes to MODULE_PROBE_FILE what the process has loaded (the files of its CommonJS
 // module cache), the size of V8's young generation and how many Intl.DateTimeFormat were built, as JSON, so a test can tell which packages a
-// configuration pulls in at boot. ES modules (NestJS itself) are not in that cache. Test-only.
+// configuration pulls in at boot. ES modules (NestJS itself) are not in that cache: their URLs are
+// recorded as they load (`esModules`). Test-only.
 const { renameSync, writeFileSync } = require('node:fs');
+const { registerHooks } = require('node:module');
 const { getHeapSpaceStatistics } = require('node:v8');
 
 const file = process.env.MODULE_PROBE_FILE;
@@ -18,6 +20,16 @@ Intl.DateTimeFormat = function DateTimeFormat(...args) {
 };
 Object.assign(Intl.DateTimeFormat, { prototype: RealDateTimeFormat.prototype, supportedLocalesOf: RealDateTimeFormat.supportedLocalesOf });
 
+// Every ES module the process loads, by URL (a load hook sees each module once).
+const esModules = [];
+registerHooks({
+  load(url, context, nextLoad) {
+    const loaded = nextLoad(url, context);
+    if (loaded.format === 'module') esModules.push(url);
+    return loaded;
+  },
+});
+
 process.on('SIGUSR2', () => {
   const newSpace = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
   // `builtins`: Node's own modules the process has loaded (process.moduleLoadList), by id.
@@ -27,7 +39,7 @@ process.on('SIGUSR2', () => {
   const partial = `${file}.${process.pid}.partial`;
   writeFileSync(
     partial,
-    JSON.stringify({ modules: Object.keys(require.cache), builtins, newSpaceBytes: newSpace ? newSpace.space_size : undefined, dateTimeFormats }),
+    JSON.stringify({ modules: Object.keys(require.cache), esModules, builtins, newSpaceBytes: newSpace ? newSpace.space_size : undefined, dateTimeFormats }),
   );
   renameSync(partial, file);
 });
