@@ -2,9 +2,12 @@
 // with a manifest naming which file each import specifier resolves to; src/boot-nest-bundle.ts
 // points those specifiers there when the server starts. Why: Nest is ES modules only, and Node
 // resolves, reads and links each of its ~380 files separately (package scopes, stats, a module
-// record each): ~40 % of the time to load the server (issue 27, docs/performance.md, Start-up).
-// Everything outside @nestjs/* stays external (rxjs, express, reflect-metadata: one copy of each,
-// from node_modules), and so do Nest's optional packages that are not installed.
+// record each): ~40 % of the time to load the server (issue 27, docs/configuration.md, Start-up footprint).
+// rxjs, which Nest imports everywhere (~230 CommonJS files), is bundled with it; everything else
+// stays external (express, reflect-metadata and the rest: from node_modules), and so do Nest's
+// optional packages that are not installed. The server's own code does not load rxjs at boot (the
+// telemetry interceptor's rxjs path is the fallback, src/common/http/promise-interceptors.ts), so
+// the process holds one copy of it.
 //
 // Usage (after tsc, from the repository root): node scripts/bundle-nest.mjs. Run by `npm run build`,
 // scripts/start.sh, scripts/test.sh and scripts/bench.sh. Without the bundle (a plain `tsc` or
@@ -35,7 +38,7 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 await build({
   input: Object.fromEntries(Object.entries(NEST_SPECIFIERS).map(([name, specifier]) => [name, require.resolve(specifier)])),
-  external: (id) => OPTIONAL.test(id) || !(id.startsWith('.') || id.startsWith('/') || id.startsWith('@nestjs/')),
+  external: (id) => OPTIONAL.test(id) || !(id.startsWith('.') || id.startsWith('/') || id.startsWith('@nestjs/') || /^rxjs(\/|$)/.test(id)),
   platform: 'node',
   logLevel: 'warn',
   output: { dir: out, format: 'esm', entryFileNames: '[name].mjs', chunkFileNames: 'chunk-[hash].mjs' },

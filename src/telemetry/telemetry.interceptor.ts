@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { context } from '@opentelemetry/api';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import { AGENT_OF_REQUEST, AGENT_ROUTE, AgentOfRequest } from '../agents/agent-route.metadata';
 import { LOGGER, TELEMETRY } from '../app.tokens';
@@ -30,6 +30,9 @@ export class TelemetryInterceptor implements PromiseInterceptor {
     const t = this.matched(ctx);
     if (!t) return next.handle();
     // Subscribing inside the span's context makes the handler (and everything it awaits) a child of it.
+    // rxjs is loaded here, not with this file: a built server's rxjs is the one bundled with NestJS
+    // (scripts/bundle-nest.mjs), and this path is the fallback (promise interceptors).
+    const { Observable } = require('rxjs') as typeof import('rxjs');
     return new Observable((subscriber) => context.with(t.context, () => next.handle().subscribe(subscriber)));
   }
 

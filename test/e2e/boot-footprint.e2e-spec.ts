@@ -65,6 +65,8 @@ interface Probe {
   dateTimeFormats: number;
   /** The ES modules the process loaded, by URL (NestJS and the few ES packages). */
   esModules: string[];
+  /** The files of its CommonJS module cache. */
+  modules: string[];
 }
 
 const runs: CliRun[] = [];
@@ -87,10 +89,10 @@ async function bootAndProbe(configPath: string, env: Record<string, string>, nod
   const port = await run.listening();
   await use?.(port);
   run.child.kill('SIGUSR2');
-  const { modules, builtins, newSpaceBytes, dateTimeFormats, esModules } = await readProbeFile<Omit<Probe, 'loaded'> & { modules: string[] }>(file);
+  const { modules, builtins, newSpaceBytes, dateTimeFormats, esModules } = await readProbeFile<Omit<Probe, 'loaded'>>(file);
   await run.stop();
   const loaded = new Set((Object.keys(OPTIONAL) as Optional[]).filter((k) => modules.some((m) => m.includes(OPTIONAL[k]))));
-  return { loaded, builtins, newSpaceBytes, dateTimeFormats, esModules };
+  return { loaded, builtins, newSpaceBytes, dateTimeFormats, esModules, modules };
 }
 
 function agentsDir(files: Record<string, string>): string {
@@ -249,6 +251,9 @@ describe('NestJS loads from its bundle (scripts/bundle-nest.mjs, src/boot-nest-b
     expect(status).toBe(200);
     expect(probe.esModules.filter((url) => BUNDLED.test(url))).toEqual([]);
     expect(probe.esModules).toContainEqual(expect.stringContaining('/dist/vendor/nest/core.mjs'));
+    // rxjs too is the bundle's, one copy: none of its ~230 files from node_modules.
+    expect(probe.modules.filter((file) => file.includes('/node_modules/rxjs/'))).toEqual([]);
+    expect(probe.modules.length).toBeGreaterThan(100); // the probe saw the CommonJS modules
   });
 
   it('with Entra auth too (@nestjs/passport imports @nestjs/common: the bundled one)', async () => {
