@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-deps.sh
 npx tsc -p tsconfig.build.json
-node scripts/bundle-nest.mjs >/dev/null
+node scripts/bundle-vendor.mjs >/dev/null
 rm -rf dist-bench
 npx tsc -p tsconfig.bench.json
 # BENCH_ENTRY: another program of bench/ on the same build (scripts/soak.sh: soak/soak-run).

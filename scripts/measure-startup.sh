@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 export RUNS="${RUNS:-5}" IDLE_S="${IDLE_S:-5}"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
   npx tsc -p tsconfig.build.json
-  node scripts/bundle-nest.mjs >/dev/null
+  node scripts/bundle-vendor.mjs >/dev/null
 fi
 
 node - <<'EOF'

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/ensure-deps.sh
 npx tsc -p tsconfig.build.json
-node scripts/bundle-nest.mjs >/dev/null   # NestJS in a few files: a faster start (src/boot-nest-bundle.ts)
+node scripts/bundle-vendor.mjs >/dev/null   # NestJS and a few packages in a few files: a faster start (src/boot-vendor-bundle.ts)
 npx vite build -c console/vite.config.mjs   # the web console at /console
 export TA_AUTH_MODE="${TA_AUTH_MODE:-dev}"
 

@@ -15,7 +15,7 @@ export TEST_RUN_STARTED="${TEST_RUN_STARTED:-$(date +%s)}"
 checks_log="$(mktemp -t test-checks.XXXXXX)"
 { npx tsc --noEmit -p tsconfig.json && npm run --silent format:check >/dev/null && npm run --silent lint; } >"$checks_log" 2>&1 & checks=$!
 trap 'kill "$checks" 2>/dev/null || true; rm -f "$checks_log"' EXIT
-npx tsc -p console/tsconfig.json && npx tsc -p tsconfig.build.json && node scripts/bundle-nest.mjs >/dev/null && npx vite build -c console/vite.config.mjs >/dev/null
+npx tsc -p console/tsconfig.json && npx tsc -p tsconfig.build.json && node scripts/bundle-vendor.mjs >/dev/null && npx vite build -c console/vite.config.mjs >/dev/null
 status=0
 bash scripts/jest-run.sh "$@" || status=$?
 if wait "$checks"; then

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { holdBootHeap } from './boot-heap';
 import { withoutHttpUndiciExports } from './boot-http-facade';
 import { withLazyDateTimeFormats } from './boot-intl';
-import { useNestBundle } from './boot-nest-bundle';
+import { useVendorBundle } from './boot-vendor-bundle';
 // Only what every command needs is imported here: `serve` loads the rest (validation, Nest)
 // after holdBootHeap, and `--help` or a usage error loads none of it.
 
@@ -105,7 +105,7 @@ export async function runCli(argv: string[]): Promise<void> {
   configPath ??= process.env.TA_SERVICE_CONFIG || undefined;
   if (!configPath) usageError('serve needs a config path: give one, or set TA_SERVICE_CONFIG');
   holdBootHeap(); // released once the server listens (main.ts)
-  useNestBundle(); // before Nest first loads
+  useVendorBundle(); // before Nest and the other bundled packages first load
   require('reflect-metadata');
   preflight(configPath);
   const { serve } = withoutHttpUndiciExports(() => withLazyDateTimeFormats(() => require('./main') as typeof import('./main')));

@@ -31,7 +31,7 @@ export class TelemetryInterceptor implements PromiseInterceptor {
     if (!t) return next.handle();
     // Subscribing inside the span's context makes the handler (and everything it awaits) a child of it.
     // rxjs is loaded here, not with this file: a built server's rxjs is the one bundled with NestJS
-    // (scripts/bundle-nest.mjs), and this path is the fallback (promise interceptors).
+    // (scripts/bundle-vendor.mjs), and this path is the fallback (promise interceptors).
     const { Observable } = require('rxjs') as typeof import('rxjs');
     return new Observable((subscriber) => context.with(t.context, () => next.handle().subscribe(subscriber)));
   }

@@ -221,42 +221,42 @@ describe('the OpenAI SDK is never loaded by a model call', () => {
   });
 });
 
-describe('NestJS loads from its bundle (scripts/bundle-nest.mjs, src/boot-nest-bundle.ts)', () => {
-  const VENDOR = join(ROOT, 'dist', 'vendor', 'nest');
-  /** Nest's packages the bundle holds: none of their files may load from node_modules besides it (two Nests in one process). */
-  const BUNDLED = /\/node_modules\/@nestjs\/(common|core|platform-express)\//;
+describe('NestJS and a few packages load from their bundle (scripts/bundle-vendor.mjs, src/boot-vendor-bundle.ts)', () => {
+  const VENDOR = join(ROOT, 'dist', 'vendor');
+  /** The packages the bundle holds: none of their files may load from node_modules besides it (two copies in one process). */
+  const BUNDLED = /\/node_modules\/(@nestjs\/(common|core|platform-express)|rxjs|yaml|class-transformer|@opentelemetry\/api)\//;
+  /** Bundled CommonJS packages, imported by their name only. */
+  const COMMONJS = ['yaml', 'class-transformer', '@opentelemetry/api'];
 
-  /** The `@nestjs/…` specifiers required by the JavaScript files under `dir`. */
-  const nestSpecifiers = (dir: string, pattern: RegExp): string[] =>
+  /** The specifiers matching `pattern` (its first group) in the JavaScript files under `dir` (dist/vendor aside). */
+  const specifiersIn = (dir: string, pattern: RegExp): string[] =>
     readdirSync(dir, { recursive: true, withFileTypes: true })
-      .filter((e) => e.isFile() && /\.m?js$/.test(e.name) && !join(e.parentPath, e.name).startsWith(join(ROOT, 'dist', 'vendor')))
+      .filter((e) => e.isFile() && /\.m?js$/.test(e.name) && !join(e.parentPath, e.name).startsWith(VENDOR))
       .flatMap((e) => [...readFileSync(join(e.parentPath, e.name), 'utf8').matchAll(pattern)].map((m) => m[1]!));
 
-  it('the build bundled every @nestjs specifier the server and @nestjs/passport require', () => {
+  it('the build bundled every specifier of those packages that the server and @nestjs/passport require', () => {
     const manifest = JSON.parse(readFileSync(join(VENDOR, 'manifest.json'), 'utf8')) as Record<string, string>;
-    const ours = new Set(nestSpecifiers(join(ROOT, 'dist'), /require\("(@nestjs\/[^"]+)"\)/g));
+    const ours = new Set(specifiersIn(join(ROOT, 'dist'), /require\("((?:@nestjs\/|yaml|class-transformer|@opentelemetry\/api)[^"]*)"\)/g));
     // @nestjs/passport stays a package of its own (loaded with Entra auth), importing the bundled Nest.
     ours.delete('@nestjs/passport');
-    const passport = new Set(nestSpecifiers(join(ROOT, 'node_modules', '@nestjs', 'passport', 'dist'), /from '(@nestjs\/[^']+)'/g));
+    const passport = new Set(specifiersIn(join(ROOT, 'node_modules', '@nestjs', 'passport', 'dist'), /from '(@nestjs\/[^']+)'/g));
     expect([...ours, ...passport].filter((s) => !(s in manifest))).toEqual([]);
-    expect(ours.has('@nestjs/core')).toBe(true); // the scan found what it looks for
+    for (const name of ['@nestjs/core', ...COMMONJS]) expect(ours.has(name)).toBe(true); // the scan found what it looks for
     for (const file of Object.values(manifest)) expect(existsSync(join(VENDOR, file))).toBe(true);
   });
 
-  it('a server loads Nest from the bundle only, one Nest in the process, and serves', async () => {
+  it('a server loads them from the bundle only, one copy of each in the process, and serves', async () => {
     let status = 0;
     const probe = await bootAndProbe(BENCH_AGENTS, { TA_STATE_STORE: 'memory' }, '', async (port) => {
       status = (await fetch(`http://127.0.0.1:${port}/Bench/1/health/live`)).status;
     });
     expect(status).toBe(200);
-    expect(probe.esModules.filter((url) => BUNDLED.test(url))).toEqual([]);
-    expect(probe.esModules).toContainEqual(expect.stringContaining('/dist/vendor/nest/core.mjs'));
-    // rxjs too is the bundle's, one copy: none of its ~230 files from node_modules.
-    expect(probe.modules.filter((file) => file.includes('/node_modules/rxjs/'))).toEqual([]);
-    expect(probe.modules.length).toBeGreaterThan(100); // the probe saw the CommonJS modules
+    expect([...probe.esModules, ...probe.modules].filter((file) => BUNDLED.test(file))).toEqual([]);
+    expect(probe.esModules).toContainEqual(expect.stringContaining('/dist/vendor/core.mjs'));
+    for (const file of ['yaml.cjs', 'class-transformer.cjs', 'opentelemetry-api.cjs']) expect(probe.modules).toContain(join(VENDOR, file));
   });
 
-  it('with Entra auth too (@nestjs/passport imports @nestjs/common: the bundled one)', async () => {
+  it('with Entra auth and OTLP too (@nestjs/passport and the OpenTelemetry SDK import the bundled Nest and API)', async () => {
     const probe = await bootAndProbe(BENCH_AGENTS, {
       TA_STATE_STORE: 'memory',
       TA_AUTH_MODE: 'entra',
@@ -264,8 +264,10 @@ describe('NestJS loads from its bundle (scripts/bundle-nest.mjs, src/boot-nest-b
       TA_ENTRA_ALLOWED_TENANTS: '72f988bf-86f1-41af-91ab-2d7cd011db47',
       TA_ENTRA_AUDIENCE: 'api://teal-agent-server',
       TA_ENTRA_REQUIRED_SCOPES: 'agents.invoke',
+      TA_OTEL_ENDPOINT: 'http://127.0.0.1:9',
     });
     expect(probe.esModules).toContainEqual(expect.stringContaining('/node_modules/@nestjs/passport/'));
-    expect(probe.esModules.filter((url) => BUNDLED.test(url))).toEqual([]);
+    expect(probe.modules).toContainEqual(expect.stringContaining('/node_modules/@opentelemetry/sdk-trace'));
+    expect([...probe.esModules, ...probe.modules].filter((file) => BUNDLED.test(file))).toEqual([]);
   });
 });

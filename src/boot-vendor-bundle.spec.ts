@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { useNestBundle } from './boot-nest-bundle';
+import { useVendorBundle } from './boot-vendor-bundle';
 
-describe('useNestBundle', () => {
+describe('useVendorBundle', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
   const dir = () => {
@@ -13,7 +13,7 @@ describe('useNestBundle', () => {
   };
 
   it('changes nothing without a bundle (a plain tsc build): Nest loads from node_modules', () => {
-    expect(useNestBundle(dir())).toBe(false);
+    expect(useVendorBundle(dir())).toBe(false);
   });
   // With a bundle it registers a resolve hook, which Jest refuses: test/e2e/boot-footprint.e2e-spec.ts
   // boots the built server and checks Nest is loaded from the bundle only.
