@@ -16,7 +16,8 @@ import { Telemetry } from './telemetry';
  * span, metrics and log line are started by `httpTelemetryMiddleware` (which also sees requests that
  * never reach a route); this adds what only Nest knows, the route template and the agent, and runs
  * the handler inside the span's context so that everything it awaits (the `invoke_agent` span, log
- * lines) is a child of it, with promises, not rxjs (common/http/promise-interceptors.ts). Without the middleware (a minimal app) it starts the telemetry itself.
+ * lines) is a child of it, with promises, not rxjs (common/http/promise-interceptors.ts). Without the
+ * middleware (a minimal app) it starts the telemetry itself.
  */
 @Injectable()
 export class TelemetryInterceptor implements PromiseInterceptor {

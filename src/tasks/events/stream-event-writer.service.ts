@@ -6,7 +6,7 @@ import type { EnvConfig } from '../../config/env.config';
 import { StateStore, StreamEvent } from '../../state/state-store';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { PollBackoff } from '../run/poll-backoff';
-import type { LoggedEvent } from './task-event-log.service';
+import { eventSize, type LoggedEvent } from './task-event-log.service';
 import { TaskReaderService } from '../writer/task-reader.service';
 
 /** A batch is written this long after its first event, unless it fills or ends first. */
@@ -78,7 +78,7 @@ export class StreamRecorder {
   add(e: LoggedEvent): LoggedEvent {
     if (this.failed || this.maxBytes <= 0) return e;
     const final = isFinalEvent(e.event);
-    const size = e.size ?? Buffer.byteLength(JSON.stringify(e.data)) + e.event.length;
+    const size = e.size ?? eventSize(e.event, JSON.stringify(e.data));
     if (!final && (this.bytes + size > this.maxBytes || this.count >= MAX_STORED_EVENTS)) return e;
     this.bytes += size;
     this.count++;

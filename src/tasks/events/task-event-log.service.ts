@@ -18,6 +18,11 @@ export interface LoggedEvent {
   json?: string;
 }
 
+/** An event's `size`: the UTF-8 bytes of its name and of its data's JSON. */
+export function eventSize(event: string, json: string): number {
+  return Buffer.byteLength(json) + event.length;
+}
+
 export interface RequestEventLog {
   readonly seq: number;
   readonly events: LoggedEvent[];
@@ -136,7 +141,7 @@ export class TaskEventLogService implements OnModuleDestroy {
   /** `json`: `data` as JSON, when the caller already made it. */
   append(log: RequestEventLog, event: string, data: Record<string, unknown>, json = JSON.stringify(data)): LoggedEvent {
     const n = log.next++;
-    const size = Buffer.byteLength(json) + event.length;
+    const size = eventSize(event, json);
     const e: LoggedEvent = { id: `${log.seq}-${n}`, n, event, data, size, json };
     log.events.push(e);
     log.bytes += size + EVENT_OVERHEAD;

@@ -26,7 +26,7 @@ import { idsOf, responseOf } from '../views/request-response';
 import { RunningRequestsService } from './running-requests.service';
 import { StateResponse } from '../views/state-response';
 import { StreamEventWriterService } from '../events/stream-event-writer.service';
-import { RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
+import { eventSize, RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
 import { storedToolRounds, toolCallTrace } from './task-history';
 import { taskInput } from './task-window';
 import { TaskWriterService } from '../writer/task-writer.service';
@@ -122,7 +122,7 @@ export class RequestRunnerService {
     const end = async (event: string, data: Record<string, unknown>) => {
       // Serialized once, for the store's log, this process's log and the stream (the largest event).
       const json = JSON.stringify(data);
-      stored.add({ id: `${request.seq}-${log.next}`, n: log.next, event, data, size: Buffer.byteLength(json) + event.length });
+      stored.add({ id: `${request.seq}-${log.next}`, n: log.next, event, data, size: eventSize(event, json) });
       await stored.flush();
       this.events.append(log, event, data, json);
     };
