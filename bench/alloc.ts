@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { unbundled } from './bundle-source';
 import { getTurn, runLoad } from './load';
 import { spawnWithPort } from './processes';
 import { startOurs } from './subjects';
@@ -19,7 +20,7 @@ const REQUESTS = Number(process.env.BENCH_ALLOC_REQUESTS ?? 3000);
 const TARGET = process.env.BENCH_ALLOC_TARGET ?? 'turn';
 
 interface ProfileNode {
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
   selfSize: number;
   children: ProfileNode[];
 }
@@ -27,7 +28,8 @@ interface ProfileNode {
 /** Who allocated, for one sample's stack (innermost last). */
 function chargedTo(stack: ProfileNode['callFrame'][]): string {
   for (let i = stack.length - 1; i >= 0; i--) {
-    const { url, functionName } = stack[i]!;
+    const { functionName } = stack[i]!;
+    const { url } = unbundled(stack[i]!);
     const ours = /\/dist\/(.*)$/.exec(url);
     if (ours && !url.includes('node_modules')) return `ours: ${ours[1]} ${functionName}`.trim();
   }

@@ -1,12 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { unbundled } from './bundle-source';
 
 /**
  * Self time from the .cpuprofile files `node --cpu-prof` writes (V8's format: a tree of nodes,
  * `samples` naming the node on top of the stack at each tick, `timeDeltas` in µs before each).
  */
 interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number } }[];
   samples: number[];
   timeDeltas: number[];
 }
@@ -43,10 +44,11 @@ export function selfTimes(dir: string, lastMs = Infinity): { total: number; idle
       const ms = (profile.timeDeltas[i] ?? 0) / 1000;
       total += ms;
       if (frame.functionName === '(idle)') return void (idle += ms);
-      const where = frame.url ? `${shortUrl(frame.url)}:${frame.lineNumber + 1}` : '';
+      const { url, lineNumber } = unbundled(frame);
+      const where = url ? `${shortUrl(url)}:${lineNumber + 1}` : '';
       const name = frame.functionName || '(anonymous)';
       add(byFunction, `${name} ${where}`, name, where, ms);
-      const module = moduleOf(frame.url, name);
+      const module = moduleOf(url, name);
       add(byModule, module, module, '', ms);
     });
   }

@@ -10,6 +10,5 @@ if (!existsSync(entry)) {
   process.stderr.write('teal-agent-server is not built: run `npm run build` (or `npm install`) in ' + join(__dirname, '..') + '\n');
   process.exit(1);
 }
-require(entry)
-  .runCli(process.argv.slice(2))
-  .catch((err) => require(join(__dirname, '..', 'dist', 'boot-failure.js')).reportBootFailure(err));
+const cli = require(entry);
+cli.runCli(process.argv.slice(2)).catch((err) => cli.reportBootFailure(err));

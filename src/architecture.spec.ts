@@ -12,7 +12,8 @@ import * as ts from 'typescript';
  * Where this departs from the order the folders suggest, the imports decided it:
  * - `app.tokens.ts` sits at the root of src but is the lowest file of all: the DI tokens (four
  *   symbols, no imports) that telemetry, auth, invocation, tasks and api inject by. It stands with
- *   `common`, not with the app files that share its folder.
+ *   `common`, not with the app files that share its folder. So does `package-root.ts` (where the
+ *   package's files are, from any module), which must sit at the root of src to find it.
  * - Every other file at the root of src is the app: composition (`app.factory.ts`, `app.module.ts`,
  *   `core.module.ts`), entry points (`main.ts`, `cli.ts`) and boot helpers (`boot-*.ts`), which
  *   only the entry points import.
@@ -25,7 +26,7 @@ import * as ts from 'typescript';
  * A folder that is in no layer fails the check: a new top-level folder is placed here first.
  */
 const LAYERS: readonly { name: string; holds: (file: string) => boolean }[] = [
-  { name: 'common', holds: (f) => f.startsWith('common/') || f === 'app.tokens.ts' },
+  { name: 'common', holds: (f) => f.startsWith('common/') || f === 'app.tokens.ts' || f === 'package-root.ts' },
   { name: 'config', holds: (f) => f.startsWith('config/') },
   { name: 'state, llm', holds: (f) => f.startsWith('state/') || f.startsWith('llm/') },
   { name: 'agents', holds: (f) => f.startsWith('agents/') },

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PACKAGE_ROOT } from './package-root';
 import { holdBootHeap } from './boot-heap';
 import { withoutHttpUndiciExports } from './boot-http-facade';
 import { withLazyDateTimeFormats } from './boot-intl';
@@ -58,9 +59,8 @@ function preflight(configPath: string): void {
   }
 }
 
-/** package.json sits one level above both src/ (tests) and dist/ (the built CLI). */
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /** The `teal-agent-server` command (package.json `bin`). */
@@ -112,6 +112,15 @@ export async function runCli(argv: string[]): Promise<void> {
   await serve({ configPath, port });
 }
 
+/**
+ * Reports what stopped the CLI and exits 1. The installed command (bin/) calls it through this
+ * module, not boot-failure's own file: in the one-file build (scripts/bundle-vendor.mjs) the errors
+ * it tells apart by class are this file's copies.
+ */
+export function reportBootFailure(err: unknown): never {
+  return (require('./boot-failure') as typeof import('./boot-failure')).reportBootFailure(err);
+}
+
 if (require.main === module) {
-  runCli(process.argv.slice(2)).catch((err: unknown) => (require('./boot-failure') as typeof import('./boot-failure')).reportBootFailure(err));
+  runCli(process.argv.slice(2)).catch(reportBootFailure);
 }

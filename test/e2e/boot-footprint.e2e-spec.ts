@@ -271,3 +271,20 @@ describe('NestJS and a few packages load from their bundle (scripts/bundle-vendo
     expect([...probe.esModules, ...probe.modules].filter((file) => BUNDLED.test(file))).toEqual([]);
   });
 });
+
+describe('the server in one file (scripts/bundle-vendor.mjs, src/package-root.ts)', () => {
+  it("a built server runs its own modules from dist/cli.js alone, and finds the package's files from there", async () => {
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    let index: { version?: string } = {};
+    // The demo agents: it listens only if their plugins (Calculator, Notes...) are found in
+    // demos/plugins, from the package root.
+    const probe = await bootAndProbe(join(ROOT, 'demos', 'agents'), { TA_STATE_STORE: 'memory' }, '', async (port) => {
+      index = (await (await fetch(`http://127.0.0.1:${port}/`, { headers: { accept: 'application/json' } })).json()) as typeof index;
+    });
+    const ownFiles = probe.modules.filter((file) => file.startsWith(join(ROOT, 'dist')) && !file.startsWith(join(ROOT, 'dist', 'vendor')));
+    expect(ownFiles).toEqual([join(ROOT, 'dist', 'cli.js')]);
+    expect(index.version).toBe(version); // package.json, read from the package root
+    // ASCII only, so V8 holds its source at one byte a character.
+    expect(/[\u0080-\uffff]/.test(readFileSync(join(ROOT, 'dist', 'cli.js'), 'latin1'))).toBe(false);
+  });
+});

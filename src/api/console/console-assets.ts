@@ -1,11 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { extname, join, resolve } from 'node:path';
+import { extname, join } from 'node:path';
+import { PACKAGE_ROOT } from '../../package-root';
 
-/**
- * Where Vite writes the console (console/vite.config.ts): `dist/console` of the package, found the
- * same way from the compiled server (dist/api/console) and from the TypeScript sources under Jest.
- */
-export const CONSOLE_DIST = resolve(__dirname, '..', '..', '..', 'dist', 'console');
+/** Where Vite writes the console (console/vite.config.ts): `dist/console` of the package. */
+export const CONSOLE_DIST = join(PACKAGE_ROOT, 'dist', 'console');
 
 const TYPES: Record<string, string> = {
   '.js': 'application/javascript; charset=utf-8',

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../package-root';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { buildOpenApi } from '../docs/openapi.builder';
 
@@ -87,8 +88,7 @@ function routesOf(agent: AgentDefinition): IndexRoute[] {
 
 let version: string | undefined;
 function packageVersion(): string {
-  // src/api/index and dist/api/index are both three levels below the package root.
-  version ??= (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  version ??= (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   return version;
 }
 

@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { PACKAGE_ROOT } from '../../package-root';
 import type { PluginDefinition } from './plugin.types';
 
-/** The plugins shipped with the project (resolved from src/tools/plugins or dist/tools/plugins). */
-export const DEMO_PLUGINS_DIR = resolve(__dirname, '..', '..', '..', 'demos', 'plugins');
+/** The plugins shipped with the project. */
+export const DEMO_PLUGINS_DIR = join(PACKAGE_ROOT, 'demos', 'plugins');
 
 /** Upstream's auto-discovered module next to the config is `custom_plugins.py`; ours, in JS or TS. */
 const NEXT_TO_CONFIG = ['custom_plugins.ts', 'custom_plugins.js', 'custom_plugins.cjs', 'custom_plugins.mjs'];

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { McpServerConfig } from '../../agents/config/mcp-server.schema';
 import { LogContext, LogFields } from '../../common/logging/log-context';
@@ -10,9 +10,10 @@ import type { McpConnection, McpToolInfo } from '../mcp/mcp-connection';
 import type { Tool } from '../tool.port';
 import type { ToolSource } from '../toolset';
 import { PythonPluginTool, PythonToolCaller } from './python-plugin-tool';
+import { PACKAGE_ROOT } from '../../package-root';
 
-/** The host program, shipped beside dist/ and src/ (resolved from src/tools/python or dist/tools/python). */
-export const PLUGIN_HOST_SCRIPT = resolve(__dirname, '..', '..', '..', 'plugin-host', 'teal_plugin_host.py');
+/** The host program, shipped beside dist/ and src/. */
+export const PLUGIN_HOST_SCRIPT = join(PACKAGE_ROOT, 'plugin-host', 'teal_plugin_host.py');
 
 export const DEFAULT_PYTHON_PLUGINS: PythonPluginsConfig = { interpreter: 'python3', enabled: true, concurrency: 8 };
 
