@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../common/ids/uuid.util';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import { TELEMETRY } from '../app.tokens';
 import { LogContext } from '../common/logging/log-context';
@@ -48,8 +48,8 @@ export class StatelessInvokerService {
     // A call still running when the shutdown grace ends is aborted, and fails SHUTTING_DOWN (503).
     const graceOver = this.shutdown?.graceOver;
     const options = graceOver ? { ...given, signal: given.signal ? AbortSignal.any([given.signal, graceOver]) : graceOver } : given;
-    const sessionId = input.session_id ?? randomUUID().replace(/-/g, '');
-    const requestId = randomUUID().replace(/-/g, '');
+    const sessionId = input.session_id ?? newUuid().replace(/-/g, '');
+    const requestId = newUuid().replace(/-/g, '');
     // The lines (and the SERVER span) of this call name the API's request and session (v1/v2 have no task).
     LogContext.active()?.set({ request_id: requestId, session_id: sessionId });
     const attributes = {

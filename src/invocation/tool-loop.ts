@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../common/ids/uuid.util';
 import type { Principal } from '../auth/principal';
 import type { ModelCallTrace } from '../state/state.entities';
 import { DomainError } from '../common/errors/domain-error';
@@ -225,7 +225,7 @@ async function modelTurn(client: LlmClient, request: LlmRequest, options: ToolLo
 function withUniqueIds(calls: LlmToolCall[]): LlmToolCall[] {
   const seen = new Set<string>();
   return calls.map((c) => {
-    const id = c.id && !seen.has(c.id) ? c.id : `call_${randomUUID().replace(/-/g, '')}`;
+    const id = c.id && !seen.has(c.id) ? c.id : `call_${newUuid().replace(/-/g, '')}`;
     seen.add(id);
     return { id, name: c.name, arguments: c.arguments };
   });

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../common/ids/uuid.util';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
@@ -165,7 +165,7 @@ export class StatefulInvokerService {
       .map((i) => i.content)
       .join('\n');
     const access = owned(agent, principal, taskId);
-    const transition = refine({ items, text, sessionId: msg.session_id, refinedBy: principal.ownerId, mint: randomUUID, timing: this.writer.timing });
+    const transition = refine({ items, text, sessionId: msg.session_id, refinedBy: principal.ownerId, mint: newUuid, timing: this.writer.timing });
     const { request, decision } = (
       await this.writer.update(
         access,

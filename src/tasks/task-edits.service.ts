@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../common/ids/uuid.util';
 import { AgentDefinition } from '../agents/config/agent-definition';
 import type { Principal } from '../auth/principal';
 import { DomainError } from '../common/errors/domain-error';
@@ -110,7 +110,7 @@ export class TaskEditsService {
     const access = { ...owned(agent, principal, taskId), foreign: 'not-found' as const };
     const forked = fork(
       await this.reader.task(access, 'all'),
-      { taskId: randomUUID(), requestId: body.request_id, sessionId: body.session_id, mint: randomUUID, timing: this.writer.timing },
+      { taskId: newUuid(), requestId: body.request_id, sessionId: body.session_id, mint: newUuid, timing: this.writer.timing },
       this.writer.now(),
     );
     const batches = chunks(forked.requests, FORK_BATCH);

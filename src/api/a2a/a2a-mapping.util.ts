@@ -1,6 +1,6 @@
 import { Role, TaskState } from '@a2a-js/sdk';
 import type { Artifact, Message, Part, Task, TaskStatus } from '@a2a-js/sdk';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import type { AgentDefinition } from '../../agents/config/agent-definition';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
@@ -91,7 +91,7 @@ export function textMessage(role: Role, text: string, ids: { contextId: string; 
 }
 
 export function message(role: Role, parts: Part[], ids: { contextId: string; taskId: string }, metadata?: Record<string, unknown>): Message {
-  return { messageId: randomUUID(), contextId: ids.contextId, taskId: ids.taskId, role, parts, metadata, extensions: [], referenceTaskIds: [] };
+  return { messageId: newUuid(), contextId: ids.contextId, taskId: ids.taskId, role, parts, metadata, extensions: [], referenceTaskIds: [] };
 }
 
 export function textPart(text: string): Part {

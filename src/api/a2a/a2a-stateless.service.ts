@@ -1,7 +1,7 @@
 import { Role, TaskState } from '@a2a-js/sdk';
 import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import type { Principal } from '../../auth/principal';
 import { DomainError } from '../../common/errors/domain-error';
@@ -33,7 +33,7 @@ export class A2aStatelessService {
   async *stream(agent: AgentDefinition, principal: Principal, params: SendMessageRequest, call: A2aCall): AsyncGenerator<StreamResponse> {
     const msg = required(params.message);
     const input = inputOf(agent, msg);
-    const ids = { contextId: randomUUID(), taskId: '', metadata: {} as Record<string, string> };
+    const ids = { contextId: newUuid(), taskId: '', metadata: {} as Record<string, string> };
     const queue = new AsyncQueue<StreamResponse>();
     let mapper: A2aEventMapper | undefined;
     const run = this.invoker.invoke(agent, input, {
@@ -85,7 +85,7 @@ function metaOf(response: InvokeResponse): Record<string, string> {
 }
 
 function completed(msg: Message, response: InvokeResponse): Task {
-  const ids = { contextId: randomUUID(), taskId: response.request_id };
+  const ids = { contextId: newUuid(), taskId: response.request_id };
   const answer = response.output_raw ?? '';
   return {
     id: ids.taskId,

@@ -1,5 +1,5 @@
 import { BaseEvent, EventType, RunFinishedOutcome } from '@ag-ui/core';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import type { LoggedEvent } from '../../tasks/events/task-event-log.service';
 import { interruptsOf, pendingApprovalsOf, PauseView } from './interrupts';
 
@@ -64,7 +64,7 @@ export class AgUiEventMapper {
           ...this.endText(),
           {
             type: EventType.TOOL_CALL_RESULT,
-            messageId: randomUUID(),
+            messageId: newUuid(),
             toolCallId: String(d.tool_call_id),
             content: String(d.result ?? ''),
             role: 'tool',
@@ -117,7 +117,7 @@ export class AgUiEventMapper {
     if (!delta) return [];
     const out: BaseEvent[] = [];
     if (!this.text) {
-      this.text = randomUUID();
+      this.text = newUuid();
       this.turnMessageId = this.text;
       out.push({ type: EventType.TEXT_MESSAGE_START, messageId: this.text, role: 'assistant' } as BaseEvent);
     }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import type { Principal } from '../../auth/principal';
 
 /** The elicitation ids we send: `ta-decide.{request_id}.{pause_id}.{nonce}`, so any replica can tell which pause an answer decides. */
@@ -29,7 +29,7 @@ export class McpElicitationsService {
 
   /** A new elicitation about `target`: its id, the answer (the JSON-RPC `result`, or the error), and `close` to stop waiting. */
   open(principal: Principal, target: ElicitationTarget): { id: string; answer: Promise<unknown>; close: () => void } {
-    const id = `${PREFIX}${target.requestId}.${target.pauseId}.${randomUUID()}`;
+    const id = `${PREFIX}${target.requestId}.${target.pauseId}.${newUuid()}`;
     let close!: () => void;
     const answer = new Promise<unknown>((resolve) => {
       this.waiting.set(id, { owner: ownerOf(principal), resolve });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 
 /** The suffix of a session id whose client declared the elicitation capability (form mode). */
 const ELICITS = '.elicit';
@@ -10,7 +10,7 @@ const ELICITS = '.elicit';
  * that forges the suffix changes only how its own pauses are presented to it.
  */
 export function sessionIdFor(initializeParams: unknown): string {
-  return `${randomUUID()}${declaresElicitation(initializeParams) ? ELICITS : ''}`;
+  return `${newUuid()}${declaresElicitation(initializeParams) ? ELICITS : ''}`;
 }
 
 /** Whether the client of this session id declared the elicitation capability. */

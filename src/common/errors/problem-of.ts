@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../ids/uuid.util';
 import type { Logger } from 'pino';
 import { ErrorCode } from './error-code';
 import { buildProblem, ProblemDetails } from './problem-details';
@@ -14,13 +14,13 @@ export function problemOf(exception: unknown, instance: string, logger: Logger, 
   const domain = toDomainError(exception);
   if (domain) {
     if (domain.code === ErrorCode.INTERNAL || domain.code === ErrorCode.STATE_CORRUPT) {
-      const errorId = randomUUID();
+      const errorId = newUuid();
       logger.error({ err: domain.cause ?? domain, error_id: errorId, code: domain.code, path: instance, ...context }, domain.message);
       return buildProblem(domain.code, domain.message, instance, { errorId, extensions: domain.extensions });
     }
     return buildProblem(domain.code, domain.message, instance, { errors: domain.errors, extensions: domain.extensions });
   }
-  const errorId = randomUUID();
+  const errorId = newUuid();
   logger.error({ err: exception, error_id: errorId, path: instance, ...context }, 'unhandled error');
   return buildProblem(ErrorCode.INTERNAL, `An unexpected error occurred (error_id ${errorId})`, instance, { errorId });
 }

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../ids/uuid.util';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -11,7 +11,7 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The caller's `X-Request-Id` when it is sane, else a new one. */
 export function requestIdFor(given: string | undefined): string {
-  return given && SAFE_ID.test(given) ? given : randomUUID();
+  return given && SAFE_ID.test(given) ? given : newUuid();
 }
 
 /** Correlation id: the caller's `X-Request-Id` when it is sane, else a new one; echoed back. */

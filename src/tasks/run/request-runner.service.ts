@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { context } from '@opentelemetry/api';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import type { Logger } from 'pino';
 import { AgentDefinition } from '../../agents/config/agent-definition';
 import { LOGGER, TELEMETRY } from '../../app.tokens';
@@ -272,7 +272,7 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
     const p = result.paused;
     const ttl = agent.governance.approval_ttl_seconds;
     const pendingApprovals: PendingApprovals = {
-      pauseId: randomUUID(),
+      pauseId: newUuid(),
       calls: p.calls.map((c) => ({
         id: c.id,
         name: c.name,
@@ -303,7 +303,7 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
   return {
     ...request,
     status: 'Completed',
-    messages: [...request.messages, ...rounds, { id: randomUUID(), role: 'assistant', content: result.content, created_at: now }],
+    messages: [...request.messages, ...rounds, { id: newUuid(), role: 'assistant', content: result.content, created_at: now }],
     toolCalls,
     modelCalls,
     output: result.content,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import { LlmMessage } from '../../llm/llm-client.port';
 import type { ToolExecution } from '../../tools/tool-executor';
 import { toLlmContent, userContextMessage } from '../../invocation/llm-content';
@@ -81,9 +81,9 @@ export function storedToolRounds(run: { appended: LlmMessage[]; toolExecutions: 
   return run.appended.map((m): StoredMessage => {
     switch (m.role) {
       case 'assistant':
-        return { id: randomUUID(), role: 'assistant', content: m.content, ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}), created_at: now };
+        return { id: newUuid(), role: 'assistant', content: m.content, ...(m.tool_calls?.length ? { tool_calls: m.tool_calls } : {}), created_at: now };
       case 'tool':
-        return { id: randomUUID(), role: 'tool', tool_call_id: m.tool_call_id, content: m.content, is_error: failed.has(m.tool_call_id), created_at: now };
+        return { id: newUuid(), role: 'tool', tool_call_id: m.tool_call_id, content: m.content, is_error: failed.has(m.tool_call_id), created_at: now };
       default:
         throw new Error(`the tool loop does not append ${m.role} messages`);
     }

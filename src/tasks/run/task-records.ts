@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import type { Principal } from '../../auth/principal';
 import { emptyUsage } from '../../llm/llm-client.port';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
@@ -11,8 +11,8 @@ import type { UserMessage } from './user-message';
 export function newTaskRecord(agentSource: string, principal: Principal, msg: UserMessage): TaskRecord {
   const now = new Date().toISOString();
   return {
-    taskId: msg.task_id ?? randomUUID(),
-    sessionId: msg.session_id ?? randomUUID(),
+    taskId: msg.task_id ?? newUuid(),
+    sessionId: msg.session_id ?? newUuid(),
     tenantId: principal.tenantId,
     ownerId: principal.ownerId,
     agent: agentSource,
@@ -30,7 +30,7 @@ export function newTaskRecord(agentSource: string, principal: Principal, msg: Us
 export function newRequestRecord(task: TaskRecord, principal: Principal, msg: UserMessage, seq: number, requestId?: string): RequestRecord {
   const now = new Date().toISOString();
   return {
-    requestId: requestId ?? randomUUID(),
+    requestId: requestId ?? newUuid(),
     taskId: task.taskId,
     sessionId: task.sessionId,
     tenantId: principal.tenantId,
@@ -39,7 +39,7 @@ export function newRequestRecord(task: TaskRecord, principal: Principal, msg: Us
     status: 'Running',
     messages: [
       {
-        id: randomUUID(),
+        id: newUuid(),
         role: 'user',
         items: msg.items.map((i) => ({ content_type: i.content_type, content: i.content })),
         created_at: now,

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { ENV_CONFIG, LOGGER, TELEMETRY } from '../../app.tokens';
@@ -185,7 +185,7 @@ export class TaskWriterService {
 
   /** Creates a task (`expectedVersion: 0`) with its first request(s). */
   async create<R>(tenantId: string, change: Change<R>, claim?: WriteClaim<R>): Promise<Applied<R>> {
-    const task = { ...change.task, writeId: randomUUID() };
+    const task = { ...change.task, writeId: newUuid() };
     const key = cacheKey(tenantId, task.taskId);
     try {
       const stored = await this.commit(tenantId, task, 0, change.requests, {}, undefined, this.entryOf(claim, task, change.result));
@@ -259,7 +259,7 @@ export class TaskWriterService {
         this.cache.delete(key);
         continue;
       }
-      const next = { ...change.task, writeId: randomUUID() };
+      const next = { ...change.task, writeId: newUuid() };
       const planned = this.planner?.(access.tenantId, { task, requests }, change, now);
       if (planned?.length) next.outbox = withDeliveries(change.task.outbox, planned);
       try {

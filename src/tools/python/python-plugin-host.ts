@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../common/ids/uuid.util';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { McpServerConfig } from '../../agents/config/mcp-server.schema';
@@ -107,7 +107,7 @@ export class PythonPluginHost {
   private readonly caller: PythonToolCaller = (tool, args, meta, signal) =>
     this.slots.run(this.module, async () => {
       signal.throwIfAborted();
-      const tag = randomUUID();
+      const tag = newUuid();
       this.inFlight.set(tag, { ...LogContext.active()?.fields });
       try {
         return await this.connect().callTool(tool, args, { signal, headers: {}, meta: { ...meta, log_tag: tag } });

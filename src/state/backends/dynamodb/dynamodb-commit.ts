@@ -1,7 +1,7 @@
 import { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { PutCommand, TransactWriteCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { randomUUID } from 'node:crypto';
+import { newUuid } from '../../../common/ids/uuid.util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
@@ -69,7 +69,7 @@ export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: 
     await extendChildTtl(ctx.doc, ctx.table, { tenantId, taskId, session }, ttl.extendTo);
   }
   // A create's incarnation is new, also when it ends up re-creating over an expired task.
-  const inc = current ? current.inc : randomUUID();
+  const inc = current ? current.inc : newUuid();
   const records = requests.map((r) => ({ seq: r.seq, requestId: r.requestId, json: JSON.stringify({ ...r, tenantId }) }));
   const headerBytes = Buffer.byteLength(JSON.stringify(write.task)) + JSON.stringify(current?.splits ?? {}).length;
   const layouts = layoutRequests(records, headerBytes);
