@@ -26,7 +26,8 @@ export function newUuid(): string {
   const at = 16 * taken++;
   for (let i = 0; i < 16; i++) {
     let byte = pool[at + i]!;
-    if (i === 6) byte = (byte & 0x0f) | 0x40; // version 4
+    if (i === 6)
+      byte = (byte & 0x0f) | 0x40; // version 4
     else if (i === 8) byte = (byte & 0x3f) | 0x80; // the RFC 4122 variant
     codes[AT[i]!] = HEX.charCodeAt(byte >> 4);
     codes[AT[i]! + 1] = HEX.charCodeAt(byte & 0x0f);
