@@ -49,3 +49,29 @@ export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
+
+/** The machine's CPU time so far from /proc/stat's first line, in ticks: busy (waiting for disk counted busy) and all. */
+function machineTicks(): { busy: number; total: number } {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
+  const n = fields.map(Number); // user nice system idle iowait irq softirq steal ...
+  const total = n.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - n[3]!, total };
+}
+
+/**
+ * Waits until the whole machine is quiet: less than `maxBusy` of its CPU time busy (or waiting for
+ * disk) over `windowMs`, at most `timeoutMs` (then it goes on). A start-up timed right after a
+ * store's server started measures that server too: DynamoDB Local's JVM compiling, PostgreSQL's
+ * freshly initialised files being written back (the spawn times of one run moved 500 → 750 ms).
+ * Returns how long it waited, in ms.
+ */
+export async function untilQuiet({ maxBusy = 0.15, windowMs = 250, timeoutMs = 10_000 } = {}): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const a = machineTicks();
+    await new Promise((r) => setTimeout(r, windowMs));
+    const b = machineTicks();
+    const share = b.total > a.total ? (b.busy - a.busy) / (b.total - a.total) : 0;
+    if (share < maxBusy || Date.now() - started >= timeoutMs) return Date.now() - started;
+  }
+}

@@ -245,7 +245,7 @@ function ratioTable(title: string, ratios: (Ratio | Target)[], rounds: Round[]):
 function startupSection(baseline: BaselineFigures, stores: StoreReport[], storedTurns: number): string[] {
   const lines = ['## Start-up and memory', ''];
   lines.push(
-    `Spawn to the first 200 on /health/live (polled every 5 ms; the median of BENCH_SPAWNS starts; target ≤ 600 ms); RSS (VmRSS) 1.5 s after start, and idle: after 10 turns and 2 s of rest (target ≤ 100 MiB)${storedTurns ? `; and after the run plus ${storedTurns} more stored turns` : ''}.`,
+    `Spawn to the first 200 on /health/live (polled every 5 ms; the median of BENCH_SPAWNS starts, each once the machine is quiet: < 15 % busy over 250 ms, waited for at most 10 s; target ≤ 600 ms); RSS (VmRSS) 1.5 s after start, and idle: after 10 turns and 2 s of rest (target ≤ 100 MiB)${storedTurns ? `; and after the run plus ${storedTurns} more stored turns` : ''}.`,
   );
   lines.push('');
   lines.push(`| subject | spawn → first 200 ms | RSS at start MiB | RSS idle MiB |${storedTurns ? ' RSS after stored turns MiB |' : ''}`);

@@ -41,6 +41,7 @@ import { BenchStores, startBenchStores, StoreEnv } from './stores';
 import { perTurn } from './store-counters';
 import { startBaseline, startOurs, streamedOf, Subject } from './subjects';
 import { profileOurs } from './profile';
+import { untilQuiet } from './proc-stats';
 
 type Counting = Awaited<ReturnType<NonNullable<StoreEnv['counting']>>>;
 
@@ -120,10 +121,14 @@ async function countRoundTrips(storeEnv: StoreEnv, start: (counting: Counting) =
   }
 }
 
-/** Spawn to the first 200, the median of SPAWNS starts (one start alone catches a busy moment, e.g. a JVM's warm-up). */
+/**
+ * Spawn to the first 200, the median of SPAWNS starts, each on a quiet machine (untilQuiet: one
+ * start alone catches a busy moment, e.g. a JVM's warm-up or a fresh database's writes).
+ */
 async function spawnToReady(storeEnv: StoreEnv, modelUrl: string): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < SPAWNS; i++) {
+    await untilQuiet();
     const ours = await startOurs(storeEnv, modelUrl);
     times.push(ours.proc.spawnToReadyMs!);
     await ours.proc.stop();
