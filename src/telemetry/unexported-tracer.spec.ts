@@ -1,6 +1,5 @@
 import { ROOT_CONTEXT } from '@opentelemetry/api';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import { keptBytesEach } from '../../test/support/kept-heap';
 import { UnexportedTracer } from './unexported-tracer';
 
 describe('UnexportedTracer ids', () => {
@@ -14,14 +13,7 @@ describe('UnexportedTracer ids', () => {
   });
 
   it('makes each id one flat string: ~50 bytes of heap a kept trace id, not a tree of ~30 strings', () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const kept = new Array<string>(50_000);
-    gc();
-    const before = process.memoryUsage().heapUsed;
-    for (let i = 0; i < kept.length; i++) kept[i] = tracer.startSpan('x', undefined, ROOT_CONTEXT).spanContext().traceId;
-    gc(); // the spans go; the ids stay
-    const perId = (process.memoryUsage().heapUsed - before) / kept.length;
+    const perId = keptBytesEach(() => tracer.startSpan('x', undefined, ROOT_CONTEXT).spanContext().traceId, 50_000);
     expect(perId).toBeLessThan(120); // appended a digit at a time: ~700 bytes each
   });
 });

@@ -7,10 +7,9 @@
  * The heap figure is the live heap after a forced full GC (`--expose-gc`, switched on from here
  * through V8's flags), measured in this process, which runs the real app.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
+import { fullGc } from '../support/kept-heap';
 import { openSse, parseSse, SseEvent } from '../support/sse-reader';
 import { testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -31,13 +30,10 @@ const MiB = 1024 * 1024;
 const named = (events: SseEvent[]) =>
   events.filter((e) => e.event).map((e) => ({ id: e.id!, event: e.event!, data: JSON.parse(e.data) as Record<string, unknown> }));
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
 /** Live heap after full collections (a few, so weak references and finalizers settle). */
 async function liveHeap(): Promise<number> {
   for (let i = 0; i < 3; i++) {
-    gc();
+    fullGc();
     await new Promise((r) => setImmediate(r));
   }
   return process.memoryUsage().heapUsed;

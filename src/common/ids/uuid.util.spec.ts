@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { keptBytesEach } from '../../../test/support/kept-heap';
 import { newUuid } from './uuid.util';
 
 const V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -21,19 +21,8 @@ describe('newUuid', () => {
   });
 
   it("holds ~56 bytes of heap a kept id, where crypto.randomUUID's holds ~485 (a tree of concatenated strings)", () => {
-    // In a child process with --expose-gc: the heap kept by 100,000 ids of each kind.
-    const script = `
-      const { newUuid } = require(${JSON.stringify(join(__dirname, 'uuid.util.ts'))});
-      const { randomUUID } = require('node:crypto');
-      const kept = (make) => { const ids = new Array(100000); gc(); const before = process.memoryUsage().heapUsed;
-        for (let i = 0; i < ids.length; i++) ids[i] = make(); const after = process.memoryUsage().heapUsed; return (after - before) / ids.length; };
-      process.stdout.write(JSON.stringify({ ours: kept(newUuid), node: kept(randomUUID) }));`;
-    const out = execFileSync(process.execPath, ['--expose-gc', '--disable-warning=MODULE_TYPELESS_PACKAGE_JSON', '-e', script], {
-      encoding: 'utf8',
-      env: { ...process.env, NODE_OPTIONS: '' },
-    });
-    const { ours, node } = JSON.parse(out) as { ours: number; node: number };
+    const ours = keptBytesEach(newUuid, 100_000);
     expect(ours).toBeLessThan(100);
-    expect(node).toBeGreaterThan(3 * ours); // what this is for: Node's own still makes the tree
+    expect(keptBytesEach(randomUUID, 100_000)).toBeGreaterThan(3 * ours); // what this is for: Node's own still makes the tree
   });
 });
