@@ -37,6 +37,7 @@ import { BaselineFigures, formatReport, PerTurnCounts, StoreReport } from './rep
 import { archiveReceived, BenchArchive, benchArchive, countingTurns } from './archive';
 import { startEntraAuth } from './entra-auth';
 import { runLoad } from './load';
+import { warmUp } from './measure';
 import { BenchStores, startBenchStores, StoreEnv } from './stores';
 import { perTurn } from './store-counters';
 import { startBaseline, startOurs, streamedOf, Subject } from './subjects';
@@ -163,28 +164,28 @@ async function measureStore(storeEnv: StoreEnv, baseline: Subject, modelUrl: str
   let baselineFetch: Subject | undefined;
   try {
     const memory = await memoryAtRest(ours);
-    await runLoad(ours.turn, 4, 200); // warm-up (JIT, connection pools)
+    await warmUp(ours); // JIT, connection pools
     if (entraAuth) {
       entra = await startOurs(storeEnv, modelUrl, { auth: entraAuth });
-      await runLoad(entra.turn, 4, 200); // and the identity provider's metadata and keys, fetched once
+      await warmUp(entra); // and the identity provider's metadata and keys, fetched once
     }
     if (archive) {
       archived = countingTurns(await startOurs(storeEnv, modelUrl, { extraEnv: archive.env, variant: 'archive' }));
-      await runLoad(archived.turn, 4, 200); // and the archive's pool
+      await warmUp(archived); // and the archive's pool
     }
     if (baselineEnv) {
       sameStore = await startBaseline(modelUrl, baselineEnv);
-      await runLoad(sameStore.turn, 4, 200);
+      await warmUp(sameStore);
     }
     if (FETCH_STORES.has(storeEnv.name)) {
       baselineFetch = await startBaseline(modelUrl, { BASELINE_MODEL_CLIENT: 'fetch' });
-      await runLoad(baselineFetch.turn, 4, 200);
+      await warmUp(baselineFetch);
     }
     let streamed: { baseline: Subject; ours: Subject } | undefined;
     if (STREAM_STORES.has(storeEnv.name)) {
       streamed = { baseline: streamedOf(baseline), ours: streamedOf(ours) };
-      await runLoad(streamed.baseline.turn, 4, 200);
-      await runLoad(streamed.ours.turn, 4, 200);
+      await warmUp(streamed.baseline);
+      await warmUp(streamed.ours);
     }
     const rounds = await alternatingRounds(baseline, ours, SIZES, { entra, archive: archived, sameStore, baselineFetch, streamed });
     const archiveEvents = archive && archived ? await archiveReceived(archive, archived) : undefined;
@@ -222,7 +223,7 @@ async function main(): Promise<void> {
     const baselineSubject = await startBaseline(modelUrl);
     procs.push(baselineSubject.proc);
     const baseline: BaselineFigures = await memoryAtRest(baselineSubject);
-    await runLoad(baselineSubject.turn, 4, 200);
+    await warmUp(baselineSubject);
     const reports: StoreReport[] = [];
     for (const storeEnv of stores.envs) reports.push(await measureStore(storeEnv, baselineSubject, modelUrl, stores));
     if (STORED_TURNS) baseline.rssAfterStored = await rssAfterStoredTurns(baselineSubject);

@@ -1,0 +1,47 @@
+import type { Subject } from '../../bench/subjects';
+
+// Every measured subject is warmed the same way before the rounds (bench/measure.ts, warmUp): 200
+// turns at 4 conversations, then BENCH_WARMUP_TURNS at 16, so V8's compilation of the hot
+// functions is not counted as a turn's cost.
+
+/** A subject whose turns count themselves and the most running at once. */
+function countingSubject(): { subject: Subject; turns: () => number; mostAtOnce: () => number } {
+  let turns = 0;
+  let running = 0;
+  let most = 0;
+  const turn = async () => {
+    turns++;
+    most = Math.max(most, ++running);
+    await new Promise((r) => setImmediate(r));
+    running--;
+    return 'id';
+  };
+  return { subject: { name: 'counting', url: '', proc: undefined as never, turn }, turns: () => turns, mostAtOnce: () => most };
+}
+
+describe('bench warm-up', () => {
+  const saved = process.env.BENCH_WARMUP_TURNS;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.BENCH_WARMUP_TURNS;
+    else process.env.BENCH_WARMUP_TURNS = saved;
+    jest.resetModules();
+  });
+
+  it('serves 200 turns at 4 conversations, then BENCH_WARMUP_TURNS at 16', async () => {
+    process.env.BENCH_WARMUP_TURNS = '300';
+    const { warmUp } = (await import('../../bench/measure')) as typeof import('../../bench/measure');
+    const c = countingSubject();
+    await warmUp(c.subject);
+    expect(c.turns()).toBe(500);
+    expect(c.mostAtOnce()).toBe(16);
+  });
+
+  it('with BENCH_WARMUP_TURNS=0, only the first 200 turns', async () => {
+    process.env.BENCH_WARMUP_TURNS = '0';
+    const { warmUp } = (await import('../../bench/measure')) as typeof import('../../bench/measure');
+    const c = countingSubject();
+    await warmUp(c.subject);
+    expect(c.turns()).toBe(200);
+    expect(c.mostAtOnce()).toBe(4);
+  });
+});
