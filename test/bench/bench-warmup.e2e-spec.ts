@@ -1,5 +1,15 @@
 import type { Subject } from '../../bench/subjects';
 
+type Measure = typeof import('../../bench/measure');
+/** bench/measure.ts loaded afresh: it reads BENCH_WARMUP_TURNS when loaded. */
+function freshMeasure(): Measure {
+  let loaded!: Measure;
+  jest.isolateModules(() => {
+    loaded = require('../../bench/measure') as Measure;
+  });
+  return loaded;
+}
+
 // Every measured subject is warmed the same way before the rounds (bench/measure.ts, warmUp): 200
 // turns at 4 conversations, then BENCH_WARMUP_TURNS at 16, so V8's compilation of the hot
 // functions is not counted as a turn's cost.
@@ -24,12 +34,11 @@ describe('bench warm-up', () => {
   afterEach(() => {
     if (saved === undefined) delete process.env.BENCH_WARMUP_TURNS;
     else process.env.BENCH_WARMUP_TURNS = saved;
-    jest.resetModules();
   });
 
   it('serves 200 turns at 4 conversations, then BENCH_WARMUP_TURNS at 16', async () => {
     process.env.BENCH_WARMUP_TURNS = '300';
-    const { warmUp } = (await import('../../bench/measure')) as typeof import('../../bench/measure');
+    const { warmUp } = freshMeasure();
     const c = countingSubject();
     await warmUp(c.subject);
     expect(c.turns()).toBe(500);
@@ -38,7 +47,7 @@ describe('bench warm-up', () => {
 
   it('with BENCH_WARMUP_TURNS=0, only the first 200 turns', async () => {
     process.env.BENCH_WARMUP_TURNS = '0';
-    const { warmUp } = (await import('../../bench/measure')) as typeof import('../../bench/measure');
+    const { warmUp } = freshMeasure();
     const c = countingSubject();
     await warmUp(c.subject);
     expect(c.turns()).toBe(200);

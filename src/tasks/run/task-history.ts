@@ -9,35 +9,91 @@ import { RequestRecord, StoredMessage, ToolCallTrace } from '../../state/state.e
  * earlier completed request's messages in order (user turn, assistant turns with their tool calls,
  * tool results), then the current request's messages. Failed and canceled requests stay in the
  * task record but are not replayed, so a failure never leaves a dangling turn in the model input.
- * (The system prompt is added by the AgentRunner.) `visible`: the earlier requests an edit has not
- * superseded (`withoutSuperseded`, lifecycle/edit.ts), which the caller has already worked out.
+ * (The system prompt is added by the AgentRunner.) `earlier`: the summary (`summaryOf`) of the
+ * earlier requests an edit has not superseded (`withoutSuperseded`, lifecycle/edit.ts).
  */
-export function buildTaskConversation(visible: readonly RequestRecord[], current: RequestRecord): LlmMessage[] {
-  const ctx = userContextMessage(taskUserContext(visible, current));
-  // Indexed loops into an array made at its final size: this runs over the whole history on every
-  // follow-on, and an array grown by push is copied each time it outgrows its backing store.
-  // (A record's replay has one message per stored message: replayOf.)
-  let size = (ctx ? 1 : 0) + current.messages.length;
-  for (let i = 0; i < visible.length; i++) if (visible[i]!.status === 'Completed') size += visible[i]!.messages.length;
-  const out = new Array<LlmMessage>(size);
+export function conversationOf(earlier: EarlierRequests, current: RequestRecord): LlmMessage[] {
+  const ctx = userContextMessage(current.userContext ?? earlier.userContext);
+  const { replay } = earlier;
+  // Indexed loops into an array made at its final size (an array grown by push is copied each time
+  // it outgrows its backing store).
+  const out = new Array<LlmMessage>((ctx ? 1 : 0) + replay.length + current.messages.length);
   let n = 0;
   if (ctx) out[n++] = ctx;
-  for (let i = 0; i < visible.length; i++) {
-    const r = visible[i]!;
-    // Only completed requests' messages are replayed.
-    if (r.status !== 'Completed') continue;
-    const messages = replayOf(r);
-    for (let j = 0; j < messages.length; j++) out[n++] = messages[j]!;
-  }
+  for (let i = 0; i < replay.length; i++) out[n++] = replay[i]!;
   for (const m of current.messages) out[n++] = toLlmMessage(m);
   return out;
 }
 
-/** The user context a task's model input starts with: the current request's, else the latest one given. */
-export function taskUserContext(earlier: readonly RequestRecord[], current: RequestRecord): Record<string, string> | undefined {
-  let userContext = current.userContext;
-  for (let i = earlier.length - 1; userContext === undefined && i >= 0; i--) userContext = earlier[i]!.userContext;
-  return userContext;
+/** What a follow-on needs of a task's earlier requests (`summaryOf`). */
+export interface EarlierRequests {
+  /** The requests summed up, as given: compared by reference before the summary is reused. */
+  readonly records: readonly RequestRecord[];
+  /** The completed ones' messages, in order: the replayed history. */
+  readonly replay: readonly LlmMessage[];
+  /** Some of them is an edit (then an edit may hide some: lifecycle/edit.ts, withoutSuperseded). */
+  readonly edited: boolean;
+  /** The latest user context given. */
+  readonly userContext: Record<string, string> | undefined;
+}
+
+/**
+ * The summary of each task's earlier requests, kept for its next follow-on, keyed by the last
+ * request it covers. A follow-on's earlier requests are the last one's plus the request that has
+ * just completed, so the next summary is this one extended by that request, not a walk over the
+ * whole history again (which, with each request's messages looked up, was the part of a turn that
+ * grew with the task: issue 27). Kept only when every request it covers is frozen (the in-memory
+ * store and the task cache hand out the same frozen records on every read), and reused only when
+ * the requests it covers are, one by one, the same objects as the start of the ones given (a
+ * pointer comparison each), so a history that changed (an expired task created again, records
+ * read afresh) is summed up afresh. One summary per task: extending one drops it. Bounded by the
+ * records' own lifetime (a WeakMap keyed by a stored record).
+ */
+const summaries = new WeakMap<RequestRecord, EarlierRequests>();
+/** How far back from the end a kept summary's last request is looked for (a turn adds one or two). */
+const SUMMARY_LOOKBACK = 4;
+const NONE: EarlierRequests = Object.freeze({ records: [], replay: [], edited: false, userContext: undefined });
+
+/** The summary of `earlier` (in `seq` order), from a kept one when one matches; `keep`: keep it for the next turn. */
+export function summaryOf(earlier: readonly RequestRecord[], keep: boolean): EarlierRequests {
+  const n = earlier.length;
+  if (n === 0) return NONE;
+  let base: EarlierRequests | undefined;
+  for (let k = n - 1; keep && k >= 0 && k >= n - 1 - SUMMARY_LOOKBACK; k--) {
+    const kept = summaries.get(earlier[k]!);
+    if (kept && kept.records.length === k + 1 && samePrefix(kept.records, earlier)) {
+      base = kept;
+      break;
+    }
+  }
+  if (base && base.records.length === n) return base;
+  let edited = base?.edited ?? false;
+  let userContext = base?.userContext;
+  // The kept summary's requests were all frozen; each added one is checked.
+  let frozen = true;
+  const added: LlmMessage[] = [];
+  for (let i = base ? base.records.length : 0; i < n; i++) {
+    const r = earlier[i]!;
+    frozen &&= Object.isFrozen(r);
+    if (r.edits) edited = true;
+    if (r.userContext !== undefined) userContext = r.userContext;
+    // Only completed requests' messages are replayed.
+    if (r.status !== 'Completed') continue;
+    const messages = replayOf(r);
+    for (let j = 0; j < messages.length; j++) added.push(messages[j]!);
+  }
+  const replay = !base ? added : added.length ? base.replay.concat(added) : base.replay;
+  const summary: EarlierRequests = { records: earlier.slice(), replay, edited, userContext };
+  if (keep && frozen) {
+    if (base) summaries.delete(base.records[base.records.length - 1]!);
+    summaries.set(earlier[n - 1]!, summary);
+  }
+  return summary;
+}
+
+function samePrefix(records: readonly RequestRecord[], earlier: readonly RequestRecord[]): boolean {
+  for (let i = 0; i < records.length; i++) if (records[i] !== earlier[i]) return false;
+  return true;
 }
 
 /**

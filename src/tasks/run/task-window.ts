@@ -7,17 +7,20 @@ import { userContextMessage } from '../../invocation/llm-content';
 import { emptyUsage, TokenUsage } from '../../llm/llm-client.port';
 import type { HistorySummaryRecord, RequestRecord } from '../../state/state.entities';
 import { withoutSuperseded } from '../lifecycle/edit';
-import { buildTaskConversation, taskUserContext } from './task-history';
+import { conversationOf, summaryOf } from './task-history';
 
 /**
  * The model input of a task's request, fitted to `spec.agent.history`: the user context (always
  * kept), then the newest whole turns of the replayed history that fit, then the current request.
  */
 export function taskWindow(spec: AgentSpecConfig, earlier: RequestRecord[], current: RequestRecord): HistoryWindow {
-  // The user context is looked up as buildTaskConversation does: among the turns an edit did not hide.
-  const visible = withoutSuperseded(earlier, current);
-  const pinnedHead = userContextMessage(taskUserContext(visible, current)) ? 1 : 0;
-  return fitConversation(spec, buildTaskConversation(visible, current), pinnedHead);
+  // The earlier requests summed up once per task and extended turn by turn (summaryOf). Without an
+  // edit nothing is hidden; with one, the requests it did not supersede are summed up afresh (the
+  // user context too is looked up among them).
+  let summary = summaryOf(earlier, true);
+  if (current.edits || summary.edited) summary = summaryOf(withoutSuperseded(earlier, current), false);
+  const pinnedHead = userContextMessage(current.userContext ?? summary.userContext) ? 1 : 0;
+  return fitConversation(spec, conversationOf(summary, current), pinnedHead);
 }
 
 export interface TaskInput {
