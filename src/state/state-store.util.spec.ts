@@ -1,5 +1,5 @@
 import { WebhookDelivery } from './state.entities';
-import { DEAD_DELIVERY_AT, wakeAt } from './state-store.util';
+import { DEAD_DELIVERY_AT, frozenCopy, wakeAt } from './state-store.util';
 
 const NOW = 1_800_000_000_000;
 
@@ -67,5 +67,32 @@ describe('wakeAt', () => {
     expect(
       wakeAt({ status: 'Paused', deletingAt: 'x', lease: lease(NOW), pauseExpiresAt: NOW, outbox: [delivery(NOW), delivery(NOW, { dead: true })] }),
     ).toBeUndefined();
+  });
+});
+
+describe('frozenCopy', () => {
+  it('copies deeply and freezes every level, so changing the original changes nothing stored', () => {
+    const original = { id: 't', lease: { requestId: 'r', expiresAt: 5 }, messages: [{ role: 'user', items: [{ content: 'hi' }] }], none: null, n: 1 };
+    const copy = frozenCopy(original);
+    expect(copy).toEqual(original);
+    expect(copy).not.toBe(original);
+    original.lease.expiresAt = 9;
+    original.messages[0]!.items[0]!.content = 'changed';
+    original.messages.push({ role: 'user', items: [] });
+    expect(copy.lease.expiresAt).toBe(5);
+    expect(copy.messages).toHaveLength(1);
+    expect(copy.messages[0]!.items[0]!.content).toBe('hi');
+    for (const level of [copy, copy.lease, copy.messages, copy.messages[0], copy.messages[0]!.items, copy.messages[0]!.items[0]])
+      expect(Object.isFrozen(level)).toBe(true);
+  });
+
+  it('shares what is frozen already, at any level', () => {
+    const kept = Object.freeze({ requestId: 'r', expiresAt: 5 });
+    const record = Object.freeze({ id: 'x' });
+    const copy = frozenCopy({ lease: kept, nested: { record } });
+    expect(copy.lease).toBe(kept);
+    expect(copy.nested.record).toBe(record);
+    expect(frozenCopy(copy)).toBe(copy);
+    expect(frozenCopy('text')).toBe('text');
   });
 });

@@ -4,7 +4,7 @@ import { admitFollowOn, admitNew, recoverLapsed } from './admit';
 import { cancel, expirePause } from './cancel';
 import { decide, ResumeDecision } from './decide';
 import { finish, renew } from './finish';
-import { leaseActive, stamped } from './lease';
+import { leaseActive, stamped, withoutLease } from './lease';
 import { apply, NOW, refusal, requestRecord, taskRecord, timing } from './lifecycle.fixtures';
 
 const task = taskRecord;
@@ -29,6 +29,14 @@ describe('lease', () => {
     expect(c.task.lease).toEqual({ requestId: 'r0', expiresAt: NOW + 1250 });
     expect(leaseActive(c.task, NOW + 1000 + 249)).toBe(true);
     expect(leaseActive(c.task, NOW + 1250)).toBe(false);
+  });
+
+  it('is dropped with a pending cancel, the rest of the task kept', () => {
+    const before = task({ ...held('r1'), cancelRequested: 'r1', status: 'Running' });
+    const after = withoutLease(before, NOW, timing);
+    expect(after.lease).toBeUndefined();
+    expect('cancelRequested' in after).toBe(false);
+    expect({ ...after, updatedAt: before.updatedAt }).toEqual((({ lease: _l, cancelRequested: _c, ...rest }) => rest)(before));
   });
 
   it('never lets a held task expire before its lease (plus one lease of slack), whatever the TTL', () => {
