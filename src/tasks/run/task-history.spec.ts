@@ -31,14 +31,15 @@ function counted(r: RequestRecord, reads: { n: number }): RequestRecord {
   });
 }
 
-const texts = (s: { replay: readonly { content?: unknown }[] }) => s.replay.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
+const texts = (s: { replay: readonly { content?: unknown }[]; replayLength: number }) =>
+  s.replay.slice(0, s.replayLength).map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
 
 describe("summaryOf (a follow-on's earlier requests, kept per task)", () => {
   it('extends the kept summary by the requests added since, without reading the earlier ones again', () => {
     const reads = { n: 0 };
     const earlier = Array.from({ length: 50 }, (_, i) => counted(req(i), reads));
     const first = summaryOf(earlier, true);
-    expect(first.replay).toHaveLength(100);
+    expect(first.replayLength).toBe(100);
     const readsOfFirst = reads.n;
     expect(readsOfFirst).toBeGreaterThan(0);
 
@@ -46,9 +47,10 @@ describe("summaryOf (a follow-on's earlier requests, kept per task)", () => {
     const second = summaryOf(next, true);
     // The 50 earlier requests were compared by reference only: not one property of them was read.
     expect(reads.n).toBe(readsOfFirst);
-    expect(second.replay).toHaveLength(102);
+    expect(second.replayLength).toBe(102);
     expect(texts(second)).toEqual(texts(summaryOf(next, false)));
-    expect(second.replay.slice(0, 100)).toEqual(first.replay);
+    // The first summary still reads as it did: its own first 100 messages.
+    expect(texts(first)).toEqual(texts(summaryOf(earlier, false)));
     // The same requests again: the kept summary itself.
     expect(summaryOf(next, true)).toBe(second);
   });
@@ -58,6 +60,18 @@ describe("summaryOf (a follow-on's earlier requests, kept per task)", () => {
     summaryOf(earlier, true);
     const changed = [earlier[0]!, req(1, { messages: [u('other'), a('answer')] }), earlier[2]!, req(3)];
     expect(texts(summaryOf(changed, true))).toEqual(['q0', 'a0', 'other', 'answer', 'q2', 'a2', 'q3', 'a3']);
+  });
+
+  it('reads each summary to its own length when another one went on from the same requests', () => {
+    const earlier = [req(0), req(1)];
+    const kept = summaryOf(earlier, true);
+    // Extended by a request that is not frozen: the result is not kept, the kept one stays.
+    const open = summaryOf([...earlier, { ...req(7, { messages: [u('open'), a('open answer')] }) }], true);
+    expect(texts(open)).toEqual(['q0', 'a0', 'q1', 'a1', 'open', 'open answer']);
+    expect(texts(kept)).toEqual(['q0', 'a0', 'q1', 'a1']);
+    // Extended again from the kept one, by another request: the request not kept is not in it.
+    expect(texts(summaryOf([...earlier, req(2)], true))).toEqual(['q0', 'a0', 'q1', 'a1', 'q2', 'a2']);
+    expect(texts(open)).toEqual(['q0', 'a0', 'q1', 'a1', 'open', 'open answer']);
   });
 
   it('keeps nothing for requests that are not frozen (they could change)', () => {

@@ -14,22 +14,26 @@ import { RequestRecord, StoredMessage, ToolCallTrace } from '../../state/state.e
  */
 export function conversationOf(earlier: EarlierRequests, current: RequestRecord): LlmMessage[] {
   const ctx = userContextMessage(current.userContext ?? earlier.userContext);
-  const { replay } = earlier;
+  const { replay, replayLength } = earlier;
   // Indexed loops into an array made at its final size (an array grown by push is copied each time
   // it outgrows its backing store).
-  const out = new Array<LlmMessage>((ctx ? 1 : 0) + replay.length + current.messages.length);
+  const out = new Array<LlmMessage>((ctx ? 1 : 0) + replayLength + current.messages.length);
   let n = 0;
   if (ctx) out[n++] = ctx;
-  for (let i = 0; i < replay.length; i++) out[n++] = replay[i]!;
+  for (let i = 0; i < replayLength; i++) out[n++] = replay[i]!;
   for (const m of current.messages) out[n++] = toLlmMessage(m);
   return out;
 }
 
 /** What a follow-on needs of a task's earlier requests (`summaryOf`). */
 export interface EarlierRequests {
-  /** The requests summed up, as given: compared by reference before the summary is reused. */
+  /** How many requests it sums up: the first `count` of `records`. */
+  readonly count: number;
+  /** The requests summed up, as given (compared by reference before the summary is reused); may go on past `count`. */
   readonly records: readonly RequestRecord[];
-  /** The completed ones' messages, in order: the replayed history. */
+  /** How many messages the completed ones have: the first `replayLength` of `replay`. */
+  readonly replayLength: number;
+  /** The completed ones' messages, in order (the replayed history); may go on past `replayLength`. */
   readonly replay: readonly LlmMessage[];
   /** Some of them is an edit (then an edit may hide some: lifecycle/edit.ts, withoutSuperseded). */
   readonly edited: boolean;
@@ -46,13 +50,15 @@ export interface EarlierRequests {
  * store and the task cache hand out the same frozen records on every read), and reused only when
  * the requests it covers are, one by one, the same objects as the start of the ones given (a
  * pointer comparison each), so a history that changed (an expired task created again, records
- * read afresh) is summed up afresh. One summary per task: extending one drops it. Bounded by the
+ * read afresh) is summed up afresh. One summary per task: extending one drops it, and the next
+ * one appends to its arrays (each summary reads only its own first `count` and `replayLength`),
+ * so a turn adds its own request and messages, not a copy of the whole history. Bounded by the
  * records' own lifetime (a WeakMap keyed by a stored record).
  */
 const summaries = new WeakMap<RequestRecord, EarlierRequests>();
 /** How far back from the end a kept summary's last request is looked for (a turn adds one or two). */
 const SUMMARY_LOOKBACK = 4;
-const NONE: EarlierRequests = Object.freeze({ records: [], replay: [], edited: false, userContext: undefined });
+const NONE: EarlierRequests = Object.freeze({ count: 0, records: [], replayLength: 0, replay: [], edited: false, userContext: undefined });
 
 /** The summary of `earlier` (in `seq` order), from a kept one when one matches; `keep`: keep it for the next turn. */
 export function summaryOf(earlier: readonly RequestRecord[], keep: boolean): EarlierRequests {
@@ -61,38 +67,40 @@ export function summaryOf(earlier: readonly RequestRecord[], keep: boolean): Ear
   let base: EarlierRequests | undefined;
   for (let k = n - 1; keep && k >= 0 && k >= n - 1 - SUMMARY_LOOKBACK; k--) {
     const kept = summaries.get(earlier[k]!);
-    if (kept && kept.records.length === k + 1 && samePrefix(kept.records, earlier)) {
+    if (kept && kept.count === k + 1 && samePrefix(kept, earlier)) {
       base = kept;
       break;
     }
   }
-  if (base && base.records.length === n) return base;
+  if (base && base.count === n) return base;
   let edited = base?.edited ?? false;
   let userContext = base?.userContext;
+  // Appended to the base's arrays when nothing went on past it yet (the base is dropped below), else copies.
+  const records = (base ? (base.records.length === base.count ? base.records : base.records.slice(0, base.count)) : []) as RequestRecord[];
+  const replay = (base ? (base.replay.length === base.replayLength ? base.replay : base.replay.slice(0, base.replayLength)) : []) as LlmMessage[];
   // The kept summary's requests were all frozen; each added one is checked.
   let frozen = true;
-  const added: LlmMessage[] = [];
-  for (let i = base ? base.records.length : 0; i < n; i++) {
+  for (let i = base ? base.count : 0; i < n; i++) {
     const r = earlier[i]!;
+    records.push(r);
     frozen &&= Object.isFrozen(r);
     if (r.edits) edited = true;
     if (r.userContext !== undefined) userContext = r.userContext;
     // Only completed requests' messages are replayed.
     if (r.status !== 'Completed') continue;
     const messages = replayOf(r);
-    for (let j = 0; j < messages.length; j++) added.push(messages[j]!);
+    for (let j = 0; j < messages.length; j++) replay.push(messages[j]!);
   }
-  const replay = !base ? added : added.length ? base.replay.concat(added) : base.replay;
-  const summary: EarlierRequests = { records: earlier.slice(), replay, edited, userContext };
+  const summary: EarlierRequests = { count: n, records, replayLength: replay.length, replay, edited, userContext };
   if (keep && frozen) {
-    if (base) summaries.delete(base.records[base.records.length - 1]!);
+    if (base) summaries.delete(base.records[base.count - 1]!);
     summaries.set(earlier[n - 1]!, summary);
   }
   return summary;
 }
 
-function samePrefix(records: readonly RequestRecord[], earlier: readonly RequestRecord[]): boolean {
-  for (let i = 0; i < records.length; i++) if (records[i] !== earlier[i]) return false;
+function samePrefix(kept: EarlierRequests, earlier: readonly RequestRecord[]): boolean {
+  for (let i = 0; i < kept.count; i++) if (kept.records[i] !== earlier[i]) return false;
   return true;
 }
 
