@@ -2,7 +2,6 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 // The adapter's own module, not the package's index: that also loads the multer integration (multer
 // and busboy, ~20 modules), which nothing here uses (no file uploads).
-import { ExpressAdapter } from '@nestjs/platform-express/adapters/express-adapter.js';
 import type { DestinationStream, Logger } from 'pino';
 import { AgentDefinition } from './agents/config/agent-definition';
 import { ConfigError } from './agents/config/config-error';
@@ -16,6 +15,7 @@ import { jsonBodyMiddleware } from './common/http/json-body.middleware';
 import { usePromiseInterceptors } from './common/http/promise-interceptors';
 import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
+import { JsonReplyExpressAdapter } from './common/http/json-reply.express-adapter';
 import { drainingMiddleware } from './common/shutdown/draining.middleware';
 import { ShutdownStateService } from './common/shutdown/shutdown-state.service';
 import { AuditLog } from './common/logging/audit-log';
@@ -117,7 +117,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   usePromiseInterceptors();
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot({ env, agents, logger, telemetry, llm, store, archive, reloaded, beforeClose }),
-    new ExpressAdapter(),
+    // JSON answers written at once, not through res.json's type lookups (json-reply.express-adapter.ts).
+    new JsonReplyExpressAdapter(),
     {
       bodyParser: false,
       logger: new PinoNestLogger(logger),
