@@ -6,7 +6,17 @@ import { LogContext } from '../common/logging/log-context';
 import { plainLine, PlainValue } from '../common/logging/log-line';
 import { Telemetry } from './telemetry';
 
-const BY_REQUEST = new WeakMap<Request, HttpRequestTelemetry>();
+/**
+ * Each request's telemetry, on the request itself. Not in a WeakMap keyed by the request: V8's
+ * young-generation collector (the scavenger) keeps a WeakMap entry's value alive whatever its key,
+ * and the value holds the request (and its response, span and log context), so every request's
+ * objects lived through two scavenges and were promoted to the old generation, to be marked and
+ * freed by the concurrent major GC: ~5 KB of each GET /health/live and ~6 KB of each v3 turn
+ * (`--trace-gc-nvp`, issue 27). A property goes with its request (and its response, whose `close`
+ * listener finds it there).
+ */
+const TELEMETRY = Symbol('ta.http-request-telemetry');
+type WithTelemetry = (Request | Response) & { [TELEMETRY]?: HttpRequestTelemetry };
 
 /**
  * The telemetry of one HTTP request: its SERVER span (child of the caller's W3C `traceparent`), the
@@ -35,12 +45,13 @@ export class HttpRequestTelemetry {
     this.log = new LogContext({ http_request_id: req.requestId }, span);
     req.logContext = this.log;
     this.context = this.log.in(trace.setSpan(parent, span));
-    res.once('close', () => this.finish());
+    (res as WithTelemetry)[TELEMETRY] = this;
+    res.once('close', HttpRequestTelemetry.finishOnClose);
   }
 
   /** The request's telemetry, started now if the middleware did not run (minimal apps, tests). */
   static for(telemetry: Telemetry, logger: Logger, req: Request, res: Response): HttpRequestTelemetry {
-    const existing = BY_REQUEST.get(req);
+    const existing = (req as WithTelemetry)[TELEMETRY];
     if (existing) return existing;
     const parent = telemetry.extract(req.headers);
     // Named by method only until the route is known (OTel HTTP semantic conventions).
@@ -55,12 +66,12 @@ export class HttpRequestTelemetry {
     // Lets a caller without a tracer of its own find the trace (W3C Trace Context Level 2 draft).
     res.setHeader('traceresponse', `00-${traceId}-${spanId}-01`);
     const created = new HttpRequestTelemetry(telemetry, logger, req, res, span, parent);
-    BY_REQUEST.set(req, created);
+    (req as WithTelemetry)[TELEMETRY] = created;
     return created;
   }
 
   static of(req: Request): HttpRequestTelemetry | undefined {
-    return BY_REQUEST.get(req);
+    return (req as WithTelemetry)[TELEMETRY];
   }
 
   /** Called once the route matched: `route` is its template (`/Agent/0.1/tasks/:task_id`). */
@@ -80,6 +91,15 @@ export class HttpRequestTelemetry {
 
   private agentAttributes(withModel: boolean): Attributes {
     return agentAttributes(this.agent, withModel);
+  }
+
+  /**
+   * The response's `close` listener, one function for every request (`this` is the response): a
+   * closure made per request over its telemetry would keep the request's objects through V8's young
+   * collections, as the WeakMap did (see TELEMETRY).
+   */
+  private static finishOnClose(this: Response): void {
+    (this as WithTelemetry)[TELEMETRY]?.finish();
   }
 
   private finish(): void {

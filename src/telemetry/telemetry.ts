@@ -9,7 +9,6 @@ import {
   Meter,
   ObservableResult,
   propagation,
-  ROOT_CONTEXT,
   Span,
   SpanKind,
   SpanStatusCode,
@@ -17,7 +16,6 @@ import {
   Tracer,
   UpDownCounter,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import type { Resource } from '@opentelemetry/resources';
 import type { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import type { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
@@ -28,6 +26,7 @@ import { LogContext, LogFields } from '../common/logging/log-context';
 import { TokenUsage } from '../llm/llm-client.port';
 import { UnexportedTracer } from './unexported-tracer';
 import { W3CTraceContext } from './w3c-trace-context';
+import { PLAIN_ROOT, PlainRootContextManager } from './plain-context';
 
 export interface TelemetryOptions {
   serviceName: string;
@@ -59,7 +58,7 @@ let contextManagerInstalled = false;
 /** Async context must follow `await`s for spans to nest; installed once per process. */
 function ensureContextManager(): void {
   if (contextManagerInstalled) return;
-  contextManagerInstalled = context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  contextManagerInstalled = context.setGlobalContextManager(new PlainRootContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContext());
 }
 
@@ -283,7 +282,7 @@ export class Telemetry implements StoreErrorCounter {
 
   /** The parent context carried by a request's `traceparent`/`tracestate` headers (W3C). */
   extract(headers: Record<string, string | string[] | undefined>): Context {
-    return this.propagator.extract(ROOT_CONTEXT, headers, {
+    return this.propagator.extract(PLAIN_ROOT, headers, {
       get: (carrier, key) => carrier[key],
       keys: (carrier) => Object.keys(carrier),
     });
