@@ -11,23 +11,26 @@ import { TaskWriterService } from '../writer/task-writer.service';
  * while the work runs, and released (or handed to the waiting follow-on) by the final write. Both
  * go through the task writer as persistent writes: a store that stalls or restarts is waited out
  * with backoff, and renewal stops only when the task provably names another holder (LEASE_LOST),
- * which `onLost` reports so the run can stop: its result could no longer be stored.
+ * which aborts the run's controller so the run stops: its result could no longer be stored. A cancel
+ * another replica asks for through the task aborts it too.
+ *
+ * The controller comes with the constructor, not as callbacks set afterwards: in this Node (V8 13)
+ * a closure stored into a field of an object after it was made keeps everything it reaches alive
+ * through the young collections, so each turn's run was promoted to the old generation (issue 27,
+ * docs/performance.md, What V8 promotes).
  */
 export class HeldLease {
   private timer?: NodeJS.Timeout;
   private renewing = false;
   private stopped = false;
 
-  /** Another replica asked (through the task) to cancel this request. */
-  onCancelRequested?: () => void;
-  /** The lease is provably another request's now. */
-  onLost?: (err: DomainError) => void;
-
   constructor(
     private readonly writer: TaskWriterService,
     private readonly access: TaskAccess,
     readonly requestId: string,
     private readonly logger: Logger,
+    /** Aborted when another replica asks to cancel the request, and when the lease is provably another request's. */
+    private readonly controller: AbortController,
   ) {}
 
   start(): void {
@@ -56,13 +59,13 @@ export class HeldLease {
     try {
       const persistent = { stopped: () => this.stopped };
       const { result } = await this.writer.update(this.access, renew(this.requestId, this.writer.timing), { persistent });
-      if (result.cancelRequested && !this.stopped) this.onCancelRequested?.();
+      if (result.cancelRequested && !this.stopped) this.controller.abort(new Error('canceled by the user'));
     } catch (err) {
       if (this.stopped) return;
       if (err instanceof DomainError && err.code === ErrorCode.LEASE_LOST) {
         this.stop();
         this.logger.warn({ task_id: this.access.taskId, request_id: this.requestId }, 'lease lost to another request; stopping this one');
-        this.onLost?.(err);
+        this.controller.abort(err);
         return;
       }
       // The store stayed away past the persistent bound: keep the lease ticking (it may come back).

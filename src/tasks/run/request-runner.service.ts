@@ -84,9 +84,8 @@ export class RequestRunnerService {
     const forward = () => controller.abort(options.signal?.reason);
     if (options.signal?.aborted) forward();
     else options.signal?.addEventListener('abort', forward, { once: true });
-    const lease = new HeldLease(this.writer, { tenantId: request.tenantId, taskId: request.taskId }, request.requestId, this.logger);
-    lease.onCancelRequested = () => controller.abort(new Error('canceled by the user'));
-    lease.onLost = (err) => controller.abort(err);
+    // A cancel relayed through the task, or the lease lost, aborts it from the lease's side.
+    const lease = new HeldLease(this.writer, { tenantId: request.tenantId, taskId: request.taskId }, request.requestId, this.logger, controller);
     // The end of the shutdown grace aborts it too; the drain waits until its outcome is stored.
     const graceOver = this.shutdown?.graceOver;
     const overdue = () => controller.abort(graceOver?.reason);

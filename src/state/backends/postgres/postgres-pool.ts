@@ -1,4 +1,4 @@
-import { ClientBase, ClientConfig, Pool, PoolClient } from 'pg';
+import { ClientBase, ClientConfig, Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { ConnectionPoolStats, mustWaitForConnection, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
 import { brokenConnection } from './postgres-errors';
 
@@ -14,7 +14,7 @@ export interface PostgresPoolOptions {
 /**
  * The pool of connections the PostgreSQL state store and the audit archive each keep: node-postgres'
  * Pool with the bounds both need (a connection waited for at most `connectionTimeoutMillis`, an answer
- * at most the statement timeout + 1 s, idle connections closed after 30 s), the waits for a
+ * at most the statement timeout + 1 s (`dropStalled`), idle connections closed after 30 s), the waits for a
  * connection timed for the app's metrics when something listens (src/state/connection-pool.ts), and
  * one statement per call with failures mapped by the caller: a connection never had means the
  * statement was never sent. A connection that failed is discarded rather than put back.
@@ -30,7 +30,6 @@ export class PostgresPool {
     this.pool = new Pool({
       ...config,
       max: options.max,
-      query_timeout: options.statementTimeoutMs + 1000,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
       onConnect: (client) => options.onConnect(client),
@@ -61,16 +60,23 @@ export class PostgresPool {
     }
     if (waitFrom !== undefined) this.waited(waitFrom, 'acquired');
     // A connection that breaks while checked out reports it here as well as to its statement.
-    const onError = () => undefined;
-    client.on('error', onError);
+    client.on('error', ignore);
+    // The answer is waited for the statement timeout + 1 s: then the connection is dropped (a
+    // stalled one would otherwise hold the call for ever) and the statement fails as a broken
+    // connection does. A timer of our own, not node-postgres' `query_timeout`, which sets a closure
+    // on each statement's Query after making it: in this Node (V8 13) that kept every statement's
+    // text, values and result alive through the young collections, promoted to the old generation
+    // (docs/performance.md, What V8 promotes).
+    const stalled = setTimeout(dropStalled, this.options.statementTimeoutMs + 1000, client, this.options.statementTimeoutMs + 1000);
     let failure: unknown;
     try {
-      return (await client.query(text, values)).rows as R[];
+      return (await queryOn<R>(client, text, values)).rows;
     } catch (err) {
       failure = err;
       throw mapError(err, false);
     } finally {
-      client.off('error', onError);
+      clearTimeout(stalled);
+      client.off('error', ignore);
       client.release(failure !== undefined && brokenConnection(failure));
     }
   }
@@ -83,4 +89,27 @@ export class PostgresPool {
     const seconds = (performance.now() - from) / 1000;
     for (const listener of this.waitListeners) listener(seconds, outcome);
   }
+}
+
+function ignore(): void {}
+
+/** node-postgres' client, with the socket its connection reads (what its own query_timeout destroys). */
+type ClientSocket = PoolClient & { connection?: { stream?: { destroy(err?: Error): void } } };
+
+/** Ends a statement whose answer did not come in time: its connection is dropped, so the statement fails. */
+function dropStalled(client: PoolClient, ms: number): void {
+  (client as ClientSocket).connection?.stream?.destroy(new Error(`Query read timeout: no answer within ${ms} ms`));
+}
+
+/**
+ * `client.query` with a callback, not its promise: without one node-postgres sets a closure on the
+ * statement's Query after making it, and in this Node (V8 13) a closure stored into a field after the
+ * object was made kept the statement's text, values and result alive through the young
+ * collections: promoted to the old generation on every statement (docs/performance.md, What V8
+ * promotes). Given to the constructor, it is not.
+ */
+function queryOn<R>(client: PoolClient, text: string, values: unknown[] | undefined): Promise<QueryResult<R & QueryResultRow>> {
+  return new Promise((resolve, reject) => {
+    client.query<R & QueryResultRow>(text, values ?? [], (err: Error | undefined, res: QueryResult<R & QueryResultRow>) => (err ? reject(err) : resolve(res)));
+  });
 }
