@@ -36,21 +36,15 @@ describe('bench warm-up', () => {
     else process.env.BENCH_WARMUP_TURNS = saved;
   });
 
-  it('serves 200 turns at 4 conversations, then BENCH_WARMUP_TURNS at 16', async () => {
-    process.env.BENCH_WARMUP_TURNS = '300';
+  it.each([
+    ['300', 500, 16, 'serves 200 turns at 4 conversations, then BENCH_WARMUP_TURNS at 16'],
+    ['0', 200, 4, 'with BENCH_WARMUP_TURNS=0, only the first 200 turns'],
+  ])('BENCH_WARMUP_TURNS=%s: %i turns, at most %i at once (%s)', async (warmupTurns, turns, atOnce) => {
+    process.env.BENCH_WARMUP_TURNS = warmupTurns;
     const { warmUp } = freshMeasure();
     const c = countingSubject();
     await warmUp(c.subject);
-    expect(c.turns()).toBe(500);
-    expect(c.mostAtOnce()).toBe(16);
-  });
-
-  it('with BENCH_WARMUP_TURNS=0, only the first 200 turns', async () => {
-    process.env.BENCH_WARMUP_TURNS = '0';
-    const { warmUp } = freshMeasure();
-    const c = countingSubject();
-    await warmUp(c.subject);
-    expect(c.turns()).toBe(200);
-    expect(c.mostAtOnce()).toBe(4);
+    expect(c.turns()).toBe(turns);
+    expect(c.mostAtOnce()).toBe(atOnce);
   });
 });

@@ -1,25 +1,13 @@
 import type { RequestRecord, StoredMessage } from '../../state/state.entities';
+import { requestRecord } from '../lifecycle/lifecycle.fixtures';
 import { conversationOf, summaryOf } from './task-history';
 
 const at = '2026-01-01T00:00:00.000Z';
 const u = (text: string): StoredMessage => ({ id: `u-${text}`, role: 'user', items: [{ content_type: 'text', content: text }], created_at: at });
 const a = (text: string): StoredMessage => ({ id: `a-${text}`, role: 'assistant', content: text, created_at: at });
+/** A stored request (frozen, as the in-memory store and the task cache hand them out), completed unless said otherwise. */
 const req = (seq: number, extra: Partial<RequestRecord> = {}): RequestRecord =>
-  Object.freeze({
-    requestId: `r${seq}`,
-    taskId: 't',
-    sessionId: 's',
-    tenantId: 'x',
-    ownerId: 'o',
-    seq,
-    status: 'Completed',
-    messages: [u(`q${seq}`), a(`a${seq}`)],
-    toolCalls: [],
-    tokenUsage: { completion_tokens: 0, prompt_tokens: 0, total_tokens: 0 },
-    createdAt: at,
-    updatedAt: at,
-    ...extra,
-  } as RequestRecord);
+  Object.freeze(requestRecord(seq, 'Completed', { messages: [u(`q${seq}`), a(`a${seq}`)], ...extra }));
 
 /** `r` behind a proxy that counts the reads of its properties into `reads`. */
 function counted(r: RequestRecord, reads: { n: number }): RequestRecord {
