@@ -2,11 +2,11 @@ import Redis from 'ioredis';
 import { StoreClock } from '../../store-clock';
 import { RedisKeys } from './redis-keys';
 
-type CommitReply = ['ok', string, string] | ['conflict', number] | ['corrupt', string] | ['taken', string];
+/** What the commit script (redis-commit.lua.ts) answers. */
+export type CommitReply = ['ok', string, string] | ['conflict', number] | ['corrupt', string] | ['taken', string];
 
 /** The connection with the scripts the facade defines on it (the `*.lua.ts` files). */
 export type WithCommit = Redis & {
-  taCommit(numKeys: number, ...args: (string | number)[]): Promise<CommitReply>;
   taDeleteBatch(numKeys: number, ...args: (string | number)[]): Promise<'gone' | 'changed' | 'more' | 'done'>;
   taStreamAppend(numKeys: number, ...args: (string | number)[]): Promise<number>;
   taLeases(numKeys: number, ...args: (string | number)[]): Promise<[(string | number)[], number]>;

@@ -6,7 +6,6 @@ import { StoreClock } from '../../store-clock';
 import { markArchivedEntries, readUnarchived } from './redis-archive';
 import { ARCHIVE_LIST_LUA, ARCHIVE_MARK_LUA } from './redis-archive.lua';
 import { commitTask } from './redis-commit';
-import { COMMIT_LUA } from './redis-commit.lua';
 import { RedisContext, redisTimeMs, WithCommit } from './redis-context';
 import { deleteTaskStep } from './redis-delete';
 import { DELETE_BATCH_LUA } from './redis-delete.lua';
@@ -84,7 +83,6 @@ export class RedisStateStore extends StateStore {
     this.redis.on('error', () => undefined);
     // Sent ahead of whatever waits for the connection, so the first decision already has the clock.
     this.redis.on('ready', () => void this.sampleClock());
-    this.redis.defineCommand('taCommit', { lua: COMMIT_LUA });
     this.redis.defineCommand('taDeleteBatch', { lua: DELETE_BATCH_LUA });
     this.redis.defineCommand('taStreamAppend', { lua: STREAM_APPEND_LUA });
     this.redis.defineCommand('taLeases', { lua: LEASES_LUA });
