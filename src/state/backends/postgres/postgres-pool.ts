@@ -22,11 +22,14 @@ export interface PostgresPoolOptions {
 export class PostgresPool {
   private readonly pool: Pool;
   private readonly waitListeners: PoolWaitListener[] = [];
+  /** How long a statement's answer is waited for: the server's statement timeout + 1 s. */
+  private readonly readTimeoutMs: number;
 
   constructor(
     config: ClientConfig,
     private readonly options: PostgresPoolOptions,
   ) {
+    this.readTimeoutMs = options.statementTimeoutMs + 1000;
     this.pool = new Pool({
       ...config,
       max: options.max,
@@ -61,13 +64,11 @@ export class PostgresPool {
     if (waitFrom !== undefined) this.waited(waitFrom, 'acquired');
     // A connection that breaks while checked out reports it here as well as to its statement.
     client.on('error', ignore);
-    // The answer is waited for the statement timeout + 1 s: then the connection is dropped (a
-    // stalled one would otherwise hold the call for ever) and the statement fails as a broken
-    // connection does. A timer of our own, not node-postgres' `query_timeout`, which sets a closure
-    // on each statement's Query after making it: in this Node (V8 13) that kept every statement's
-    // text, values and result alive through the young collections, promoted to the old generation
-    // (docs/performance.md, What V8 promotes).
-    const stalled = setTimeout(dropStalled, this.options.statementTimeoutMs + 1000, client, this.options.statementTimeoutMs + 1000);
+    // The answer is waited for readTimeoutMs: then the connection is dropped (a stalled one would
+    // otherwise hold the call for ever) and the statement fails as a broken connection does. A
+    // timer of our own, not node-postgres' `query_timeout`, which sets a closure on each statement's
+    // Query after making it, as its promise does (see queryOn).
+    const stalled = setTimeout(dropStalled, this.readTimeoutMs, client, this.readTimeoutMs);
     let failure: unknown;
     try {
       return (await queryOn<R>(client, text, values)).rows;
