@@ -156,6 +156,61 @@ describe('SseStream', () => {
     expect(done.res.ended).toBe(true);
   });
 
+  it('openWithin(): the headers leave with a frame sent in time, in the same write', async () => {
+    const { res, stream } = make(1000);
+    // Flushed while the socket is corked for the frame, the headers leave with it (as Node sends them).
+    const corkedAtFlush: number[] = [];
+    const flush = res.flushHeaders.bind(res);
+    res.flushHeaders = () => (corkedAtFlush.push(res.corks), flush());
+    stream.openWithin(50);
+    expect(res.headersSent).toBe(false);
+    stream.send('partial-response', { x: 1 });
+    await nextTick();
+    expect(corkedAtFlush).toEqual([1]);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['Content-Type']).toBe('text/event-stream; charset=utf-8');
+    expect(res.written).toBe('event: partial-response\ndata: {"x":1}\n\n');
+    // The headers' timer became the keepalive: nothing more is sent at 50 ms.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(res.written).toBe('event: partial-response\ndata: {"x":1}\n\n');
+    expect(corkedAtFlush).toEqual([1]);
+    stream.end();
+  });
+
+  it('openWithin(): after that long a silence the headers go alone, and the keepalive runs from there', async () => {
+    const { res, stream } = make(40);
+    const flushed = jest.spyOn(res, 'flushHeaders');
+    stream.openWithin(10);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(flushed).toHaveBeenCalledTimes(1);
+    expect(res.statusCode).toBe(200);
+    expect(res.written).toBe('');
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(res.written).toContain(': keepalive\n\n');
+    stream.end();
+  });
+
+  it('openWithin(): ending before any frame still answers an (empty) event stream, not a bare 200', () => {
+    const { res, stream } = make(1000);
+    const flushed = jest.spyOn(res, 'flushHeaders');
+    stream.openWithin(1000);
+    stream.end();
+    expect(res.ended).toBe(true);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['Content-Type']).toBe('text/event-stream; charset=utf-8');
+    expect(flushed).not.toHaveBeenCalled();
+  });
+
+  it('openWithin(): a client gone before the headers stops their timer', async () => {
+    const { res, stream } = make(1000);
+    const flushed = jest.spyOn(res, 'flushHeaders');
+    stream.openWithin(10);
+    res.emit('close');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(flushed).not.toHaveBeenCalled();
+    expect(stream.signal.aborted).toBe(true);
+  });
+
   it('fills silences with keepalive comments, which also open the stream', async () => {
     const { res, stream } = make(5);
     stream.start();

@@ -33,7 +33,8 @@ const STREAM_KEY = 'sseStream';
  * `res.locals` so the global exception filter can report a late error as an `event: error` frame
  * instead of trying to send a second response.
  *
- * `open()` commits to a 200 at once. `start()` only starts the clock: the headers go out with the
+ * `open()` commits to a 200 at once; `openWithin(ms)` too, its headers waiting up to `ms` to leave
+ * with the first frame. `start()` only starts the clock: the headers go out with the
  * first event or the first keepalive, so a failure before that (a model that refuses at once) can
  * still be answered with its real status as problem+json, after `release()`.
  */
@@ -41,6 +42,8 @@ export class SseStream {
   private readonly abortController = new AbortController();
   private keepaliveTimer?: NodeJS.Timeout;
   private ended = false;
+  /** openWithin() promised a 200 whose headers have not left yet. */
+  private committed = false;
   /** The socket this tick's frames are corked on, until the next tick. */
   private corked?: Socket;
 
@@ -78,10 +81,24 @@ export class SseStream {
   /** Sends the headers now and starts the keepalive. */
   open(): void {
     if (this.res.headersSent) return;
-    this.res.status(200);
-    for (const [k, v] of Object.entries(SSE_HEADERS)) this.res.setHeader(k, v);
+    this.setHead();
     this.res.flushHeaders();
     this.restartKeepalive();
+  }
+
+  /**
+   * As `open()`, except that the headers wait up to `withinMs` for the first frame and leave with it
+   * in one socket write instead of two (and one wake-up of the client instead of two): a fast model's
+   * first deltas usually come that soon. After `withinMs` of silence they go alone and the keepalive
+   * runs from there, so a client still sees its 200 at once on a model that is slow to start.
+   */
+  openWithin(withinMs: number): void {
+    if (this.res.headersSent || this.ended) return;
+    this.committed = true;
+    this.stopKeepalive();
+    // The keepalive's timer slot: the first frame's open() replaces it with the keepalive itself.
+    this.keepaliveTimer = setTimeout(() => this.open(), withinMs);
+    this.keepaliveTimer.unref();
   }
 
   /** Starts the keepalive without sending anything yet (see the class comment). */
@@ -128,6 +145,8 @@ export class SseStream {
     if (this.ended) return;
     this.ended = true;
     this.stopKeepalive();
+    // A committed stream that sent nothing yet still ends as an (empty) event stream, headers and end in one write.
+    if (this.committed && !this.res.headersSent) this.setHead();
     // Ending uncorks the socket fully: what this tick wrote leaves with the last chunk, one write.
     this.res.end();
     this.flush();
@@ -161,6 +180,11 @@ export class SseStream {
     this.ended = true;
     this.stopKeepalive();
     this.flush();
+  }
+
+  private setHead(): void {
+    this.res.status(200);
+    for (const [k, v] of Object.entries(SSE_HEADERS)) this.res.setHeader(k, v);
   }
 
   private restartKeepalive(): void {
