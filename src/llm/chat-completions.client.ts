@@ -77,19 +77,30 @@ export class ChatCompletionsClient {
     return completionOf(await this.post(body, signal, this.send));
   }
 
-  /** The chunks of a streamed completion, in order. Failures during the stream are domain errors as before it. */
-  async *stream(body: ChatCompletionCreateParamsStreaming, signal?: AbortSignal): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+  /**
+   * The chunks of a streamed completion, in order, in batches as they arrived (see
+   * StreamExchange.events). Failures during the stream are domain errors as before it.
+   */
+  async *stream(body: ChatCompletionCreateParamsStreaming, signal?: AbortSignal): AsyncGenerator<ChatCompletionChunk[], void, undefined> {
     const { events } = await this.post(body, signal, this.open);
     try {
-      for await (const data of events!) {
-        let chunk: (ChatCompletionChunk & { error?: unknown }) | null;
-        try {
-          chunk = JSON.parse(data) as typeof chunk;
-        } catch (err) {
-          throw new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider sent an event that is not JSON', { cause: err });
+      for await (const batch of events!) {
+        const chunks: ChatCompletionChunk[] = [];
+        for (const data of batch) {
+          let chunk: (ChatCompletionChunk & { error?: unknown }) | null;
+          try {
+            chunk = JSON.parse(data) as typeof chunk;
+          } catch (err) {
+            throw new DomainError(ErrorCode.LLM_UNAVAILABLE, 'The model provider sent an event that is not JSON', { cause: err });
+          }
+          if (chunk?.error) {
+            // The chunks before the refusal are the caller's, as when they came one at a time.
+            if (chunks.length) yield chunks;
+            throw streamedRefusal(chunk.error);
+          }
+          if (chunk) chunks.push(chunk);
         }
-        if (chunk?.error) throw streamedRefusal(chunk.error);
-        if (chunk) yield chunk;
+        if (chunks.length) yield chunks;
       }
     } catch (err) {
       throw transportFailure(err, signal, this.limits.timeoutMs, false);

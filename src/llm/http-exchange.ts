@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, request as httpRequest, RequestOptions } from 'node:http';
 import { urlToHttpOptions } from 'node:url';
+import { SseDataParser, SseEventTooLongError } from './sse-data.parser';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 /**
@@ -184,12 +185,13 @@ function callModel<T>(
 
 /** A model's answer to a streamed call: a 2xx with its events to read, or an error answer read whole. */
 export interface StreamExchange extends HttpExchange {
-  /** The `data` of each server-sent event of a 2xx answer, in order, up to `[DONE]`; absent for any other status. */
-  events?: AsyncGenerator<string, void, undefined>;
+  /**
+   * The `data` of each server-sent event of a 2xx answer, in order, up to `[DONE]`, in batches: each
+   * batch the events one read of the socket completed (a model's burst of deltas is one step for
+   * every layer above, not one per event). Absent for any other status.
+   */
+  events?: AsyncGenerator<string[], void, undefined>;
 }
-
-/** The longest event (bytes of one `data`, or a line without its end) a stream may send: MAX_MODEL_ANSWER_BYTES bounds the whole. */
-const MAX_EVENT_BYTES = 8 * 1024 * 1024;
 
 /**
  * One streamed request to the model provider, on the kept-alive sockets. Resolves when the answer's
@@ -204,63 +206,76 @@ export function openEventStream(url: URL, options: ExchangeOptions): Promise<Str
   return callModel<StreamExchange>(url, options, true, (call, res, resolve, reject) => {
     const status = res.statusCode ?? 500;
     if (status < 200 || status >= 300) return readWhole(call, res, resolve, reject);
-    resolve({ status, headers: res.headers, body: Buffer.alloc(0), events: eventData(res, call) });
+    resolve({ status, headers: res.headers, body: Buffer.alloc(0), events: eventBatches(res, call) });
   });
 }
 
 /**
- * The `data` of each event of a server-sent event stream (the WHATWG format: `data:` lines joined
- * by newlines, a blank line ends an event; `event:`, `id:`, `retry:` and comments are not used by
- * chat completions and are skipped). `[DONE]` ends the events; the rest of the body is still read,
- * so that the socket can serve the next call.
+ * The events of a streamed answer (SseDataParser) as the socket delivers them: pushed by the
+ * response's `data` events, taken a batch at a time by the reader. The response is paused while a
+ * batch waits to be taken, so a slow reader holds back the socket, not memory. After `[DONE]` the
+ * rest of the body is still read, so that the socket can serve the next call. (Node's own async
+ * iterator of a stream costs a few promises and listeners per chunk; this is one promise a wait.)
  */
-async function* eventData(res: IncomingMessage, call: Call): AsyncGenerator<string, void, undefined> {
+async function* eventBatches(res: IncomingMessage, call: Call): AsyncGenerator<string[], void, undefined> {
   const { timer, fail, failureOf, settle } = call;
-  res.setEncoding('utf8');
-  let pending = '';
-  let data: string | undefined;
-  let done = false;
+  const parser = new SseDataParser();
+  let ready: string[] = [];
   let size = 0;
-  try {
-    for await (const chunk of res as AsyncIterable<string>) {
-      timer.refresh();
-      if (done) continue;
-      size += chunk.length;
+  let ended = false;
+  let error: Error | undefined;
+  let wake: (() => void) | undefined;
+  const rouse = () => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => {
+    timer.refresh();
+    if (parser.done || error) return;
+    size += chunk.length;
+    try {
       if (size > MAX_MODEL_ANSWER_BYTES) throw new ModelConnectionError(`The stream exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`);
-      // Newlines are looked for in the new chunk only: a long line costs its length, not its square.
-      let start = 0;
-      for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
-        let line = chunk.slice(start, end);
-        start = end + 1;
-        if (pending) {
-          line = pending + line;
-          pending = '';
-        }
-        if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
-        if (line === '') {
-          if (data === undefined) continue;
-          if (data === '[DONE]') {
-            done = true;
-            break;
-          }
-          yield data;
-          data = undefined;
-        } else if (line.startsWith('data:')) {
-          const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
-          data = data === undefined ? value : `${data}\n${value}`;
-          if (data.length > MAX_EVENT_BYTES) throw new ModelConnectionError(`An event exceeded ${MAX_EVENT_BYTES} bytes`);
-        }
-      }
-      if (done || start === chunk.length) continue;
-      pending += start === 0 ? chunk : chunk.slice(start);
-      if (pending.length > MAX_EVENT_BYTES) throw new ModelConnectionError(`A line exceeded ${MAX_EVENT_BYTES} bytes`);
+      const got = parser.push(chunk);
+      if (got.length) ready = ready.length ? ready.concat(got) : got;
+    } catch (err) {
+      error = err instanceof SseEventTooLongError ? new ModelConnectionError(err.message) : (err as Error);
     }
-    if (!res.complete) throw new Error('The connection closed before the stream was complete');
+    if (ready.length && !parser.done) res.pause();
+    if (ready.length || parser.done || error) rouse();
+  });
+  res.on('end', () => {
+    ended = true;
+    rouse();
+  });
+  res.on('error', (err) => {
+    error ??= err;
+    rouse();
+  });
+  res.on('close', () => {
+    if (!res.complete) error ??= new Error('The connection closed before the stream was complete');
+    rouse();
+  });
+  try {
+    for (;;) {
+      if (ready.length) {
+        const batch = ready;
+        ready = [];
+        yield batch;
+        res.resume();
+        continue;
+      }
+      if (error) throw error;
+      if (ended) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
     // An event the stream ended without its blank line: the SDK's reader delivers it too.
-    if (!done && data !== undefined && data !== '[DONE]') yield data;
+    const last = parser.end();
+    if (last !== undefined) yield [last];
   } catch (err) {
     // After `[DONE]` the answer is whole: a failure reading what follows is not the caller's.
-    if (done) return;
+    if (parser.done) return;
     if (err instanceof ModelConnectionError) fail(err);
     throw failureOf(err as Error);
   } finally {

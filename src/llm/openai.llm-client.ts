@@ -36,22 +36,25 @@ export class OpenAiLlmClient implements LlmClient {
     let usage: TokenUsage = emptyUsage();
     let finishReason: string | undefined;
     const calls = new Map<number, LlmToolCall>();
-    for await (const chunk of this.completions.stream({ ...toChatParams(request), stream: true, stream_options: { include_usage: true } }, signal)) {
-      if (chunk.usage) usage = toUsage(chunk.usage);
-      const choice = chunk.choices?.[0];
-      if (!choice) continue;
-      if (choice.finish_reason) finishReason = choice.finish_reason;
-      const delta = choice.delta;
-      if (delta?.content) {
-        content += delta.content;
-        yield { type: 'delta', text: delta.content };
-      }
-      for (const tc of delta?.tool_calls ?? []) {
-        const cur = calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
-        if (tc.id) cur.id = tc.id;
-        if (tc.function?.name) cur.name += tc.function.name;
-        if (tc.function?.arguments) cur.arguments += tc.function.arguments;
-        calls.set(tc.index, cur);
+    const chunks = this.completions.stream({ ...toChatParams(request), stream: true, stream_options: { include_usage: true } }, signal);
+    for await (const batch of chunks) {
+      for (const chunk of batch) {
+        if (chunk.usage) usage = toUsage(chunk.usage);
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        if (choice.finish_reason) finishReason = choice.finish_reason;
+        const delta = choice.delta;
+        if (delta?.content) {
+          content += delta.content;
+          yield { type: 'delta', text: delta.content };
+        }
+        for (const tc of delta?.tool_calls ?? []) {
+          const cur = calls.get(tc.index) ?? { id: '', name: '', arguments: '' };
+          if (tc.id) cur.id = tc.id;
+          if (tc.function?.name) cur.name += tc.function.name;
+          if (tc.function?.arguments) cur.arguments += tc.function.arguments;
+          calls.set(tc.index, cur);
+        }
       }
     }
     if (signal?.aborted) throw new DomainError(ErrorCode.REQUEST_CANCELED, 'The request was canceled');

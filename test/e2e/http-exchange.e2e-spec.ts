@@ -35,9 +35,9 @@ describe('model transport (http-exchange)', () => {
   });
   afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-  async function drain(events: AsyncIterable<string>): Promise<string[]> {
+  async function drain(events: AsyncIterable<string[]>): Promise<string[]> {
     const seen: string[] = [];
-    for await (const e of events) seen.push(e);
+    for await (const batch of events) seen.push(...batch);
     return seen;
   }
 
@@ -76,11 +76,28 @@ describe('model transport (http-exchange)', () => {
     const r = await openEventStream(new URL(`${base}/stream`), post());
     expect(r.status).toBe(200);
     const it = r.events![Symbol.asyncIterator]();
-    expect(await it.next()).toEqual({ value: 'one', done: false });
+    expect(await it.next()).toEqual({ value: ['one'], done: false });
     finish();
     const rest: string[] = [];
-    for (let e = await it.next(); !e.done; e = await it.next()) rest.push(e.value);
+    for (let e = await it.next(); !e.done; e = await it.next()) rest.push(...e.value);
     expect(rest).toEqual(['twé', 'three\nlines']);
+  });
+
+  it('hands over the events one read completed as one batch; what comes while a batch waits comes with the next', async () => {
+    let more!: () => void;
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: 1\n\ndata: 2\n\ndata: 3\n\ndata: 4');
+      more = () => res.end('\n\ndata: 5\n\ndata: [DONE]\n\n');
+    };
+    const r = await openEventStream(new URL(`${base}/burst`), post());
+    const it = r.events![Symbol.asyncIterator]();
+    expect(await it.next()).toEqual({ value: ['1', '2', '3'], done: false });
+    more();
+    // Not taken yet (the response is paused meanwhile): the rest comes whole with the next batch.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await it.next()).toEqual({ value: ['4', '5'], done: false });
+    expect(await it.next()).toEqual({ value: undefined, done: true });
   });
 
   it('ends the events at [DONE] yet reads the body to its end, so the socket serves the next call', async () => {
@@ -114,7 +131,7 @@ describe('model transport (http-exchange)', () => {
     const seen: string[] = [];
     const started = Date.now();
     const err = await (async () => {
-      for await (const e of (await openEventStream(new URL(`${base}/stall`), post({ timeoutMs: 300 }))).events!) seen.push(e);
+      for await (const batch of (await openEventStream(new URL(`${base}/stall`), post({ timeoutMs: 300 }))).events!) seen.push(...batch);
     })().catch((e: unknown) => e);
     expect(seen).toEqual(['first']);
     expect(err).toBeInstanceOf(ModelTimeoutError);
@@ -166,7 +183,7 @@ describe('model transport (http-exchange)', () => {
     };
     const seen: string[] = [];
     const err = await (async () => {
-      for await (const e of (await openEventStream(new URL(`${base}/cut`), post())).events!) seen.push(e);
+      for await (const batch of (await openEventStream(new URL(`${base}/cut`), post())).events!) seen.push(...batch);
     })().catch((e: unknown) => e);
     expect(seen).toEqual(['one']);
     expect(err).toBeInstanceOf(ModelConnectionError);
