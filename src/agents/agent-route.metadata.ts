@@ -21,3 +21,24 @@ export type AgentOfRequest = (req: Request) => AgentDefinition | undefined;
  * when the class has no AgentRoute, so an agent's own routes pay nothing for it.
  */
 export const AgentOfRequest = (pick: AgentOfRequest) => SetMetadata(AGENT_OF_REQUEST, pick);
+
+/** What each controller class declares of its agent (decorators set it when the class is made, so it is read once). */
+const declared = new WeakMap<object, { agent?: AgentDefinition; pick?: AgentOfRequest }>();
+
+/**
+ * The agent a request to a route of `controller` serves: the class's AgentRoute, else what its
+ * AgentOfRequest picks from the request; undefined for a route of no agent. Asked on every request
+ * by the guards and the telemetry interceptor: the class's metadata is looked up once, where
+ * `Reflect.getMetadata` walks the metadata maps of the class and its prototypes on each call.
+ */
+export function agentOfRoute(controller: object, req: Request): AgentDefinition | undefined {
+  let d = declared.get(controller);
+  if (!d) {
+    d = {
+      agent: Reflect.getMetadata(AGENT_ROUTE, controller) as AgentDefinition | undefined,
+      pick: Reflect.getMetadata(AGENT_OF_REQUEST, controller) as AgentOfRequest | undefined,
+    };
+    declared.set(controller, d);
+  }
+  return d.agent ?? d.pick?.(req);
+}

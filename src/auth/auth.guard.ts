@@ -1,8 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { AgentDefinition } from '../agents/config/agent-definition';
-import { AGENT_OF_REQUEST, AGENT_ROUTE, AgentOfRequest } from '../agents/agent-route.metadata';
+import { agentOfRoute } from '../agents/agent-route.metadata';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { AuditLog } from '../common/logging/audit-log';
@@ -11,7 +10,7 @@ import type { AccessPolicyOverride } from './access-policy';
 import { Authenticator } from './authenticator';
 import { claimedIdentityOf } from './entra/claimed-identity';
 import { refusedTenantOf } from './entra/entra-errors';
-import { IS_PUBLIC } from './public.decorator';
+import { isPublicRoute } from './public.decorator';
 
 /**
  * Global guard: every route but the @Public ones (health, openapi.json, docs) needs a caller. The
@@ -23,18 +22,14 @@ import { IS_PUBLIC } from './public.decorator';
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly authenticator: Authenticator,
-    private readonly reflector: Reflector,
     private readonly audit: AuditLog,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     if (ctx.getType() !== 'http') return true;
-    const targets = [ctx.getHandler(), ctx.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+    if (isPublicRoute(ctx.getHandler(), ctx.getClass())) return true;
     const req = ctx.switchToHttp().getRequest<Request>();
-    const agent =
-      this.reflector.getAllAndOverride<AgentDefinition | undefined>(AGENT_ROUTE, targets) ??
-      this.reflector.get<AgentOfRequest | undefined>(AGENT_OF_REQUEST, ctx.getClass())?.(req);
+    const agent = agentOfRoute(ctx.getClass(), req);
     // Named before authenticating, so the authenticator's own lines carry the agent too.
     if (agent) req.logContext?.set({ agent: agent.source });
     try {

@@ -1,7 +1,7 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { AGENT_OF_REQUEST, AGENT_ROUTE, AgentOfRequest } from '../agents/agent-route.metadata';
+import { agentOfRoute } from '../agents/agent-route.metadata';
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { RateLimiter } from './rate-limiter.service';
 
@@ -29,17 +29,19 @@ export class RateLimitGuard implements CanActivate {
     private readonly reflector: Reflector,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous for an agent without limits (most requests): no promise to make and await. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
-    const agent =
-      this.reflector.get<AgentDefinition | undefined>(AGENT_ROUTE, context.getClass()) ??
-      this.reflector.get<AgentOfRequest | undefined>(AGENT_OF_REQUEST, context.getClass())?.(req);
+    const agent = agentOfRoute(context.getClass(), req);
     if (!agent || !this.limiter.limitsOf(agent)) return true;
-    const res = context.switchToHttp().getResponse<Response>();
     if (!req.principal) return true; // public routes are never agent invocations
     // A v3 stream reconnect (`Last-Event-ID`) replays a running request: it invokes nothing.
     if (req.header('last-event-id') && this.reflector.get<boolean | undefined>(RECONNECTS_FREE, context.getHandler())) return true;
-    const admission = await this.limiter.admit(agent, req.principal);
+    return this.admit(agent, req, context.switchToHttp().getResponse<Response>());
+  }
+
+  private async admit(agent: AgentDefinition, req: Request, res: Response): Promise<boolean> {
+    const admission = await this.limiter.admit(agent, req.principal!);
     if (!admission) return true;
     for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
     if (res.writableFinished || res.destroyed) {

@@ -1,11 +1,9 @@
 import { CallHandler, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import { context } from '@opentelemetry/api';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Observable } from 'rxjs';
-import { AgentDefinition } from '../agents/config/agent-definition';
-import { AGENT_OF_REQUEST, AGENT_ROUTE, AgentOfRequest } from '../agents/agent-route.metadata';
+import { agentOfRoute } from '../agents/agent-route.metadata';
 import { LOGGER, TELEMETRY } from '../app.tokens';
 import type { PromiseInterceptor } from '../common/http/promise-interceptors';
 import { HttpRequestTelemetry } from './http-request-telemetry';
@@ -24,7 +22,6 @@ export class TelemetryInterceptor implements PromiseInterceptor {
   constructor(
     @Inject(TELEMETRY) private readonly telemetry: Telemetry,
     @Inject(LOGGER) private readonly logger: Logger,
-    private readonly reflector: Reflector,
   ) {}
 
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -49,10 +46,7 @@ export class TelemetryInterceptor implements PromiseInterceptor {
     const req = ctx.switchToHttp().getRequest<Request>();
     const res = ctx.switchToHttp().getResponse<Response>();
     const t = HttpRequestTelemetry.for(this.telemetry, this.logger, req, res);
-    const agent =
-      this.reflector.get<AgentDefinition | undefined>(AGENT_ROUTE, ctx.getClass()) ??
-      this.reflector.get<AgentOfRequest | undefined>(AGENT_OF_REQUEST, ctx.getClass())?.(req);
-    t.matched((req.route as { path?: string } | undefined)?.path ?? req.path, agent);
+    t.matched((req.route as { path?: string } | undefined)?.path ?? req.path, agentOfRoute(ctx.getClass(), req));
     return t;
   }
 }

@@ -18,6 +18,15 @@ function isPromiseInterceptor(i: NestInterceptor): i is PromiseInterceptor {
   return typeof (i as Partial<PromiseInterceptor>).aroundHandler === 'function';
 }
 
+/** Whether each handler is an `@Sse()` one, looked up once per handler (its metadata is fixed once its class is made). */
+const sseHandlers = new WeakMap<object, boolean>();
+
+function isSseHandler(handler: object): boolean {
+  let sse = sseHandlers.get(handler);
+  if (sse === undefined) sseHandlers.set(handler, (sse = Boolean(Reflect.getMetadata(SSE_METADATA, handler))));
+  return sse;
+}
+
 type Intercept = InterceptorsConsumer['intercept'];
 let original: Intercept | undefined;
 
@@ -41,7 +50,7 @@ export function usePromiseInterceptors(): { undo(): void } {
     const nest = InterceptorsConsumer.prototype.intercept;
     original = nest;
     InterceptorsConsumer.prototype.intercept = function (this: InterceptorsConsumer, interceptors, args, instance, callback, next, type) {
-      if (!interceptors?.length || !interceptors.every(isPromiseInterceptor) || Reflect.getMetadata(SSE_METADATA, callback)) {
+      if (!interceptors?.length || !interceptors.every(isPromiseInterceptor) || isSseHandler(callback)) {
         return nest.call(this, interceptors, args, instance, callback, next, type) as Promise<unknown>;
       }
       const ctx = this.createContext(args, instance, callback);
