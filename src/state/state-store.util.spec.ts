@@ -1,5 +1,5 @@
 import { WebhookDelivery } from './state.entities';
-import { DEAD_DELIVERY_AT, frozenCopy, wakeAt } from './state-store.util';
+import { DEAD_DELIVERY_AT, frozenCopy, frozenOwn, wakeAt } from './state-store.util';
 
 const NOW = 1_800_000_000_000;
 
@@ -94,5 +94,23 @@ describe('frozenCopy', () => {
     expect(copy.nested.record).toBe(record);
     expect(frozenCopy(copy)).toBe(copy);
     expect(frozenCopy('text')).toBe('text');
+  });
+});
+
+describe('frozenOwn', () => {
+  it("freezes the object it is handed where it is, and copies its values as frozenCopy does: the caller's nested objects stay its own", () => {
+    const lease = { requestId: 'r', expiresAt: 5 };
+    const kept = Object.freeze({ id: 'k' });
+    const fresh = { id: 't', lease, kept, items: [{ content: 'hi' }], n: 1 };
+    const own = frozenOwn(fresh);
+    expect(own).toBe(fresh);
+    expect(Object.isFrozen(own)).toBe(true);
+    expect(own.lease).not.toBe(lease);
+    expect(own.lease).toEqual({ requestId: 'r', expiresAt: 5 });
+    expect(Object.isFrozen(own.lease) && Object.isFrozen(own.items) && Object.isFrozen(own.items[0])).toBe(true);
+    expect(Object.isFrozen(lease)).toBe(false);
+    expect(own.kept).toBe(kept);
+    lease.expiresAt = 9;
+    expect(own.lease.expiresAt).toBe(5);
   });
 });

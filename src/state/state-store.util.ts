@@ -61,10 +61,19 @@ export function frozenCopy<T>(value: T): T {
   if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as T;
   // A shallow clone first (one step for V8, where adding the keys one by one to an empty object
   // walked its shapes key by key), then only the values that are not frozen yet copied in turn.
-  const copy = { ...value } as Record<string, unknown>;
-  for (const key in copy) {
-    const v = copy[key];
-    if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) copy[key] = frozenCopy(v);
+  return frozenOwn({ ...value } as Record<string, unknown>) as T;
+}
+
+/**
+ * `frozenCopy` of an object the caller has just made and hands over (a spread of a record with a
+ * field or two more): frozen where it is, its values copied as frozenCopy copies them, so the
+ * object is not cloned a second time.
+ */
+export function frozenOwn<T extends object>(fresh: T): Readonly<T> {
+  const o = fresh as Record<string, unknown>;
+  for (const key in o) {
+    const v = o[key];
+    if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) o[key] = frozenCopy(v);
   }
-  return Object.freeze(copy) as T;
+  return Object.freeze(fresh);
 }

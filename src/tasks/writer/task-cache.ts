@@ -1,5 +1,5 @@
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
-import { frozenCopy } from '../../state/state-store.util';
+import { frozenCopy, frozenOwn } from '../../state/state-store.util';
 import { indexOfSeq, withRecords } from '../lifecycle/transition';
 
 /** A task as this replica last wrote it: the header and every request, in `seq` order. */
@@ -93,7 +93,7 @@ export class TaskCache {
     const fromView = held !== undefined && held.requests === base;
     const requests = fromView ? base.slice() : base.map(frozenCopy);
     let bytes = fromView ? held.bytes : sizeOf(requests);
-    const fresh = written.map((r) => frozenCopy({ ...r, tenantId: task.tenantId }));
+    const fresh = written.map((r) => frozenOwn({ ...r, tenantId: task.tenantId }));
     /** Records the write replaced with a record of another request id (their index entries go). */
     const displaced: RequestRecord[] = [];
     for (const r of fresh) {

@@ -1,7 +1,7 @@
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
-import { frozenCopy, isExpired, isHidden, pageOf, wakeAt } from '../../state-store.util';
+import { frozenCopy, frozenOwn, isExpired, isHidden, pageOf, wakeAt } from '../../state-store.util';
 
 interface TenantData {
   tasks: Map<string, TaskRecord>;
@@ -169,7 +169,7 @@ export class MemoryStateStore extends StateStore {
       this.startSweep();
     }
 
-    const stored: TaskRecord = frozenCopy({ ...write.task, tenantId, version: write.expectedVersion + 1 });
+    const stored: TaskRecord = frozenOwn({ ...write.task, tenantId, version: write.expectedVersion + 1 });
     if (!live) {
       // A create (or re-create over an expired task, removed first): start from a clean slate.
       if (current) this.purge(tenantId, t, current);
@@ -183,7 +183,7 @@ export class MemoryStateStore extends StateStore {
     }
     const requests = t.requests.get(taskId)!;
     for (const r of write.requests ?? []) {
-      requests[r.seq] = frozenCopy({ ...r, tenantId });
+      requests[r.seq] = frozenOwn({ ...r, tenantId });
       t.requestIndex.set(r.requestId, { taskId, seq: r.seq });
     }
     t.tasks.set(taskId, stored);
@@ -249,7 +249,7 @@ export class MemoryStateStore extends StateStore {
     let log = this.streams.get(key);
     if (log && log.seq > seq) return;
     if (!log || log.seq < seq) this.streams.set(key, (log = { seq, events: [] }));
-    for (const e of events) if (e.n > (log.events.at(-1)?.n ?? -1)) log.events.push(frozenCopy({ n: e.n, event: e.event, data: e.data }));
+    for (const e of events) if (e.n > (log.events.at(-1)?.n ?? -1)) log.events.push(frozenOwn({ n: e.n, event: e.event, data: e.data }));
   }
 
   override async readStreamEvents(tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
