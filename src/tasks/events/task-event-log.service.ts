@@ -147,8 +147,11 @@ export class TaskEventLogService implements OnModuleDestroy {
     log.bytes += size + EVENT_OVERHEAD;
     if (this.held(log)) this.total += size + EVENT_OVERHEAD;
     if (event === 'final-response' || event === 'error') log.final = true;
-    this.trim(log, (count, freed) => log.events.length - count > MAX_EVENTS || log.bytes - freed > this.streamMaxBytes);
-    this.enforceTotal();
+    // Checked first: within the bounds (nearly always) no trimming closure is made at all.
+    if (log.events.length > MAX_EVENTS || log.bytes > this.streamMaxBytes) {
+      this.trim(log, (count, freed) => log.events.length - count > MAX_EVENTS || log.bytes - freed > this.streamMaxBytes);
+    }
+    if (this.total > this.maxBytes) this.enforceTotal();
     for (const l of log.listeners) l(e);
     e.json = undefined;
     return e;
@@ -162,7 +165,7 @@ export class TaskEventLogService implements OnModuleDestroy {
     if (key === undefined) return;
     this.finished.delete(key);
     this.finished.set(key, Date.now());
-    this.enforceTotal();
+    if (this.total > this.maxBytes) this.enforceTotal();
   }
 
   /**

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
 import { context } from '@opentelemetry/api';
 import { newUuid } from '../../common/ids/uuid.util';
 import type { Logger } from 'pino';
@@ -54,7 +54,14 @@ export interface RunOptions {
  * through the store aborts it on the next renewal.
  */
 @Injectable()
-export class RequestRunnerService {
+export class RequestRunnerService implements OnModuleInit, OnModuleDestroy {
+  /** The controllers of the runs in progress here: the end of the shutdown grace aborts them all. */
+  private readonly live = new Set<AbortController>();
+  /** One listener on the grace for all runs, where each run added and removed its own (an EventTarget's listeners cost). */
+  private readonly graceEnded = () => {
+    for (const controller of this.live) controller.abort(this.shutdown?.graceOver.reason);
+  };
+
   constructor(
     private readonly writer: TaskWriterService,
     private readonly agentRunner: AgentRunner,
@@ -66,6 +73,14 @@ export class RequestRunnerService {
     private readonly limiter: RateLimiter,
     @Optional() private readonly shutdown?: ShutdownStateService,
   ) {}
+
+  onModuleInit(): void {
+    this.shutdown?.graceOver.addEventListener('abort', this.graceEnded, { once: true });
+  }
+
+  onModuleDestroy(): void {
+    this.shutdown?.graceOver.removeEventListener('abort', this.graceEnded);
+  }
 
   /**
    * While the replica drains, a request that ends leaves the follow-on waiting behind it in the
@@ -86,17 +101,16 @@ export class RequestRunnerService {
     else options.signal?.addEventListener('abort', forward, { once: true });
     // A cancel relayed through the task, or the lease lost, aborts it from the lease's side.
     const lease = new HeldLease(this.writer, { tenantId: request.tenantId, taskId: request.taskId }, request.requestId, this.logger, controller);
-    // The end of the shutdown grace aborts it too; the drain waits until its outcome is stored.
+    // The end of the shutdown grace aborts it too (graceEnded); the drain waits until its outcome is stored.
     const graceOver = this.shutdown?.graceOver;
-    const overdue = () => controller.abort(graceOver?.reason);
-    if (graceOver?.aborted) overdue();
-    else graceOver?.addEventListener('abort', overdue, { once: true });
+    if (graceOver?.aborted) controller.abort(graceOver.reason);
+    else this.live.add(controller);
     const release = this.shutdown?.enter('run');
     const done = this.execute(agent, run, lease, { ...options, signal: controller.signal });
     this.running.register(request.requestId, controller, done);
     return done.finally(() => {
       options.signal?.removeEventListener('abort', forward);
-      graceOver?.removeEventListener('abort', overdue);
+      this.live.delete(controller);
       release?.();
     });
   }

@@ -371,7 +371,9 @@ export class TaskWriterService {
   private async readRequests(task: TaskRecord, reads: Reads): Promise<RequestRecord[]> {
     if (reads === 'all') return this.store.listRequests(task.tenantId, task.taskId);
     const ids = [...new Set(reads(task).filter((id): id is string => id !== undefined))];
-    const found = await Promise.all(ids.map((id) => this.store.getRequest(task.tenantId, id)));
+    // One id (a turn's own request, nearly always): one read, without Promise.all's promises around it.
+    const found =
+      ids.length === 1 ? [await this.store.getRequest(task.tenantId, ids[0]!)] : await Promise.all(ids.map((id) => this.store.getRequest(task.tenantId, id)));
     return found.filter((r): r is RequestRecord => r !== undefined && r.taskId === task.taskId).sort((a, b) => a.seq - b.seq);
   }
 
