@@ -9,6 +9,8 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'X-Content-Type-Options': 'nosniff',
 };
 
+const SSE_HEADER_LIST = Object.entries(SSE_HEADERS);
+
 /** Wire format of one event: optional `id:`, `event:`, and one `data:` line per line of payload. */
 export function formatSseEvent(event: string, data: unknown, id?: string): string {
   const payload = typeof data === 'string' ? data : JSON.stringify(data);
@@ -184,7 +186,7 @@ export class SseStream {
 
   private setHead(): void {
     this.res.status(200);
-    for (const [k, v] of Object.entries(SSE_HEADERS)) this.res.setHeader(k, v);
+    for (const [k, v] of SSE_HEADER_LIST) this.res.setHeader(k, v);
   }
 
   private restartKeepalive(): void {
