@@ -24,6 +24,8 @@ export function eventSize(event: string, json: string): number {
 }
 
 export interface RequestEventLog {
+  /** Where this service keeps it (tenant, task and seq): the log's own, so finding it needs no lookup. */
+  readonly key: string;
   readonly seq: number;
   readonly events: LoggedEvent[];
   /** The next event's n. */
@@ -77,7 +79,6 @@ interface Entry {
 @Injectable()
 export class TaskEventLogService implements OnModuleDestroy {
   private readonly logs = new Map<string, Entry>();
-  private readonly keys = new WeakMap<RequestEventLog, string>();
   /** Keys of finished logs → when they finished, oldest first (evicted and expired from the head). */
   private readonly finished = new Map<string, number>();
   private total = 0;
@@ -106,7 +107,7 @@ export class TaskEventLogService implements OnModuleDestroy {
     const key = keyOf(tenantId, taskId, seq);
     const entry = this.logs.get(key) ?? {
       key,
-      log: { seq, events: [], next: 0, done: false, final: false, dropped: -1, bytes: 0, remote, listeners: new Set() },
+      log: { key, seq, events: [], next: 0, done: false, final: false, dropped: -1, bytes: 0, remote, listeners: new Set() },
     };
     const { log } = entry;
     log.done = false;
@@ -116,7 +117,6 @@ export class TaskEventLogService implements OnModuleDestroy {
     this.finished.delete(key);
     this.logs.delete(key);
     this.logs.set(key, entry);
-    this.keys.set(log, key);
     while (this.logs.size > MAX_LOGS) this.drop(this.logs.keys().next().value!);
     return log;
   }
@@ -134,7 +134,7 @@ export class TaskEventLogService implements OnModuleDestroy {
 
   /** Drops `log` (if this process still keeps it), as when nobody follows a log filled from the store any more. */
   discard(log: RequestEventLog): void {
-    if (this.held(log)) this.drop(this.keys.get(log)!);
+    if (this.held(log)) this.drop(log.key);
     else this.close(log);
   }
 
@@ -161,7 +161,7 @@ export class TaskEventLogService implements OnModuleDestroy {
     log.done = true;
     for (const l of log.listeners) l(undefined);
     log.listeners.clear();
-    const key = this.held(log) ? this.keys.get(log)! : undefined;
+    const key = this.held(log) ? log.key : undefined;
     if (key === undefined) return;
     this.finished.delete(key);
     this.finished.set(key, Date.now());
@@ -205,8 +205,7 @@ export class TaskEventLogService implements OnModuleDestroy {
 
   /** Whether `log` is the one this process keeps (a dropped log may still be written by its run). */
   private held(log: RequestEventLog): boolean {
-    const key = this.keys.get(log);
-    return key !== undefined && this.logs.get(key)?.log === log;
+    return this.logs.get(log.key)?.log === log;
   }
 
   /** Drops the oldest events of `log` while `excess(events dropped, bytes freed)` holds, always keeping its last event. */
