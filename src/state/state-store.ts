@@ -32,6 +32,12 @@ export interface TaskWrite {
    * write, is recognised by its writeId, never taken for a twin).
    */
   idempotency?: IdempotencyEntry;
+  /**
+   * `JSON.stringify({ ...requests[i], tenantId })` for each of `requests`, when the caller made it
+   * already (the task writer does, for its cache's size accounting): a backend that stores records
+   * as JSON sends these strings rather than serializing each record again.
+   */
+  requestJson?: readonly string[];
 }
 
 /** One event of a v3 stream as the store keeps it (its id is `{seq}-{n}`). */

@@ -84,7 +84,7 @@ export class TaskCache {
    * The view after a commit of `task` (as stored) writing `written` on top of `base` (the complete
    * view the write was decided on: cached, read in full, or empty for a create).
    */
-  remember(key: string, task: TaskRecord, base: RequestRecord[], written: RequestRecord[]): void {
+  remember(key: string, task: TaskRecord, base: RequestRecord[], written: RequestRecord[], writtenJson?: readonly string[]): void {
     if (!this.enabled) return;
     const held = this.entries.get(key);
     // A late answer of an older write must not replace a newer view.
@@ -94,6 +94,8 @@ export class TaskCache {
     const requests = fromView ? base.slice() : base.map(frozenCopy);
     let bytes = fromView ? held.bytes : sizeOf(requests);
     const fresh = written.map((r) => frozenOwn({ ...r, tenantId: task.tenantId }));
+    // Their JSON as the commit sent it (TaskWrite.requestJson) is their size: not serialized again.
+    if (writtenJson) fresh.forEach((r, i) => writtenJson[i] !== undefined && sizes.set(r, writtenJson[i].length));
     /** Records the write replaced with a record of another request id (their index entries go). */
     const displaced: RequestRecord[] = [];
     for (const r of fresh) {

@@ -5,6 +5,7 @@ import { TaskWrite } from '../../state/state-store';
 import { TaskRecord } from '../../state/state.entities';
 import { StateStoreUnavailableError } from '../../state/state.errors';
 import { renew } from '../lifecycle/finish';
+import { requestRecord } from '../lifecycle/lifecycle.fixtures';
 import { TaskWriterService } from './task-writer.service';
 
 /** A memory store whose next commits apply but whose answers are lost (a timeout after the write). */
@@ -117,4 +118,24 @@ describe('TaskWriterService', () => {
     await expect(writer.read({ tenantId: 'ten', taskId: 't', agentSource: 'B:1' })).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
     await expect(writer.read({ tenantId: 'other', taskId: 't' })).rejects.toMatchObject({ code: 'TASK_NOT_FOUND' });
   });
+
+  it('on a shared store, serializes a written request once: the commit sends that JSON and the cache counts its size from it', async () => {
+    class SharedStore extends MemoryStateStore {
+      override readonly inProcess = false;
+      sent: (readonly string[] | undefined)[] = [];
+      override async commit(tenantId: string, write: TaskWrite): Promise<TaskRecord> {
+        this.sent.push(write.requestJson);
+        return super.commit(tenantId, write);
+      }
+    }
+    const shared = new SharedStore();
+    const cached = new TaskWriterService(shared, env, pino({ level: 'silent' }));
+    let serialized = 0;
+    const counted = { toJSON: () => (serialized++, 'counted') };
+    const request = requestRecord(0, 'Running', { taskId: 'u', metadata: counted } as never);
+    await cached.create('ten', { task: { ...base, taskId: 'u' }, requests: [request], result: undefined });
+    expect(serialized).toBe(1);
+    expect(shared.sent).toEqual([[JSON.stringify({ ...request, tenantId: 'ten' })]]);
+  });
 });
+

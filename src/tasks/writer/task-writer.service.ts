@@ -188,8 +188,9 @@ export class TaskWriterService {
     const task = { ...change.task, writeId: newUuid() };
     const key = cacheKey(tenantId, task.taskId);
     try {
-      const stored = await this.commit(tenantId, task, 0, change.requests, {}, undefined, this.entryOf(claim, task, change.result));
-      this.cache.remember(key, stored, [], change.requests);
+      const json = this.requestJson(tenantId, change.requests);
+      const stored = await this.commit(tenantId, task, 0, change.requests, {}, undefined, this.entryOf(claim, task, change.result), json);
+      this.cache.remember(key, stored, [], change.requests, json);
       this.committed(tenantId, stored, change.requests);
       return { task: stored, result: change.result };
     } catch (err) {
@@ -266,8 +267,9 @@ export class TaskWriterService {
         // Pinned by writeId as well as version, read or cached alike: a task deleted and created
         // again since it was read climbs through the same versions, and must not be written over.
         const entry = this.entryOf(claim, next, change.result);
-        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, task.writeId, entry);
-        if (all) this.cache.remember(key, stored, all, change.requests);
+        const json = this.requestJson(access.tenantId, change.requests);
+        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, task.writeId, entry, json);
+        if (all) this.cache.remember(key, stored, all, change.requests, json);
         else this.cache.delete(key);
         this.countPause(task, stored);
         this.committed(access.tenantId, stored, change.requests);
@@ -303,6 +305,7 @@ export class TaskWriterService {
     options: WriteOptions,
     expectedWriteId?: string,
     idempotency?: IdempotencyEntry,
+    requestJson?: readonly string[],
   ): Promise<TaskRecord> {
     const deadline = Date.now() + (options.persistent ? this.persistentMs : AMBIGUITY_MS);
     let answerLost = false;
@@ -314,6 +317,7 @@ export class TaskWriterService {
           requests,
           ...(expectedWriteId ? { expectedWriteId } : {}),
           ...(idempotency ? { idempotency } : {}),
+          ...(requestJson ? { requestJson } : {}),
         });
       } catch (err) {
         if (err instanceof VersionConflictError && answerLost) {
@@ -330,6 +334,14 @@ export class TaskWriterService {
         await sleep(backoff(attempt));
       }
     }
+  }
+
+  /**
+   * The written requests as JSON, once, for the commit and the cache's size accounting alike
+   * (TaskWrite.requestJson); none when the cache is off (an in-process store keeps objects).
+   */
+  private requestJson(tenantId: string, requests: RequestRecord[]): string[] | undefined {
+    return this.cache.enabled && requests.length ? requests.map((r) => JSON.stringify({ ...r, tenantId })) : undefined;
   }
 
   private committed(tenantId: string, task: TaskRecord, requests: RequestRecord[]): void {

@@ -70,7 +70,7 @@ export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: 
   }
   // A create's incarnation is new, also when it ends up re-creating over an expired task.
   const inc = current ? current.inc : newUuid();
-  const records = requests.map((r) => ({ seq: r.seq, requestId: r.requestId, json: JSON.stringify({ ...r, tenantId }) }));
+  const records = requests.map((r, i) => ({ seq: r.seq, requestId: r.requestId, json: write.requestJson?.[i] ?? JSON.stringify({ ...r, tenantId }) }));
   const headerBytes = Buffer.byteLength(JSON.stringify(write.task)) + JSON.stringify(current?.splits ?? {}).length;
   const layouts = layoutRequests(records, headerBytes);
   // Parts first: invisible until the transaction's request item names them.

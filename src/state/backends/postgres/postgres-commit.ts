@@ -43,7 +43,7 @@ export async function commitTask(ctx: PostgresContext, tenantId: string, write: 
   const param = (value: unknown) => `$${values.push(value)}`;
   const seqs = requests.map((r) => param(r.seq));
   const ids = requests.map((r) => param(r.requestId));
-  const records = requests.map((r) => param(JSON.stringify(r)));
+  const records = requests.map((r, i) => param(write.requestJson?.[i] ?? JSON.stringify(r)));
   const sentAt = Date.now();
   const [reply] = await ctx.query<{ outcome: 'ok' | 'conflict' | 'taken'; version: string; now_ms: number; held: string | null }>(
     names.row('tasks', tenantId, taskId),

@@ -58,7 +58,7 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
     claim ? JSON.stringify(claim) : '',
     // PXAT takes whole ms: rounded up, Redis never removes an entry before it has expired.
     claim ? Math.ceil(claim.expiresAt) : '',
-    ...requests.flatMap((r) => [r.seq, enc(r.requestId), JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
+    ...requests.flatMap((r, i) => [r.seq, enc(r.requestId), write.requestJson?.[i] ?? JSON.stringify(r), JSON.stringify({ taskId, seq: r.seq })]),
   ];
   const sentAt = Date.now();
   const bytes = args.reduce<number>((sum, a) => sum + (typeof a === 'string' ? a.length : 8), 0);
