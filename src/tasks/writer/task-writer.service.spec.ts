@@ -138,4 +138,3 @@ describe('TaskWriterService', () => {
     expect(shared.sent).toEqual([[JSON.stringify({ ...request, tenantId: 'ten' })]]);
   });
 });
-
