@@ -1,6 +1,6 @@
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { LlmMessage } from './llm-client.port';
-import { chatBodyBytes, toChatParams } from './openai.params';
+import { chatBodyBytes, toChatParams, withChunk } from './openai.params';
 
 /** The body as the model client sends it, as text. */
 const chatBodyJson = (body: ChatCompletionCreateParamsBase) => Buffer.concat(chatBodyBytes(body)).toString('utf8');
@@ -62,6 +62,25 @@ describe('chatBodyBytes', () => {
       expect(chatBodyJson(full)).toBe(JSON.stringify(full));
     });
 
+    it('keeps a long history in a few chunks, not one joined buffer: 600 turns, byte for byte, at most a few parts', () => {
+      const history: LlmMessage[] = [];
+      let previous: Buffer[] = [];
+      let reused = 0;
+      for (let i = 0; i < 600; i++) {
+        const body = bodyOf(history, `turn ${i}`);
+        const parts = chatBodyBytes(body);
+        expect(Buffer.concat(parts).toString('utf8')).toBe(JSON.stringify(body));
+        // Chunks halve at least from the oldest: log2 of the history's bytes, plus the text around them.
+        expect(parts.length).toBeLessThanOrEqual(20);
+        // The bulk of the history is the very buffer the last turn sent, not a copy of it.
+        const largest = parts.reduce((a, b) => (b.length > a.length ? b : a));
+        if (previous.includes(largest)) reused++;
+        previous = parts;
+        history.push(...frozenTurn(i));
+      }
+      expect(reused).toBeGreaterThan(500);
+    });
+
     it('serializes each frozen message once over the turns', () => {
       let serialized = 0;
       const counted = (i: number) =>
@@ -81,5 +100,23 @@ describe('chatBodyBytes', () => {
     expect(first).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] });
     expect(toChatParams({ model: 'm', messages: [asked] }).messages[0]).toBe(first);
     expect(Object.isFrozen(first)).toBe(true);
+  });
+});
+
+describe('withChunk', () => {
+  it('appends, merging the newest chunks while one is not smaller than the one before; the given chunks untouched', () => {
+    let chunks: Buffer[] = [];
+    let text = '';
+    for (let i = 0; i < 1000; i++) {
+      const before = chunks;
+      const frozen = [...before];
+      const piece = `<${i}>`;
+      chunks = withChunk(before, Buffer.from(piece));
+      text += piece;
+      expect(before).toEqual(frozen);
+      expect(Buffer.concat(chunks).toString()).toBe(text);
+      for (let k = 1; k < chunks.length; k++) expect(chunks[k]!.length).toBeLessThan(chunks[k - 1]!.length);
+    }
+    expect(chunks.length).toBeLessThanOrEqual(Math.ceil(Math.log2(text.length)) + 1);
   });
 });

@@ -93,7 +93,12 @@ function jsonOf(m: object): string {
  */
 interface FrozenRun {
   refs: readonly object[];
-  bytes: Buffer;
+  /**
+   * The run's bytes in a few chunks, each older one larger than any newer (sent as parts, not
+   * joined): extending a run adds a chunk and merges only the small newest ones, so a byte is copied
+   * a few times over a task's life, where joining copied the whole history on every turn.
+   */
+  chunks: readonly Buffer[];
 }
 const runs = new WeakMap<object, FrozenRun>();
 /** Runs shorter than this are joined afresh (a fresh task, a short window): nothing worth keeping. */
@@ -101,8 +106,8 @@ const MIN_RUN = 8;
 /** How far back from a run's end its predecessor's end is looked for (a turn adds a few messages). */
 const RUN_LOOKBACK = 16;
 
-/** The JSON of `messages[start..end)`, every one frozen, joined by commas, as UTF-8: from a kept run when one matches. */
-function frozenRunBytes(messages: readonly object[], start: number, end: number): Buffer {
+/** The JSON of `messages[start..end)`, every one frozen, joined by commas, as UTF-8 in chunks: from a kept run when one matches. */
+function frozenRunBytes(messages: readonly object[], start: number, end: number): readonly Buffer[] {
   // The kept run this one extends (ending at `messages[last]`), else none.
   let kept: FrozenRun | undefined;
   let last = end - 1;
@@ -111,13 +116,23 @@ function frozenRunBytes(messages: readonly object[], start: number, end: number)
     if (kept && sameRefs(kept.refs, messages, start, last + 1)) break;
     kept = undefined;
   }
-  if (kept && last + 1 === end) return kept.bytes;
+  if (kept && last + 1 === end) return kept.chunks;
   let json = kept ? '' : jsonOf(messages[start]!);
   for (let i = kept ? last + 1 : start + 1; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
-  const bytes = kept ? Buffer.concat([kept.bytes, Buffer.from(json)]) : Buffer.from(json);
+  const chunks = kept ? withChunk(kept.chunks, Buffer.from(json)) : [Buffer.from(json)];
   if (kept) runs.delete(messages[last]!);
-  runs.set(messages[end - 1]!, { refs: messages.slice(start, end), bytes });
-  return bytes;
+  runs.set(messages[end - 1]!, { refs: messages.slice(start, end), chunks });
+  return chunks;
+}
+
+/** `chunks` with `next` after them, the newest merged while one is not smaller than the one before (a new array: a kept run's chunks may be on their way out). */
+export function withChunk(chunks: readonly Buffer[], next: Buffer): Buffer[] {
+  const out = [...chunks, next];
+  while (out.length >= 2 && out[out.length - 1]!.length >= out[out.length - 2]!.length) {
+    const newest = out.pop()!;
+    out.push(Buffer.concat([out.pop()!, newest]));
+  }
+  return out;
 }
 
 function sameRefs(refs: readonly object[], messages: readonly object[], start: number, end: number): boolean {
@@ -149,7 +164,7 @@ export function chatBodyBytes(body: ChatCompletionCreateParamsBase): Buffer[] {
     let end = i + 1;
     while (end < n && Object.isFrozen(messages[end])) end++;
     if (end - i >= MIN_RUN) {
-      parts.push(Buffer.from(text), frozenRunBytes(messages, i, end));
+      parts.push(Buffer.from(text), ...frozenRunBytes(messages, i, end));
       text = '';
     } else {
       text += jsonOf(messages[i]!);
