@@ -81,6 +81,19 @@ describe('chatBodyBytes', () => {
       expect(reused).toBeGreaterThan(500);
     });
 
+    it('finds where a long frozen history ends by its kept run, not by checking every message again', () => {
+      const history: LlmMessage[] = [];
+      for (let i = 0; i < 300; i++) history.push(...frozenTurn(i));
+      chatBodyBytes(bodyOf(history, 'first'));
+      history.push(...frozenTurn(300));
+      const checked = jest.spyOn(Object, 'isFrozen');
+      const body = bodyOf(history, 'next');
+      expect(Buffer.concat(chatBodyBytes(body)).toString('utf8')).toBe(JSON.stringify(body));
+      // The 600 kept messages by pointer comparison; the two new ones, the system and the last user message checked.
+      expect(checked.mock.calls.length).toBeLessThan(20);
+      checked.mockRestore();
+    });
+
     it('serializes each frozen message once over the turns', () => {
       let serialized = 0;
       const counted = (i: number) =>

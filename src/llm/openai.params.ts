@@ -101,6 +101,12 @@ interface FrozenRun {
   chunks: readonly Buffer[];
 }
 const runs = new WeakMap<object, FrozenRun>();
+/**
+ * The same runs by their first message: where a body's frozen messages begin, the kept run that
+ * starts there tells how far they go by pointer comparisons, not `Object.isFrozen` on each (a
+ * follow-on of a 500-turn task checked 1,000 messages every turn). Frozen once, frozen for good.
+ */
+const runsByFirst = new WeakMap<object, FrozenRun>();
 /** Runs shorter than this are joined afresh (a fresh task, a short window): nothing worth keeping. */
 const MIN_RUN = 8;
 /** How far back from a run's end its predecessor's end is looked for (a turn adds a few messages). */
@@ -121,7 +127,9 @@ function frozenRunBytes(messages: readonly object[], start: number, end: number)
   for (let i = kept ? last + 1 : start + 1; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
   const chunks = kept ? withChunk(kept.chunks, Buffer.from(json)) : [Buffer.from(json)];
   if (kept) runs.delete(messages[last]!);
-  runs.set(messages[end - 1]!, { refs: messages.slice(start, end), chunks });
+  const run = { refs: messages.slice(start, end), chunks };
+  runs.set(messages[end - 1]!, run);
+  runsByFirst.set(messages[start]!, run);
   return chunks;
 }
 
@@ -162,6 +170,8 @@ export function chatBodyBytes(body: ChatCompletionCreateParamsBase): Buffer[] {
       continue;
     }
     let end = i + 1;
+    const known = runsByFirst.get(messages[i]!);
+    if (known && known.refs.length <= n - i && sameRefs(known.refs, messages, i, i + known.refs.length)) end = i + known.refs.length;
     while (end < n && Object.isFrozen(messages[end])) end++;
     if (end - i >= MIN_RUN) {
       parts.push(Buffer.from(text), ...frozenRunBytes(messages, i, end));
