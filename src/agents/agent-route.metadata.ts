@@ -1,6 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
 import type { Request } from 'express';
 import type { AgentDefinition } from './config/agent-definition';
+import { routeMetadata } from '../common/http/route-metadata';
 
 export const AGENT_ROUTE = 'ta:agent';
 
@@ -22,23 +23,11 @@ export type AgentOfRequest = (req: Request) => AgentDefinition | undefined;
  */
 export const AgentOfRequest = (pick: AgentOfRequest) => SetMetadata(AGENT_OF_REQUEST, pick);
 
-/** What each controller class declares of its agent (decorators set it when the class is made, so it is read once). */
-const declared = new WeakMap<object, { agent?: AgentDefinition; pick?: AgentOfRequest }>();
-
 /**
  * The agent a request to a route of `controller` serves: the class's AgentRoute, else what its
  * AgentOfRequest picks from the request; undefined for a route of no agent. Asked on every request
- * by the guards and the telemetry interceptor: the class's metadata is looked up once, where
- * `Reflect.getMetadata` walks the metadata maps of the class and its prototypes on each call.
+ * by the guards and the telemetry interceptor (the class's metadata read once: routeMetadata).
  */
 export function agentOfRoute(controller: object, req: Request): AgentDefinition | undefined {
-  let d = declared.get(controller);
-  if (!d) {
-    d = {
-      agent: Reflect.getMetadata(AGENT_ROUTE, controller) as AgentDefinition | undefined,
-      pick: Reflect.getMetadata(AGENT_OF_REQUEST, controller) as AgentOfRequest | undefined,
-    };
-    declared.set(controller, d);
-  }
-  return d.agent ?? d.pick?.(req);
+  return routeMetadata<AgentDefinition>(AGENT_ROUTE, controller) ?? routeMetadata<AgentOfRequest>(AGENT_OF_REQUEST, controller)?.(req);
 }

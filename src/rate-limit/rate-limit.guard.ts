@@ -1,7 +1,7 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { agentOfRoute } from '../agents/agent-route.metadata';
+import { routeMetadata } from '../common/http/route-metadata';
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { RateLimiter } from './rate-limiter.service';
 
@@ -24,10 +24,7 @@ declare module 'express-serve-static-core' {
  */
 @Injectable()
 export class RateLimitGuard implements CanActivate {
-  constructor(
-    private readonly limiter: RateLimiter,
-    private readonly reflector: Reflector,
-  ) {}
+  constructor(private readonly limiter: RateLimiter) {}
 
   /** Synchronous for an agent without limits (most requests): no promise to make and await. */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
@@ -36,7 +33,7 @@ export class RateLimitGuard implements CanActivate {
     if (!agent || !this.limiter.limitsOf(agent)) return true;
     if (!req.principal) return true; // public routes are never agent invocations
     // A v3 stream reconnect (`Last-Event-ID`) replays a running request: it invokes nothing.
-    if (req.header('last-event-id') && this.reflector.get<boolean | undefined>(RECONNECTS_FREE, context.getHandler())) return true;
+    if (req.header('last-event-id') && routeMetadata<boolean>(RECONNECTS_FREE, context.getHandler())) return true;
     return this.admit(agent, req, context.switchToHttp().getResponse<Response>());
   }
 

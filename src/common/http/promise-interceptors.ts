@@ -3,6 +3,7 @@ import { SSE_METADATA } from '@nestjs/common/constants.js';
 // Nest's own consumer class, the one its router and external contexts instantiate (the module Nest
 // itself imports, so the same class object).
 import { InterceptorsConsumer } from '@nestjs/core/interceptors/interceptors-consumer.js';
+import { routeMetadata } from './route-metadata';
 
 /**
  * An interceptor that can also wrap a handler with promises: `aroundHandler(ctx, next)` calls
@@ -16,15 +17,6 @@ export interface PromiseInterceptor extends NestInterceptor {
 
 function isPromiseInterceptor(i: NestInterceptor): i is PromiseInterceptor {
   return typeof (i as Partial<PromiseInterceptor>).aroundHandler === 'function';
-}
-
-/** Whether each handler is an `@Sse()` one, looked up once per handler (its metadata is fixed once its class is made). */
-const sseHandlers = new WeakMap<object, boolean>();
-
-function isSseHandler(handler: object): boolean {
-  let sse = sseHandlers.get(handler);
-  if (sse === undefined) sseHandlers.set(handler, (sse = Boolean(Reflect.getMetadata(SSE_METADATA, handler))));
-  return sse;
 }
 
 type Intercept = InterceptorsConsumer['intercept'];
@@ -50,7 +42,7 @@ export function usePromiseInterceptors(): { undo(): void } {
     const nest = InterceptorsConsumer.prototype.intercept;
     original = nest;
     InterceptorsConsumer.prototype.intercept = function (this: InterceptorsConsumer, interceptors, args, instance, callback, next, type) {
-      if (!interceptors?.length || !interceptors.every(isPromiseInterceptor) || isSseHandler(callback)) {
+      if (!interceptors?.length || !interceptors.every(isPromiseInterceptor) || routeMetadata(SSE_METADATA, callback)) {
         return nest.call(this, interceptors, args, instance, callback, next, type) as Promise<unknown>;
       }
       const ctx = this.createContext(args, instance, callback);
