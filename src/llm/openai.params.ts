@@ -112,12 +112,16 @@ const MIN_RUN = 8;
 /** How far back from a run's end its predecessor's end is looked for (a turn adds a few messages). */
 const RUN_LOOKBACK = 16;
 
-/** The JSON of `messages[start..end)`, every one frozen, joined by commas, as UTF-8 in chunks: from a kept run when one matches. */
-function frozenRunBytes(messages: readonly object[], start: number, end: number): readonly Buffer[] {
+/**
+ * The JSON of `messages[start..end)`, every one frozen, joined by commas, as UTF-8 in chunks: from a
+ * kept run when one matches. `known`: the kept run the caller already found to start the range (its
+ * messages compared), so it is not looked for and compared again.
+ */
+function frozenRunBytes(messages: readonly object[], start: number, end: number, known?: FrozenRun): readonly Buffer[] {
   // The kept run this one extends (ending at `messages[last]`), else none.
-  let kept: FrozenRun | undefined;
-  let last = end - 1;
-  for (const floor = Math.max(start, end - 1 - RUN_LOOKBACK); last >= floor; last--) {
+  let kept = known;
+  let last = known ? start + known.refs.length - 1 : end - 1;
+  for (const floor = Math.max(start, end - 1 - RUN_LOOKBACK); !kept && last >= floor; last--) {
     kept = runs.get(messages[last]!);
     if (kept && sameRefs(kept.refs, messages, start, last + 1)) break;
     kept = undefined;
@@ -126,7 +130,7 @@ function frozenRunBytes(messages: readonly object[], start: number, end: number)
   let json = kept ? '' : jsonOf(messages[start]!);
   for (let i = kept ? last + 1 : start + 1; i < end; i++) json += `,${jsonOf(messages[i]!)}`;
   const chunks = kept ? withChunk(kept.chunks, Buffer.from(json)) : [Buffer.from(json)];
-  if (kept) runs.delete(messages[last]!);
+  if (kept && runs.get(messages[last]!) === kept) runs.delete(messages[last]!);
   const run = { refs: messages.slice(start, end), chunks };
   runs.set(messages[end - 1]!, run);
   runsByFirst.set(messages[start]!, run);
@@ -170,11 +174,12 @@ export function chatBodyBytes(body: ChatCompletionCreateParamsBase): Buffer[] {
       continue;
     }
     let end = i + 1;
-    const known = runsByFirst.get(messages[i]!);
+    let known = runsByFirst.get(messages[i]!);
     if (known && known.refs.length <= n - i && sameRefs(known.refs, messages, i, i + known.refs.length)) end = i + known.refs.length;
+    else known = undefined;
     while (end < n && Object.isFrozen(messages[end])) end++;
     if (end - i >= MIN_RUN) {
-      parts.push(Buffer.from(text), ...frozenRunBytes(messages, i, end));
+      parts.push(Buffer.from(text), ...frozenRunBytes(messages, i, end, known));
       text = '';
     } else {
       text += jsonOf(messages[i]!);
