@@ -3,6 +3,7 @@ import { createApp } from './app.factory';
 import { flushBootCompileCacheSoon } from './boot-compile-cache';
 import { reportBootFailure } from './boot-failure';
 import { releaseBootHeap } from './boot-heap';
+import { tierUpSooner } from './boot-tiering';
 import { drainAndClose } from './common/shutdown/graceful-shutdown';
 
 /** Serves the agents named by TA_SERVICE_CONFIG on TA_HOST:TA_PORT. Composition only. */
@@ -13,6 +14,7 @@ export async function serve(options: { configPath?: string; port?: number } = {}
   // The bound port, not the requested one: `--port 0` picks a free port.
   const { port } = app.getHttpServer().address() as { port: number };
   releaseBootHeap();
+  tierUpSooner();
   // Before the "listening" line: whatever waits for that line may signal at once (a supervisor, a
   // test), and a signal before the handlers would kill the process undrained. Not Nest's shutdown
   // hooks: they close at once and re-raise the signal (exit 143). A drained shutdown exits 0, one
