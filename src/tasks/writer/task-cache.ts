@@ -93,7 +93,8 @@ export class TaskCache {
     const fromView = held !== undefined && held.requests === base;
     const requests = fromView ? base.slice() : base.map(frozenCopy);
     let bytes = fromView ? held.bytes : sizeOf(requests);
-    const fresh = written.map((r) => frozenOwn({ ...r, tenantId: task.tenantId }));
+    // Sealed by the writer (stamped and frozen) they are kept as they are.
+    const fresh = written.map((r) => (Object.isFrozen(r) && r.tenantId === task.tenantId ? r : frozenOwn({ ...r, tenantId: task.tenantId })));
     // Their JSON as the commit sent it (TaskWrite.requestJson) is their size: not serialized again.
     if (writtenJson) fresh.forEach((r, i) => writtenJson[i] !== undefined && sizes.set(r, writtenJson[i].length));
     /** Records the write replaced with a record of another request id (their index entries go). */

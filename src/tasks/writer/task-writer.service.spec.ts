@@ -137,4 +137,25 @@ describe('TaskWriterService', () => {
     expect(serialized).toBe(1);
     expect(shared.sent).toEqual([[JSON.stringify({ ...request, tenantId: 'ten' })]]);
   });
+
+  it("copies a written request's nested values once: the store and the cache keep the record the writer sealed", async () => {
+    class SharedStore extends MemoryStateStore {
+      override readonly inProcess = false;
+    }
+    const shared = new SharedStore();
+    const cached = new TaskWriterService(shared, env, pino({ level: 'silent' }));
+    // A getter is read by each copy of the message (a copy holds a plain value instead).
+    let copies = 0;
+    const message = { role: 'user', items: [], created_at: 'c' };
+    Object.defineProperty(message, 'id', { enumerable: true, get: () => (copies++, 'm1') });
+    const request = requestRecord(0, 'Running', { taskId: 'u', messages: [message] } as never);
+    await cached.create('ten', { task: { ...base, taskId: 'u' }, requests: [request], result: undefined });
+    expect(copies).toBe(1);
+    const stored = await shared.getRequest('ten', request.requestId);
+    expect(stored?.messages[0]).toEqual({ ...message, id: 'm1' });
+    expect(Object.isFrozen(stored) && Object.isFrozen(stored?.messages) && Object.isFrozen(stored?.messages[0])).toBe(true);
+    // The cache's view holds that very record.
+    const view = await cached.read({ tenantId: 'ten', taskId: 'u' }, 'all', { cached: true });
+    expect(view.requests[0]).toBe(stored);
+  });
 });

@@ -9,7 +9,7 @@ import type { EnvConfig } from '../../config/env.config';
 import { StateStore } from '../../state/state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord, WebhookDelivery } from '../../state/state.entities';
 import { StateStoreUnavailableError, VersionConflictError } from '../../state/state.errors';
-import { isExpired } from '../../state/state-store.util';
+import { frozenOwn, isExpired } from '../../state/state-store.util';
 import type { Telemetry } from '../../telemetry/telemetry';
 import { expirePause, pauseDue } from '../lifecycle/cancel';
 import { TaskTiming } from '../lifecycle/lease';
@@ -188,10 +188,11 @@ export class TaskWriterService {
     const task = { ...change.task, writeId: newUuid() };
     const key = cacheKey(tenantId, task.taskId);
     try {
-      const json = this.requestJson(tenantId, change.requests);
-      const stored = await this.commit(tenantId, task, 0, change.requests, {}, undefined, this.entryOf(claim, task, change.result), json);
-      this.cache.remember(key, stored, [], change.requests, json);
-      this.committed(tenantId, stored, change.requests);
+      const written = sealed(tenantId, change.requests);
+      const json = this.requestJson(written);
+      const stored = await this.commit(tenantId, task, 0, written, {}, undefined, this.entryOf(claim, task, change.result), json);
+      this.cache.remember(key, stored, [], written, json);
+      this.committed(tenantId, stored, written);
       return { task: stored, result: change.result };
     } catch (err) {
       this.cache.delete(key);
@@ -267,12 +268,13 @@ export class TaskWriterService {
         // Pinned by writeId as well as version, read or cached alike: a task deleted and created
         // again since it was read climbs through the same versions, and must not be written over.
         const entry = this.entryOf(claim, next, change.result);
-        const json = this.requestJson(access.tenantId, change.requests);
-        const stored = await this.commit(access.tenantId, next, task.version, change.requests, options, task.writeId, entry, json);
-        if (all) this.cache.remember(key, stored, all, change.requests, json);
+        const written = sealed(access.tenantId, change.requests);
+        const json = this.requestJson(written);
+        const stored = await this.commit(access.tenantId, next, task.version, written, options, task.writeId, entry, json);
+        if (all) this.cache.remember(key, stored, all, written, json);
         else this.cache.delete(key);
         this.countPause(task, stored);
-        this.committed(access.tenantId, stored, change.requests);
+        this.committed(access.tenantId, stored, written);
         return { task: stored, result: change.result };
       } catch (err) {
         this.cache.delete(key);
@@ -340,8 +342,8 @@ export class TaskWriterService {
    * The written requests as JSON, once, for the commit and the cache's size accounting alike
    * (TaskWrite.requestJson); none when the cache is off (an in-process store keeps objects).
    */
-  private requestJson(tenantId: string, requests: RequestRecord[]): string[] | undefined {
-    return this.cache.enabled && requests.length ? requests.map((r) => JSON.stringify({ ...r, tenantId })) : undefined;
+  private requestJson(requests: readonly RequestRecord[]): string[] | undefined {
+    return this.cache.enabled && requests.length ? requests.map((r) => JSON.stringify(r)) : undefined;
   }
 
   private committed(tenantId: string, task: TaskRecord, requests: RequestRecord[]): void {
@@ -412,6 +414,16 @@ export class TaskWriterService {
 export type Reads = Transition<unknown>['reads'];
 
 const NONE: Reads = () => [];
+
+/**
+ * The written requests as the store and the cache keep them: stamped with the tenant and frozen
+ * (state-store.util `frozenOwn`), once. Both take a record so sealed as it is; before, each copied
+ * the nested values of every written record to freeze them (a turn's messages, items, tool calls,
+ * model calls and usage, twice a write).
+ */
+function sealed(tenantId: string, requests: RequestRecord[]): RequestRecord[] {
+  return requests.map((r) => (Object.isFrozen(r) && r.tenantId === tenantId ? r : frozenOwn({ ...r, tenantId })));
+}
 
 function cacheKey(tenantId: string, taskId: string): string {
   return `${tenantId}\u0000${taskId}`;

@@ -183,7 +183,8 @@ export class MemoryStateStore extends StateStore {
     }
     const requests = t.requests.get(taskId)!;
     for (const r of write.requests ?? []) {
-      requests[r.seq] = frozenOwn({ ...r, tenantId });
+      // A record already frozen and stamped (the task writer seals what it writes) is kept as it is.
+      requests[r.seq] = Object.isFrozen(r) && r.tenantId === tenantId ? r : frozenOwn({ ...r, tenantId });
       t.requestIndex.set(r.requestId, { taskId, seq: r.seq });
     }
     t.tasks.set(taskId, stored);
