@@ -417,9 +417,9 @@ const NONE: Reads = () => [];
 
 /**
  * The written requests as the store and the cache keep them: stamped with the tenant and frozen
- * (state-store.util `frozenOwn`), once. Both take a record so sealed as it is; before, each copied
- * the nested values of every written record to freeze them (a turn's messages, items, tool calls,
- * model calls and usage, twice a write).
+ * (state-store.util `frozenOwn`), once. Both take a record so sealed as it is, rather than each
+ * making its own frozen copy of its nested values (a turn's messages, items, tool calls, model
+ * calls and usage) when both keep it.
  */
 function sealed(tenantId: string, requests: RequestRecord[]): RequestRecord[] {
   return requests.map((r) => (Object.isFrozen(r) && r.tenantId === tenantId ? r : frozenOwn({ ...r, tenantId })));
