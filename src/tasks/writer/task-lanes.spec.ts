@@ -1,3 +1,4 @@
+import { createHook } from 'node:async_hooks';
 import { TaskLanes } from './task-lanes';
 
 /** A promise and its resolver, to hold a piece of work open until the test lets it finish. */
@@ -36,6 +37,31 @@ describe('TaskLanes', () => {
     first.open();
     await Promise.all([running, renewal, ...callers]);
     expect(order).toEqual(['renewal', 'caller 1', 'caller 2', 'caller 3']);
+  });
+
+  it("a write on a free lane starts at once and makes one promise of the lane's own", async () => {
+    const lanes = new TaskLanes();
+    const written = Promise.resolve('written');
+    let promises = 0;
+    const hook = createHook({ init: (_id, type) => void (type === 'PROMISE' && promises++) }).enable();
+    let started = false;
+    const result = lanes.run('t', false, () => ((started = true), written));
+    hook.disable();
+    expect(started).toBe(true);
+    expect(promises).toBe(1);
+    await expect(result).resolves.toBe('written');
+    expect(lanes.size).toBe(0);
+  });
+
+  it('frees the lane when a write throws before it returns a promise', async () => {
+    const lanes = new TaskLanes();
+    await expect(
+      lanes.run('t', false, () => {
+        throw new Error('bad write');
+      }),
+    ).rejects.toThrow('bad write');
+    expect(lanes.size).toBe(0);
+    await expect(lanes.run('t', false, async () => 'next')).resolves.toBe('next');
   });
 
   it('frees the lane when a write fails, and passes the failure to its caller only', async () => {

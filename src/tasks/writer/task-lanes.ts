@@ -21,52 +21,72 @@ export class TaskLanes {
   constructor(private readonly maxWaitMs = 2000) {}
 
   /** Runs `work` when the lane of `key` is free; `priority` work goes ahead of waiting ordinary work. */
-  async run<T>(key: string, priority: boolean, work: () => Promise<T>): Promise<T> {
-    let lane = this.lanes.get(key);
-    if (!lane) {
-      lane = { busy: false, urgent: [], ordinary: [] };
-      this.lanes.set(key, lane);
-    }
-    if (lane.busy) {
-      const queue = priority ? lane.urgent : lane.ordinary;
-      let turn!: () => void;
-      const gotTurn = new Promise<boolean>((resolve) => queue.push((turn = () => resolve(true))));
-      if (priority) await gotTurn;
-      else {
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.maxWaitMs)));
-        const ours = await Promise.race([gotTurn, timedOut]);
-        clearTimeout(timer);
-        const waiting = queue.indexOf(turn);
-        if (!ours && waiting >= 0) {
-          // Waited long enough: leave the queue and write beside the lane (the compare-and-set still decides).
-          queue.splice(waiting, 1);
-          return work();
-        }
-        // Otherwise the lane was handed to us (possibly just as the wait ran out): it is ours to release.
-      }
-    }
-    lane.busy = true;
-    try {
-      return await work();
-    } finally {
-      const next = lane.urgent.shift() ?? lane.ordinary.shift();
-      if (next) next();
-      else {
-        lane.busy = false;
-        this.lanes.delete(key);
-      }
-    }
+  run<T>(key: string, priority: boolean, work: () => Promise<T>): Promise<T> {
+    const lane = this.lanes.get(key);
+    if (lane) return this.waitFor(key, lane, priority, work);
+    // The lane is free (nearly always: one write of a task at a time): the write starts at once,
+    // with one promise of the lane's own around it, not an async function's two (two writes a turn).
+    const held: Lane = {};
+    this.lanes.set(key, held);
+    return this.hold(key, held, work);
   }
 
   /** Tasks with a write running or waiting on this replica (for tests and metrics). */
   get size(): number {
     return this.lanes.size;
   }
+
+  private async waitFor<T>(key: string, lane: Lane, priority: boolean, work: () => Promise<T>): Promise<T> {
+    const queue = priority ? (lane.urgent ??= []) : (lane.ordinary ??= []);
+    let turn!: () => void;
+    const gotTurn = new Promise<boolean>((resolve) => queue.push((turn = () => resolve(true))));
+    if (priority) await gotTurn;
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), this.maxWaitMs)));
+      const ours = await Promise.race([gotTurn, timedOut]);
+      clearTimeout(timer);
+      const waiting = queue.indexOf(turn);
+      if (!ours && waiting >= 0) {
+        // Waited long enough: leave the queue and write beside the lane (the compare-and-set still decides).
+        queue.splice(waiting, 1);
+        return work();
+      }
+      // Otherwise the lane was handed to us (possibly just as the wait ran out): it is ours to release.
+    }
+    return this.hold(key, lane, work);
+  }
+
+  /** Runs `work` holding `lane`, then hands the lane to the next waiter (urgent first) or frees it. */
+  private hold<T>(key: string, lane: Lane, work: () => Promise<T>): Promise<T> {
+    let running: Promise<T>;
+    try {
+      running = work();
+    } catch (err) {
+      this.release(key, lane);
+      return Promise.reject(err as Error);
+    }
+    return running.then(
+      (value) => {
+        this.release(key, lane);
+        return value;
+      },
+      (err: unknown) => {
+        this.release(key, lane);
+        throw err;
+      },
+    );
+  }
+
+  private release(key: string, lane: Lane): void {
+    const next = lane.urgent?.shift() ?? lane.ordinary?.shift();
+    if (next) next();
+    else this.lanes.delete(key);
+  }
 }
 
+/** A task's lane: it exists while a write of the task runs; its waiters, made on the first wait. */
 interface Lane {
-  busy: boolean;
-  urgent: (() => void)[];
-  ordinary: (() => void)[];
+  urgent?: (() => void)[];
+  ordinary?: (() => void)[];
 }

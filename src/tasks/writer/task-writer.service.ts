@@ -6,7 +6,7 @@ import { ENV_CONFIG, LOGGER, TELEMETRY } from '../../app.tokens';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import type { EnvConfig } from '../../config/env.config';
-import { StateStore } from '../../state/state-store';
+import { StateStore, TaskWrite } from '../../state/state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord, WebhookDelivery } from '../../state/state.entities';
 import { StateStoreUnavailableError, VersionConflictError } from '../../state/state.errors';
 import { frozenOwn, isExpired } from '../../state/state-store.util';
@@ -299,7 +299,7 @@ export class TaskWriterService {
    * retried with backoff: exactly one copy can apply, so a conflict after a lost answer is read
    * back, and the write counts as done when the stored task carries its writeId.
    */
-  private async commit(
+  private commit(
     tenantId: string,
     task: TaskRecord,
     expectedVersion: number,
@@ -310,30 +310,35 @@ export class TaskWriterService {
     requestJson?: readonly string[],
   ): Promise<TaskRecord> {
     const deadline = Date.now() + (options.persistent ? this.persistentMs : AMBIGUITY_MS);
+    const write: TaskWrite = { task, expectedVersion, requests };
+    if (expectedWriteId) write.expectedWriteId = expectedWriteId;
+    if (idempotency) write.idempotency = idempotency;
+    if (requestJson) write.requestJson = requestJson;
+    // The first attempt with no async step of the writer's own around it: nearly every commit is answered at once.
+    return this.store.commit(tenantId, write).catch((err: unknown) => this.commitAgain(tenantId, write, options, deadline, err));
+  }
+
+  /** After a commit failed with `err`: the same write again while the store did not answer it (see commit). */
+  private async commitAgain(tenantId: string, write: TaskWrite, options: WriteOptions, deadline: number, err: unknown): Promise<TaskRecord> {
+    const { task } = write;
     let answerLost = false;
     for (let attempt = 0; ; attempt++) {
+      if (err instanceof VersionConflictError && answerLost) {
+        const stored = await this.readBack(tenantId, task.taskId, deadline);
+        if (stored && stored.writeId === task.writeId) return stored;
+        throw err;
+      }
+      if (!(err instanceof StateStoreUnavailableError) || Date.now() >= deadline || options.persistent?.stopped?.()) throw err;
+      // Never sent: nothing can have applied, so only the running request's own writes wait.
+      if (err.unsent && !answerLost && !options.persistent) throw err;
+      if (!answerLost) this.logger.warn({ task_id: task.taskId, err: err.message }, 'state store did not answer a write; retrying the same write');
+      answerLost = true;
+      this.telemetry?.recordStoreError(err.code);
+      await sleep(backoff(attempt));
       try {
-        return await this.store.commit(tenantId, {
-          task,
-          expectedVersion,
-          requests,
-          ...(expectedWriteId ? { expectedWriteId } : {}),
-          ...(idempotency ? { idempotency } : {}),
-          ...(requestJson ? { requestJson } : {}),
-        });
-      } catch (err) {
-        if (err instanceof VersionConflictError && answerLost) {
-          const stored = await this.readBack(tenantId, task.taskId, deadline);
-          if (stored && stored.writeId === task.writeId) return stored;
-          throw err;
-        }
-        if (!(err instanceof StateStoreUnavailableError) || Date.now() >= deadline || options.persistent?.stopped?.()) throw err;
-        // Never sent: nothing can have applied, so only the running request's own writes wait.
-        if (err.unsent && !answerLost && !options.persistent) throw err;
-        if (!answerLost) this.logger.warn({ task_id: task.taskId, err: err.message }, 'state store did not answer a write; retrying the same write');
-        answerLost = true;
-        this.telemetry?.recordStoreError(err.code);
-        await sleep(backoff(attempt));
+        return await this.store.commit(tenantId, write);
+      } catch (again) {
+        err = again;
       }
     }
   }
@@ -382,13 +387,13 @@ export class TaskWriterService {
     return undefined;
   }
 
-  private async readRequests(task: TaskRecord, reads: Reads): Promise<RequestRecord[]> {
+  private readRequests(task: TaskRecord, reads: Reads): Promise<RequestRecord[]> {
     if (reads === 'all') return this.store.listRequests(task.tenantId, task.taskId);
     const ids = [...new Set(reads(task).filter((id): id is string => id !== undefined))];
+    const mine = (r: RequestRecord | undefined): r is RequestRecord => r !== undefined && r.taskId === task.taskId;
     // One id (a turn's own request, nearly always): one read, without Promise.all's promises around it.
-    const found =
-      ids.length === 1 ? [await this.store.getRequest(task.tenantId, ids[0]!)] : await Promise.all(ids.map((id) => this.store.getRequest(task.tenantId, id)));
-    return found.filter((r): r is RequestRecord => r !== undefined && r.taskId === task.taskId).sort((a, b) => a.seq - b.seq);
+    if (ids.length === 1) return this.store.getRequest(task.tenantId, ids[0]!).then((r) => (mine(r) ? [r] : []));
+    return Promise.all(ids.map((id) => this.store.getRequest(task.tenantId, id))).then((found) => found.filter(mine).sort((a, b) => a.seq - b.seq));
   }
 
   private keepTrying(err: unknown, options: WriteOptions, deadline: number): boolean {
