@@ -88,7 +88,8 @@ describe('WebSocket /stream (dev auth)', () => {
   });
 
   it('pings while the model is slow, and the frames are still only the text', async () => {
-    fake.script(reply.chunks(['late'], { delayMs: 400 }));
+    // 1 s of silence against a ping every 150 ms: at least 2 pings even when a busy machine delays timers.
+    fake.script(reply.chunks(['late'], { delayMs: 1000 }));
     const out = await streamSocket(`${ws}/ChatBot/1.0/stream`, hi());
     expect(out.frames).toEqual(['late']);
     expect(out.pings).toBeGreaterThanOrEqual(2);

@@ -95,7 +95,9 @@ describe('replays that follow a request running on another replica', () => {
     const first = parseSse(await original.readUntil((so) => so.includes('event: partial-response'))).find((e) => e.event)!;
     original.abort();
     const taskId = JSON.parse(first.data).task_id as string;
-    const baseline = await commandRate(stats, 1_500); // A renewing its lease
+    // A renewing its lease (every 500 ms, ~14 commands each): over the same 3 s as the window below,
+    // so that the one renewal more or less a window may catch moves each rate by ~5 commands/s, not ~9.
+    const baseline = await commandRate(stats, 3_000);
 
     // One user reconnects 12 times at once on B.
     const replays: SseReader[] = await Promise.all(
@@ -116,7 +118,10 @@ describe('replays that follow a request running on another replica', () => {
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(JSON.parse(await r.readAll())).toMatchObject({ status: 429, code: 'TOO_MANY_STREAMS' });
     }
-    expect(following - baseline).toBeLessThan(10); // one shared poller, backed off (12 independent ones: hundreds)
+    // One shared poller, backed off: measured 3-7 commands/s more. Twelve independent ones would
+    // poll twelve times as often (hundreds a second before their backoff); the bound leaves room for
+    // a renewal more or less in each window (~5 commands/s each, see above).
+    expect(following - baseline).toBeLessThan(20);
 
     // A dies: past its lease the replays end with the request's stored outcome, not polling on.
     a.kill('SIGKILL');
