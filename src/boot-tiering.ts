@@ -11,10 +11,11 @@ import { setFlagsFromString } from 'node:v8';
  * above its steady state until then. Setting the count explicitly tiers up far sooner, even at its
  * nominal default of 3,000 (measured; V8's tiering heuristics hold such functions back longer than
  * that value says when it is left unset; test/e2e/tier-up.e2e-spec.ts measures the effect): with
- * 1,000 the same compilations happen within the first ~3,000 turns and cost less in all (~1.2 s
- * against ~1.6 s over 15,000 turns). The steady state is the same code. Measured: CPU per turn over turns 5,000-18,000
- * ~14 % lower (alternating rounds of 1,600 turns, median pair ratio 0.82; issue 27,
- * docs/performance.md). Boot code is not affected: the count changes once the server listens.
+ * 1,000 the same compilations happen within the first ~3,000 turns and cost less in all (1.34 s
+ * against 1.61 s of compiler time over turns 1,000-15,000). The steady state is the same code.
+ * Measured: CPU per turn over turns 5,000-18,000 ~14 % lower (alternating rounds of 1,600 turns,
+ * median pair ratio 0.82; issue 27, docs/performance.md). Boot code is not affected: the count
+ * changes once the server listens.
  */
 export const TURBOFAN_INVOCATIONS = 1000;
 
