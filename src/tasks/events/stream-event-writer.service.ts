@@ -19,7 +19,7 @@ export const MAX_STORED_EVENTS = 5000;
 /** A write the store did not answer is retried (backing off from RETRY_MIN_MS to RETRY_MAX_MS) for this long, then the log stops. */
 export const WRITE_RETRY_MS = 10_000;
 const RETRY_MIN_MS = 50;
-const RETRY_MAX_MS = 1_000;
+export const RETRY_MAX_MS = 1_000;
 
 /** The two events that end a request's stream: always stored, whatever the bounds. */
 export const isFinalEvent = (event: string) => event === 'final-response' || event === 'error';

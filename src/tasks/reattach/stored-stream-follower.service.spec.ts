@@ -78,6 +78,18 @@ describe('StoredStreamFollowerService', () => {
     expect(sent.map((e) => `${e.id} ${e.event}`)).toEqual(['0-0 partial-response', '0-1 final-response']);
   });
 
+  it("a record stamped before a stall, seen ended only after it: waits for its final event, queued behind the recorder's retries", async () => {
+    // Ended during the stall (its updatedAt long past by the time the commit is visible), its stream's
+    // final event still on its way: found by the e2e follower-stall test, which once got the outcome
+    // under OUTCOME_N instead of the stream's own last id.
+    store.stored = [{ n: 0, event: 'partial-response', data: { output_partial: 'a' } }];
+    store.record = record('Completed', new Date(Date.now() - 5_000).toISOString());
+    const { sent, done } = follow(store.stored);
+    setTimeout(() => store.stored.push({ n: 1, event: 'final-response', data: { status: 'Completed' } }), 400);
+    await done;
+    expect(sent.map((e) => `${e.id} ${e.event}`)).toEqual(['0-0 partial-response', '0-1 final-response']);
+  });
+
   it('an outcome the stored log lacks (the writer died past its last batch) sorts after every id a client can have seen', async () => {
     store.stored = [{ n: 0, event: 'partial-response', data: { output_partial: 'a' } }];
     store.record = { ...record('Failed'), error: { code: 'ABANDONED', message: 'lost' } } as RequestRecord;

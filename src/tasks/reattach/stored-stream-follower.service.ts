@@ -11,8 +11,8 @@ import { StateStoreUnavailableError } from '../../state/state.errors';
 import { leaseActive } from '../lifecycle/lease';
 import { PollBackoff } from '../run/poll-backoff';
 import { RequestWatcherService, WatchedRequest } from '../run/request-watcher.service';
-import { isFinalEvent } from '../events/stream-event-writer.service';
-import { errorEventData, hasEnded, isOutcomeOf, OUTCOME_N, settled, synthesizedOutcome } from '../events/stream-outcome';
+import { isFinalEvent, RETRY_MAX_MS } from '../events/stream-event-writer.service';
+import { errorEventData, FINAL_GRACE_MS, hasEnded, isOutcomeOf, OUTCOME_N, settled, synthesizedOutcome } from '../events/stream-outcome';
 import { RequestEventLog, TaskEventLogService } from '../events/task-event-log.service';
 import { TaskReaderService } from '../writer/task-reader.service';
 import { TaskWriterService } from '../writer/task-writer.service';
@@ -21,6 +21,8 @@ import { TaskWriterService } from '../writer/task-writer.service';
 const POLL_MS = 100;
 /** The longest wait between two reads while nothing arrives. */
 const MAX_POLL_MS = 2_000;
+/** How long a final event is waited for once the record is seen ended: FINAL_GRACE_MS, and the recorder's longest retry wait again. */
+const SEEN_ENDED_GRACE_MS = FINAL_GRACE_MS + RETRY_MAX_MS;
 /** How long the store may fail this follower's reads before it gives up (and ends its streams without an outcome). */
 export const STORE_RETRY_MS = 10_000;
 
@@ -82,6 +84,8 @@ export class StoredStreamFollowerService {
     let last = -1;
     let progressAt = Date.now();
     let failingSince: number | undefined;
+    /** When this follower first read the record ended (see the wait for its final event below). */
+    let endedSeenAt: number | undefined;
     const backoff = new PollBackoff(POLL_MS, MAX_POLL_MS);
     for (;;) {
       let wait: number;
@@ -106,8 +110,14 @@ export class StoredStreamFollowerService {
           const record = await this.reader.request(w, w.requestId);
           if (!record) throw new DomainError(ErrorCode.REQUEST_NOT_FOUND, `Request ${w.requestId} no longer exists`);
           if (hasEnded(record)) {
-            // Its final event may still be on its way to the store: wait for it a moment.
-            if (!settled(record, this.writer.now())) wait = POLL_MS;
+            // Its final event may still be on its way to the store: wait for it a moment, from the
+            // record's own time and from when this follower first saw it ended. A record stamped
+            // during a store stall becomes visible only after it, its stream's final event queued
+            // behind the recorder's retries (each up to RETRY_MAX_MS apart): its own time alone
+            // had passed already, and the outcome went out under OUTCOME_N (e2e follower-stall).
+            // Only a stream that stored events has a final event to wait for.
+            endedSeenAt ??= Date.now();
+            if (!settled(record, this.writer.now()) || (last >= 0 && Date.now() - endedSeenAt < SEEN_ENDED_GRACE_MS)) wait = POLL_MS;
             else return this.finish(log, synthesizedOutcome(agent, record, last, this.logger));
           } else if (await this.lost(w, progressAt)) {
             const lost = new DomainError(ErrorCode.ABANDONED, `Request ${w.requestId} was lost: the replica running it stopped and nobody took its task over`);
