@@ -1,5 +1,5 @@
 import { WebhookDelivery } from './state.entities';
-import { DEAD_DELIVERY_AT, frozenCopy, frozenOwn, wakeAt } from './state-store.util';
+import { DEAD_DELIVERY_AT, frozenCopy, frozenOwn, sealedFor, wakeAt } from './state-store.util';
 
 const NOW = 1_800_000_000_000;
 
@@ -112,5 +112,25 @@ describe('frozenOwn', () => {
     expect(own.kept).toBe(kept);
     lease.expiresAt = 9;
     expect(own.lease.expiresAt).toBe(5);
+  });
+});
+
+describe('sealedFor', () => {
+  it('keeps a record already frozen and stamped with this tenant as it is', () => {
+    const r = Object.freeze({ seq: 0, tenantId: 't1', items: Object.freeze([Object.freeze({ a: 1 })]) });
+    expect(sealedFor(r, 't1')).toBe(r);
+  });
+
+  it('copies and stamps one of another tenant, or not frozen, deep-frozen', () => {
+    const other = Object.freeze({ seq: 0, tenantId: 't2', items: [{ a: 1 }] });
+    const out = sealedFor(other, 't1');
+    expect(out).not.toBe(other);
+    expect(out.tenantId).toBe('t1');
+    expect(Object.isFrozen(out) && Object.isFrozen(out.items) && Object.isFrozen(out.items[0])).toBe(true);
+    const open: { seq: number; tenantId?: string } = { seq: 1, tenantId: 't1' };
+    const sealed = sealedFor(open, 't1');
+    expect(sealed).not.toBe(open);
+    expect(Object.isFrozen(sealed)).toBe(true);
+    expect(Object.isFrozen(open)).toBe(false);
   });
 });

@@ -77,3 +77,12 @@ export function frozenOwn<T extends object>(fresh: T): Readonly<T> {
   }
   return Object.freeze(fresh);
 }
+
+/**
+ * A request record as stored: stamped with its tenant and frozen. One the task writer has already
+ * sealed (frozen, this tenant's) is kept as it is, so the writer, its cache and the memory store
+ * share one copy instead of each freezing its own.
+ */
+export function sealedFor<T extends { tenantId?: string }>(record: T, tenantId: string): Readonly<T> {
+  return Object.isFrozen(record) && record.tenantId === tenantId ? record : frozenOwn({ ...record, tenantId });
+}

@@ -1,5 +1,5 @@
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
-import { frozenCopy, frozenOwn } from '../../state/state-store.util';
+import { frozenCopy, sealedFor } from '../../state/state-store.util';
 import { indexOfSeq, withRecords } from '../lifecycle/transition';
 
 /** A task as this replica last wrote it: the header and every request, in `seq` order. */
@@ -94,7 +94,7 @@ export class TaskCache {
     const requests = fromView ? base.slice() : base.map(frozenCopy);
     let bytes = fromView ? held.bytes : sizeOf(requests);
     // Sealed by the writer (stamped and frozen) they are kept as they are.
-    const fresh = written.map((r) => (Object.isFrozen(r) && r.tenantId === task.tenantId ? r : frozenOwn({ ...r, tenantId: task.tenantId })));
+    const fresh = written.map((r) => sealedFor(r, task.tenantId));
     // Their JSON as the commit sent it (TaskWrite.requestJson) is their size: not serialized again.
     if (writtenJson) fresh.forEach((r, i) => writtenJson[i] !== undefined && sizes.set(r, writtenJson[i].length));
     /** Records the write replaced with a record of another request id (their index entries go). */

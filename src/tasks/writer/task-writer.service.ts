@@ -9,7 +9,7 @@ import type { EnvConfig } from '../../config/env.config';
 import { StateStore, TaskWrite } from '../../state/state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord, WebhookDelivery } from '../../state/state.entities';
 import { StateStoreUnavailableError, VersionConflictError } from '../../state/state.errors';
-import { frozenOwn, isExpired } from '../../state/state-store.util';
+import { isExpired, sealedFor } from '../../state/state-store.util';
 import type { Telemetry } from '../../telemetry/telemetry';
 import { expirePause, pauseDue } from '../lifecycle/cancel';
 import { TaskTiming } from '../lifecycle/lease';
@@ -422,12 +422,12 @@ const NONE: Reads = () => [];
 
 /**
  * The written requests as the store and the cache keep them: stamped with the tenant and frozen
- * (state-store.util `frozenOwn`), once. Both take a record so sealed as it is, rather than each
+ * (state-store.util `sealedFor`), once. Both take a record so sealed as it is, rather than each
  * making its own frozen copy of its nested values (a turn's messages, items, tool calls, model
  * calls and usage) when both keep it.
  */
 function sealed(tenantId: string, requests: RequestRecord[]): RequestRecord[] {
-  return requests.map((r) => (Object.isFrozen(r) && r.tenantId === tenantId ? r : frozenOwn({ ...r, tenantId })));
+  return requests.map((r) => sealedFor(r, tenantId));
 }
 
 function cacheKey(tenantId: string, taskId: string): string {

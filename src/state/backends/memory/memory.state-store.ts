@@ -1,7 +1,7 @@
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
-import { frozenCopy, frozenOwn, isExpired, isHidden, pageOf, wakeAt } from '../../state-store.util';
+import { frozenCopy, frozenOwn, isExpired, isHidden, pageOf, sealedFor, wakeAt } from '../../state-store.util';
 
 interface TenantData {
   tasks: Map<string, TaskRecord>;
@@ -184,7 +184,7 @@ export class MemoryStateStore extends StateStore {
     const requests = t.requests.get(taskId)!;
     for (const r of write.requests ?? []) {
       // A record already frozen and stamped (the task writer seals what it writes) is kept as it is.
-      requests[r.seq] = Object.isFrozen(r) && r.tenantId === tenantId ? r : frozenOwn({ ...r, tenantId });
+      requests[r.seq] = sealedFor(r, tenantId);
       t.requestIndex.set(r.requestId, { taskId, seq: r.seq });
     }
     t.tasks.set(taskId, stored);
