@@ -48,6 +48,8 @@ export const roundTripCases: ConformanceCases = (ctx) => {
       const returned = await ctx.store.commit(tenant, { task, expectedVersion: 0, requests: [request] });
       task.metadata.a = 'changed';
       request.output = 'changed';
+      // What a commit returns is the stored record, not a view of the caller's objects.
+      expect(returned.metadata.a).toBe('1');
       // A backend may hand out frozen records (the assignment throws) or copies (it is ignored).
       attempt(() => (returned.metadata.a = 'changed'));
       const read = await ctx.store.getTask(tenant, task.taskId);

@@ -7,7 +7,7 @@ import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs } from '../ttl-horizon.util';
-import { wakeAt } from '../../state-store.util';
+import { frozenOwn, wakeAt } from '../../state-store.util';
 import { DynamoDbContext } from './dynamodb-context';
 import { HeaderSnapshot, isLive, snapshotOf } from './dynamodb-header-cache';
 import { claimItem, refusingEntry } from './dynamodb-idempotency';
@@ -136,7 +136,7 @@ async function applyCommit(
   const base = !current ? {} : (current.splits ?? (await readSplits(ctx.doc, ctx.table, pk)));
   const { splits, replaced } = replaceSplits(pk, base, layouts);
   const layout = { inc, requests: layouts, splits, archiveAt: ctx.archiveIndex ? ctx.changedAt(now) : undefined };
-  const { input, json, snapshot, ownerSession } = buildCommit(ctx.table, tenantId, write, current, ttl, now, layout);
+  const { input, stored, snapshot, ownerSession } = buildCommit(ctx.table, tenantId, write, current, ttl, now, layout);
   if (ownerSession) await ctx.doc.send(new PutCommand({ TableName: ctx.table, Item: ownerSession }));
   let failed: { old?: Item } | { held: Item | undefined } | undefined;
   try {
@@ -155,7 +155,8 @@ async function applyCommit(
   }
   ctx.headers.remember(pk, snapshot);
   await dropGarbage(ctx, replaced);
-  return { stored: JSON.parse(json) as TaskRecord };
+  // What was stored, deep-frozen, not parsed back from its JSON (as postgres-commit.ts says).
+  return { stored: frozenOwn(stored) };
 }
 
 /** Best effort: what a failure leaves carries the task's ttl and goes with its deletion. */
@@ -232,7 +233,7 @@ export function buildCommit(
   ttl: ChildTtlPlan,
   now: number,
   layout: { inc: string; requests: RequestLayout[]; splits: Splits; archiveAt?: number },
-): { input: TransactWriteCommandInput; json: string; snapshot: HeaderSnapshot; ownerSession?: Record<string, unknown> } {
+): { input: TransactWriteCommandInput; stored: TaskRecord; snapshot: HeaderSnapshot; ownerSession?: Record<string, unknown> } {
   const { taskId } = write.task;
   const live = isLive(current, now);
   const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };
@@ -290,13 +291,13 @@ export function buildCommit(
     leaseSk: lease.sk,
     archiveSk: archive.sk,
   };
-  if (live) return { input: { TransactItems: items }, json, snapshot };
+  if (live) return { input: { TransactItems: items }, stored, snapshot };
   // A create also lists the session under its owner: in the transaction when it fits, else (a
   // create of 49 requests) written by the caller just before it (idempotent, and harmless if the
   // create then loses: a listed session without tasks is skipped).
   const ownerSession = { pk: ownerSessionsPk(tenantId, stored.ownerId), sk: stored.sessionId, sessionId: stored.sessionId };
-  if (items.length < 100) return { input: { TransactItems: [...items, { Put: { TableName: table, Item: ownerSession } }] }, json, snapshot };
-  return { input: { TransactItems: items }, json, snapshot, ownerSession };
+  if (items.length < 100) return { input: { TransactItems: [...items, { Put: { TableName: table, Item: ownerSession } }] }, stored, snapshot };
+  return { input: { TransactItems: items }, stored, snapshot, ownerSession };
 }
 
 /**

@@ -3,7 +3,7 @@ import { IdempotencyEntry, TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, VersionConflictError } from '../../state.errors';
 import { parseRecord } from '../parse-record.util';
 import { expiresAtMs } from '../ttl-horizon.util';
-import { wakeAt } from '../../state-store.util';
+import { frozenOwn, wakeAt } from '../../state-store.util';
 import { PostgresContext } from './postgres-context';
 
 /**
@@ -56,5 +56,8 @@ export async function commitTask(ctx: PostgresContext, tenantId: string, write: 
   if (reply.outcome === 'taken') {
     throw new IdempotencyKeyTakenError(parseRecord<IdempotencyEntry>(names.row('idempotency_keys', tenantId, write.idempotency!.key), reply.held!));
   }
-  return JSON.parse(json) as TaskRecord;
+  // What was stored, deep-frozen (as the memory store returns it), not parsed back from its JSON:
+  // parts the task was built from that are frozen already are shared, and the writer's cache keeps
+  // the record as it is instead of copying it once more.
+  return frozenOwn(stored);
 }

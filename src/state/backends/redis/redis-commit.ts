@@ -2,7 +2,7 @@ import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, StateCorruptError, StateStoreUnavailableError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
-import { wakeAt } from '../../state-store.util';
+import { frozenOwn, wakeAt } from '../../state-store.util';
 import { createHash } from 'node:crypto';
 import { bulkTimeout, CommitReply, RedisContext, redisTimeMs } from './redis-context';
 import { COMMIT_LUA } from './redis-commit.lua';
@@ -75,7 +75,10 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
   if (reply[0] === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply[1]));
   if (reply[0] === 'corrupt') throw new StateCorruptError(String(reply[1]));
   if (reply[0] === 'taken') throw new IdempotencyKeyTakenError(parseEntry(keys[6], reply[1]));
-  return JSON.parse(json) as TaskRecord;
+  // What was stored, deep-frozen (as the memory store returns it), not parsed back from its JSON:
+  // parts the task was built from that are frozen already are shared, and the writer's cache keeps
+  // the record as it is instead of copying it once more.
+  return frozenOwn(stored);
 }
 
 /** The SHA1 by which Redis knows the commit script once it has run it (EVALSHA). */
