@@ -1,7 +1,9 @@
-import { Agent as HttpAgent, ClientRequest, IncomingHttpHeaders, IncomingMessage, request as httpRequest, RequestOptions } from 'node:http';
-import { urlToHttpOptions } from 'node:url';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
+import { StringDecoder } from 'node:string_decoder';
+import { Http1ParseError, Http1ResponseParser, ResponseHead } from './http1-response.parser';
+import { OriginSockets } from './model-sockets';
 import { SseDataParser, SseEventTooLongError } from './sse-data.parser';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 /**
  * Sockets kept open per model origin, each reused for call after call (keep-alive). Sized for the
@@ -17,29 +19,45 @@ const IDLE_SOCKET_MS = 30_000;
  */
 export const MAX_MODEL_ANSWER_BYTES = 64 * 1024 * 1024;
 
-const agents = {
-  http: new HttpAgent({ keepAlive: true, maxSockets: MODEL_SOCKETS_PER_ORIGIN, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS }),
-  https: new HttpsAgent({ keepAlive: true, maxSockets: MODEL_SOCKETS_PER_ORIGIN, maxFreeSockets: 64, timeout: IDLE_SOCKET_MS }),
-};
+/** Idle kept-alive sockets kept per origin (more are closed as calls release them). */
+const IDLE_SOCKETS_PER_ORIGIN = 64;
 
-/**
- * Each endpoint's URL as request options, worked out once: the provider keeps one URL object per
- * model (llm-provider.ts) and never changes it, and Node would otherwise convert it on every call.
- */
-const targets = new WeakMap<URL, RequestOptions>();
+/** Each model origin's kept-alive sockets (model-sockets.ts), made on its first call. */
+const origins = new Map<string, OriginSockets>();
 
-function targetOf(url: URL): RequestOptions {
-  let target = targets.get(url);
-  if (!target) targets.set(url, (target = urlToHttpOptions(url)));
-  return target;
+function socketsOf(url: URL): OriginSockets {
+  let sockets = origins.get(url.origin);
+  if (!sockets) {
+    sockets = new OriginSockets(url, { max: MODEL_SOCKETS_PER_ORIGIN, maxIdle: IDLE_SOCKETS_PER_ORIGIN, idleMs: IDLE_SOCKET_MS });
+    origins.set(url.origin, sockets);
+  }
+  return sockets;
 }
 
-/** A request to the model provider on the kept-alive sockets: every model call. */
-export function modelRequest(url: URL, method: string, headers: Record<string, string>): ClientRequest {
-  const target = targetOf(url);
-  return url.protocol === 'https:'
-    ? httpsRequest({ ...target, method, headers, agent: agents.https })
-    : httpRequest({ ...target, method, headers, agent: agents.http });
+/**
+ * Each endpoint's request line and Host header, worked out once: the provider keeps one URL object
+ * per model (llm-provider.ts) and never changes it.
+ */
+const preambles = new WeakMap<URL, string>();
+
+/** Header names and values as Node's own client accepts them: no CR, LF or NUL (no header injection). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** The request's head: request line, Host, the call's headers, its length, keep-alive. */
+function requestHead(url: URL, method: string, headers: Record<string, string>, length: number): string {
+  let preamble = preambles.get(url);
+  if (preamble === undefined) preambles.set(url, (preamble = ` ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n`));
+  let head = method + preamble;
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) throw new TypeError(`Invalid character in header ${JSON.stringify(name)}`);
+    const lower = name.toLowerCase();
+    // Ours: the length is the body's, the connection kept alive, the host the URL's.
+    if (lower === 'content-length' || lower === 'connection' || lower === 'host' || lower === 'transfer-encoding') continue;
+    head += `${name}: ${value}\r\n`;
+  }
+  return `${head}Content-Length: ${length}\r\nConnection: keep-alive\r\n\r\n`;
 }
 
 export interface HttpExchange {
@@ -78,69 +96,189 @@ export interface ExchangeOptions {
   signal?: AbortSignal;
 }
 
-/** One call under way: its request, and the one place a call fails or ends (timer, abort, first failure wins). */
-interface Call {
-  req: ClientRequest;
-  timer: NodeJS.Timeout;
+/** What a call hears of its answer: its head, then its body's bytes, then its end (or a failure). */
+interface AnswerSink {
+  head(call: Call, head: ResponseHead): void;
+  body(chunk: Buffer): void;
+  end(): void;
+}
+
+/**
+ * One call under way: the one place it fails or ends (timer, abort, the connection, first failure
+ * wins). A call that fails destroys its socket; one whose answer was read whole gives it back for
+ * the next call, kept alive when the server keeps it.
+ */
+class Call {
+  readonly timer: NodeJS.Timeout;
+  private socket?: Socket;
+  private failure?: Error;
+  private settled = false;
+  private released = false;
+  private readonly parser: Http1ResponseParser;
+  private readonly claim;
+  private readonly onAbort?: () => void;
+  /** What the failure is told to: the promise's reject until an answer began, then the reader's. */
+  onFailure: (err: Error) => void;
+
+  constructor(
+    private readonly sockets: OriginSockets,
+    private readonly url: URL,
+    private readonly options: ExchangeOptions,
+    silence: boolean,
+    private readonly sink: AnswerSink,
+    reject: (err: Error) => void,
+  ) {
+    this.onFailure = reject;
+    const timedOut = silence ? `Nothing came for ${options.timeoutMs} ms` : `No answer within ${options.timeoutMs} ms`;
+    this.timer = setTimeout(() => this.fail(new ModelTimeoutError(timedOut)), options.timeoutMs);
+    const { signal } = options;
+    if (signal) {
+      this.onAbort = () => this.fail(new ModelCallAbortedError('The call was aborted', { cause: signal.reason }));
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+    this.parser = new Http1ResponseParser({ head: (head) => sink.head(this, head), body: (chunk) => sink.body(chunk), end: () => this.answered() });
+    this.claim = sockets.claim((socket) => this.send(socket));
+  }
+
   /** Ends the call with `err` (the first failure wins): the socket is destroyed. */
-  fail(err: Error): void;
-  /** What the caller is told of a failure: our own reason (timeout, abort) over the socket error it caused. */
-  failureOf(err: Error): Error;
-  /** Stops the timer and the abort listener. */
-  settle(): void;
+  fail(err: Error): void {
+    if (this.failure || this.released) return;
+    this.failure = err;
+    this.settle();
+    this.claim.cancel();
+    this.release(false);
+    this.onFailure(err);
+  }
+
+  /** What the caller is told of a socket's failure: our own reason (timeout, abort) over the socket error it caused. */
+  failureOf(err: Error): Error {
+    return this.failure ?? (err instanceof ModelConnectionError ? err : new ModelConnectionError(`The connection failed: ${err.message}`, { cause: err }));
+  }
+
   /** The failure the call ended with, if any. */
-  failed(): Error | undefined;
+  failed(): Error | undefined {
+    return this.failure;
+  }
+
+  /** Stops the timer and the abort listener. */
+  settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    if (this.onAbort) this.options.signal!.removeEventListener('abort', this.onAbort);
+  }
+
+  /** Stops reading the socket until `resume` (a slow reader holds back the socket, not memory). */
+  pause(): void {
+    this.socket?.pause();
+  }
+
+  resume(): void {
+    if (!this.released) this.socket?.resume();
+  }
+
+  /** The answer was read whole. */
+  get complete(): boolean {
+    return this.parser.done;
+  }
+
+  /** A reader that stops before the end: the socket must not serve another call mid-answer. */
+  abandon(): void {
+    this.settle();
+    this.release(false);
+  }
+
+  private send(socket: Socket): void {
+    this.socket = socket;
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('error', this.onError);
+    socket.on('close', this.onClose);
+    socket.resume();
+    const { body } = this.options;
+    const parts =
+      body === undefined ? [] : Array.isArray(body) ? (body as readonly Buffer[]) : [typeof body === 'string' ? Buffer.from(body) : (body as Buffer)];
+    let length = 0;
+    for (const part of parts) length += part.length;
+    let head: string;
+    try {
+      head = requestHead(this.url, this.options.method, this.options.headers, length);
+    } catch (err) {
+      this.failure = err as Error;
+      this.settle();
+      this.release(true);
+      this.onFailure(err as Error);
+      return;
+    }
+    // One system call: the head and every part of the body (net.Socket joins corked writes in one writev).
+    socket.cork();
+    socket.write(head, 'latin1');
+    for (const part of parts) socket.write(part);
+    socket.uncork();
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    try {
+      this.parser.push(chunk);
+    } catch (err) {
+      this.fail(err instanceof Http1ParseError ? new ModelConnectionError(`The answer was not valid HTTP: ${err.message}`, { cause: err }) : (err as Error));
+    }
+  };
+
+  private readonly onEnd = (): void => {
+    if (!this.parser.end())
+      this.fail(this.failureOf(new Error(this.parser.started ? 'The connection closed before the answer was complete' : 'socket hang up')));
+  };
+
+  private readonly onError = (err: Error): void => this.fail(this.failureOf(err));
+
+  private readonly onClose = (): void => {
+    if (!this.parser.done)
+      this.fail(this.failureOf(new Error(this.parser.started ? 'The connection closed before the answer was complete' : 'socket hang up')));
+  };
+
+  private answered(): void {
+    if (this.failure) return;
+    this.settle();
+    const reusable = this.parser.reusable;
+    // Given back before the reader hears the end: the reader may make its next call at once.
+    this.release(reusable);
+    this.sink.end();
+  }
+
+  private release(reusable: boolean): void {
+    if (this.released) return;
+    this.released = true;
+    const socket = this.socket;
+    if (!socket) return;
+    socket.off('data', this.onData);
+    socket.off('end', this.onEnd);
+    socket.off('error', this.onError);
+    socket.off('close', this.onClose);
+    // A socket given back must not stay paused by a reader that paused it.
+    if (reusable) socket.resume();
+    this.sockets.release(socket, reusable);
+  }
 }
 
-/** `silence`: the timer bounds each silence (restarted with every chunk by the reader), not the whole call. */
-function startCall(url: URL, options: ExchangeOptions, silence = false): Call {
-  const { signal } = options;
-  const req = modelRequest(url, options.method, options.headers);
-  let failure: Error | undefined;
-  const fail = (err: Error) => {
-    failure ??= err;
-    req.destroy(failure);
-  };
-  const timedOut = silence ? `Nothing came for ${options.timeoutMs} ms` : `No answer within ${options.timeoutMs} ms`;
-  const timer = setTimeout(() => fail(new ModelTimeoutError(timedOut)), options.timeoutMs);
-  const onAbort = () => fail(new ModelCallAbortedError('The call was aborted', { cause: signal!.reason }));
-  signal?.addEventListener('abort', onAbort, { once: true });
-  return {
-    req,
-    timer,
-    fail,
-    failureOf: (err) => failure ?? new ModelConnectionError(`The connection failed: ${err.message}`, { cause: err }),
-    settle: () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-    },
-    failed: () => failure,
-  };
-}
-
-/** Reads an answer whole (at most MAX_MODEL_ANSWER_BYTES) into an exchange, or rejects with the call's failure. */
-function readWhole(call: Call, res: IncomingMessage, resolve: (answer: HttpExchange) => void, reject: (err: Error) => void): void {
+/** Reads an answer whole (at most MAX_MODEL_ANSWER_BYTES) into an exchange. */
+function readWhole(resolve: (answer: HttpExchange) => void): AnswerSink {
   const chunks: Buffer[] = [];
   let size = 0;
-  const rejectWith = (err: Error) => {
-    call.settle();
-    reject(call.failureOf(err));
+  let call: Call;
+  let head: ResponseHead;
+  return {
+    head: (c, h) => {
+      call = c;
+      head = h;
+    },
+    body: (chunk) => {
+      size += chunk.length;
+      if (size > MAX_MODEL_ANSWER_BYTES) return call.fail(new ModelConnectionError(`The answer exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`));
+      chunks.push(chunk);
+    },
+    end: () => resolve({ status: head.status, headers: head.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }),
   };
-  res.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > MAX_MODEL_ANSWER_BYTES) return call.fail(new ModelConnectionError(`The answer exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`));
-    chunks.push(chunk);
-  });
-  res.on('error', rejectWith);
-  res.on('close', () => {
-    if (!res.complete) rejectWith(new Error('The connection closed before the answer was complete'));
-  });
-  res.on('end', () => {
-    call.settle();
-    const failure = call.failed();
-    if (failure) return reject(failure);
-    resolve({ status: res.statusCode ?? 500, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-  });
 }
 
 /**
@@ -149,37 +287,9 @@ function readWhole(call: Call, res: IncomingMessage, resolve: (answer: HttpExcha
  * so the provider sees the call dropped); an HTTP error status is an answer, not a rejection.
  */
 export function exchange(url: URL, options: ExchangeOptions): Promise<HttpExchange> {
-  return callModel(url, options, false, readWhole);
-}
-
-/**
- * Sends one request and hands its answer to `onResponse` (which settles the promise), failing it
- * as the call fails before an answer (an abort before it starts included).
- */
-function callModel<T>(
-  url: URL,
-  options: ExchangeOptions,
-  silence: boolean,
-  onResponse: (call: Call, res: IncomingMessage, resolve: (value: T) => void, reject: (err: Error) => void) => void,
-): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     if (options.signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: options.signal.reason }));
-    const call = startCall(url, options, silence);
-    call.req.on('error', (err) => {
-      call.settle();
-      reject(call.failureOf(err));
-    });
-    call.req.on('response', (res) => onResponse(call, res, resolve, reject));
-    const { body } = options;
-    if (Array.isArray(body)) {
-      const parts = body as readonly Buffer[];
-      call.req.setHeader(
-        'content-length',
-        parts.reduce((n, part) => n + part.length, 0),
-      );
-      for (const part of parts) call.req.write(part);
-      call.req.end();
-    } else call.req.end(body as string | Buffer | undefined);
+    new Call(socketsOf(url), url, options, false, readWhole(resolve), reject);
   });
 }
 
@@ -203,84 +313,117 @@ export interface StreamExchange extends HttpExchange {
  * call when the stream ended whole.
  */
 export function openEventStream(url: URL, options: ExchangeOptions): Promise<StreamExchange> {
-  return callModel<StreamExchange>(url, options, true, (call, res, resolve, reject) => {
-    const status = res.statusCode ?? 500;
-    if (status < 200 || status >= 300) return readWhole(call, res, resolve, reject);
-    resolve({ status, headers: res.headers, body: Buffer.alloc(0), events: eventBatches(res, call) });
+  return new Promise((resolve, reject) => {
+    if (options.signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: options.signal.reason }));
+    let sink: AnswerSink | undefined;
+    const streamed = new EventReader();
+    new Call(
+      socketsOf(url),
+      url,
+      options,
+      true,
+      {
+        head: (call, head) => {
+          if (head.status < 200 || head.status >= 300) {
+            sink = readWhole(resolve);
+            return sink.head(call, head);
+          }
+          sink = streamed;
+          // From here a failure of the call is the reader's to hear (the promise is settled).
+          call.onFailure = streamed.failed;
+          streamed.call = call;
+          resolve({ status: head.status, headers: head.headers, body: Buffer.alloc(0), events: streamed.batches(call) });
+        },
+        body: (chunk) => sink!.body(chunk),
+        end: () => sink!.end(),
+      },
+      reject,
+    );
   });
 }
 
 /**
- * The events of a streamed answer (SseDataParser) as the socket delivers them: pushed by the
- * response's `data` events, taken a batch at a time by the reader. The response is paused while a
- * batch waits to be taken, so a slow reader holds back the socket, not memory. After `[DONE]` the
- * rest of the body is still read, so that the socket can serve the next call. (Node's own async
- * iterator of a stream costs a few promises and listeners per chunk; this is one promise a wait.)
+ * The events of a streamed answer (SseDataParser) as the socket delivers them: pushed by the body's
+ * bytes, taken a batch at a time by the reader. The socket is paused while a batch waits to be
+ * taken, so a slow reader holds back the socket, not memory. After `[DONE]` the rest of the body is
+ * still read, so that the socket can serve the next call. (One promise a wait, none per chunk.)
  */
-async function* eventBatches(res: IncomingMessage, call: Call): AsyncGenerator<string[], void, undefined> {
-  const { timer, fail, failureOf, settle } = call;
-  const parser = new SseDataParser();
-  let ready: string[] = [];
-  let size = 0;
-  let ended = false;
-  let error: Error | undefined;
-  let wake: (() => void) | undefined;
-  const rouse = () => {
-    const resolve = wake;
-    wake = undefined;
-    resolve?.();
-  };
-  res.setEncoding('utf8');
-  res.on('data', (chunk: string) => {
-    timer.refresh();
-    if (parser.done || error) return;
-    size += chunk.length;
+class EventReader implements AnswerSink {
+  private readonly parser = new SseDataParser();
+  private readonly decoder = new StringDecoder('utf8');
+  private ready: string[] = [];
+  private size = 0;
+  private ended = false;
+  private error?: Error;
+  private wake?: () => void;
+  call?: Call;
+
+  head(): void {}
+
+  body(bytes: Buffer): void {
+    const call = this.call!;
+    call.timer.refresh();
+    if (this.parser.done || this.error) return;
+    const chunk = this.decoder.write(bytes);
+    this.size += chunk.length;
     try {
-      if (size > MAX_MODEL_ANSWER_BYTES) throw new ModelConnectionError(`The stream exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`);
-      const got = parser.push(chunk);
-      if (got.length) ready = ready.length ? ready.concat(got) : got;
+      if (this.size > MAX_MODEL_ANSWER_BYTES) throw new ModelConnectionError(`The stream exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`);
+      const got = this.parser.push(chunk);
+      if (got.length) this.ready = this.ready.length ? this.ready.concat(got) : got;
     } catch (err) {
-      error = err instanceof SseEventTooLongError ? new ModelConnectionError(err.message) : (err as Error);
+      this.error = err instanceof SseEventTooLongError ? new ModelConnectionError(err.message) : (err as Error);
     }
-    if (ready.length && !parser.done) res.pause();
-    if (ready.length || parser.done || error) rouse();
-  });
-  res.on('end', () => {
-    ended = true;
-    rouse();
-  });
-  res.on('error', (err) => {
-    error ??= err;
-    rouse();
-  });
-  res.on('close', () => {
-    if (!res.complete) error ??= new Error('The connection closed before the stream was complete');
-    rouse();
-  });
-  try {
-    for (;;) {
-      if (ready.length) {
-        const batch = ready;
-        ready = [];
-        yield batch;
-        res.resume();
-        continue;
+    if (this.ready.length && !this.parser.done) call.pause();
+    if (this.ready.length || this.parser.done || this.error) this.rouse();
+  }
+
+  end(): void {
+    const rest = this.decoder.end();
+    if (rest && !this.parser.done && !this.error) {
+      const got = this.parser.push(rest);
+      if (got.length) this.ready = this.ready.concat(got);
+    }
+    this.ended = true;
+    this.rouse();
+  }
+
+  readonly failed = (err: Error): void => {
+    this.error ??= err;
+    this.rouse();
+  };
+
+  private rouse(): void {
+    const resolve = this.wake;
+    this.wake = undefined;
+    resolve?.();
+  }
+
+  async *batches(call: Call): AsyncGenerator<string[], void, undefined> {
+    try {
+      for (;;) {
+        if (this.ready.length) {
+          const batch = this.ready;
+          this.ready = [];
+          yield batch;
+          call.resume();
+          continue;
+        }
+        if (this.error) throw this.error;
+        if (this.ended) break;
+        await new Promise<void>((resolve) => (this.wake = resolve));
       }
-      if (error) throw error;
-      if (ended) break;
-      await new Promise<void>((resolve) => (wake = resolve));
+      // An event the stream ended without its blank line: the SDK's reader delivers it too.
+      const last = this.parser.end();
+      if (last !== undefined) yield [last];
+    } catch (err) {
+      // After `[DONE]` the answer is whole: a failure reading what follows is not the caller's.
+      if (this.parser.done) return;
+      if (err instanceof ModelConnectionError) call.fail(err);
+      throw call.failureOf(err as Error);
+    } finally {
+      call.settle();
+      // A reader that stopped early, or a failure: the socket must not serve another call mid-answer.
+      if (!call.complete) call.abandon();
     }
-    // An event the stream ended without its blank line: the SDK's reader delivers it too.
-    const last = parser.end();
-    if (last !== undefined) yield [last];
-  } catch (err) {
-    // After `[DONE]` the answer is whole: a failure reading what follows is not the caller's.
-    if (parser.done) return;
-    if (err instanceof ModelConnectionError) fail(err);
-    throw failureOf(err as Error);
-  } finally {
-    settle();
-    // A reader that stopped early, or a failure: the socket must not serve another call mid-answer.
-    if (!res.complete) res.destroy();
   }
 }

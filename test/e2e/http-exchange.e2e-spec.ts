@@ -3,10 +3,17 @@
  * event stream read event by event as it arrives (split anywhere, CRLF, several data lines,
  * `[DONE]`), kept-alive sockets reused after a stream, an error status read whole, and every way a
  * call ends early: a stall, an abort, a refused connection, a stream cut mid-way, an oversize line.
+ * The transport speaks HTTP/1.1 itself (http1-response.parser.ts, model-sockets.ts), so the wire's
+ * cases are here too: chunked and read-to-the-end answers, Connection: close, interim answers, a
+ * socket the server closed while idle, malformed answers, header injection, TLS, the socket bound.
  */
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo, Socket } from 'node:net';
+import { createServer as createHttpsServer } from 'node:https';
+import { AddressInfo, createServer as createTcpServer, Socket } from 'node:net';
+import { getCACertificates, setDefaultCACertificates, TLSSocket } from 'node:tls';
 import { exchange, ExchangeOptions, ModelCallAbortedError, ModelConnectionError, ModelTimeoutError, openEventStream } from '../../src/llm/http-exchange';
+import { OriginSockets } from '../../src/llm/model-sockets';
+import { selfSignedCert } from '../support/self-signed-cert';
 
 describe('model transport (http-exchange)', () => {
   let server: Server;
@@ -224,5 +231,177 @@ describe('model transport (http-exchange)', () => {
       expect(err).toBeInstanceOf(ModelConnectionError);
       expect((err as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
     }
+  });
+
+  it('reads a chunked answer whole, and one read to the connection end; a closed connection is not reused', async () => {
+    handler = (req, res) => {
+      if (req.url === '/chunked') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"a":');
+        setTimeout(() => res.end('1}'), 20);
+        return;
+      }
+      // No length, not chunked: the body ends with the connection.
+      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
+      res.useChunkedEncodingByDefault = false;
+      res.end('{"b":2}');
+    };
+    sockets.clear();
+    const chunked = await exchange(new URL(`${base}/chunked`), post());
+    expect([chunked.status, chunked.headers['transfer-encoding'], JSON.parse(chunked.body.toString())]).toEqual([200, 'chunked', { a: 1 }]);
+    const toEnd = await exchange(new URL(`${base}/close`), post());
+    expect(JSON.parse(toEnd.body.toString())).toEqual({ b: 2 });
+    await exchange(new URL(`${base}/chunked`), post());
+    // The first socket served two calls around the one the server closed: two in all.
+    expect(sockets.size).toBe(2);
+  });
+
+  it('opens a new connection when the server closed the idle one, with no call failing', async () => {
+    handler = (_req, res) => res.end('{}');
+    // No socket idle from the calls before (they would serve this one): the server closes them.
+    server.closeIdleConnections();
+    await new Promise((r) => setTimeout(r, 100));
+    sockets.clear();
+    await exchange(new URL(`${base}/idle`), post());
+    expect(sockets.size).toBe(1);
+    // The server ends the idle connection (its keep-alive timeout, a restart).
+    for (const s of sockets) s.end();
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await exchange(new URL(`${base}/idle`), post())).status).toBe(200);
+    expect(sockets.size).toBe(2);
+  });
+
+  it('skips an interim answer (103 Early Hints) and reads the real one', async () => {
+    handler = (_req, res) => {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload' });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    };
+    const r = await exchange(new URL(`${base}/hints`), post());
+    expect([r.status, r.body.toString()]).toEqual([200, '{"ok":true}']);
+  });
+
+  it('refuses a header that would inject another, sending nothing', async () => {
+    let reached = 0;
+    handler = (_req, res) => {
+      reached++;
+      res.end('{}');
+    };
+    const err = await exchange(new URL(`${base}/inject`), post({ headers: { 'x-a': 'b\r\nx-evil: 1' } })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TypeError);
+    expect((err as Error).message).toMatch(/Invalid character in header "x-a"/);
+    // The socket stays fit for the next call, which goes through.
+    expect((await exchange(new URL(`${base}/inject`), post())).status).toBe(200);
+    expect(reached).toBe(1);
+  });
+
+  it('fails an answer that is not HTTP, or is cut before its head ends, with a connection error', async () => {
+    for (const [answer, message] of [
+      ['SSH-2.0-OpenSSH_9.6\r\n\r\n', /^The answer was not valid HTTP: not an HTTP\/1\.x status line/],
+      ['HTTP/1.1 20', /^The connection failed: socket hang up$/],
+    ] as const) {
+      const raw = createTcpServer((socket) => socket.once('data', () => socket.end(answer)));
+      await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+      try {
+        const err = await exchange(new URL(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/`), post()).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ModelConnectionError);
+        expect((err as Error).message).toMatch(message);
+      } finally {
+        await new Promise<void>((r) => raw.close(() => r()));
+      }
+    }
+  });
+
+  it('holds calls beyond the socket bound until one is free, in order; a waiting call that times out leaves the queue', async () => {
+    let open = 0;
+    let most = 0;
+    handler = (_req, res) => {
+      most = Math.max(most, ++open);
+      setTimeout(() => {
+        open--;
+        res.end('{}');
+      }, 50);
+    };
+    const url = new URL(`${base}/bound`);
+    const pool = new OriginSockets(url, { max: 2, maxIdle: 1, idleMs: 1_000 });
+    const order: number[] = [];
+    const claims = Array.from(
+      { length: 5 },
+      (_, i) =>
+        new Promise<void>((resolve) =>
+          pool.claim((socket) => {
+            order.push(i);
+            socket.write(`POST /bound HTTP/1.1\r\nHost: ${url.host}\r\nContent-Length: 2\r\n\r\n{}`);
+            socket.once('data', () => {
+              pool.release(socket, false);
+              resolve();
+            });
+          }),
+        ),
+    );
+    const cancelled = pool.claim(() => order.push(99));
+    expect(pool.counts()).toEqual({ open: 2, idle: 0, waiting: 4 });
+    cancelled.cancel();
+    await Promise.all(claims);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+    expect(most).toBe(2);
+    expect(pool.counts()).toEqual({ open: 0, idle: 0, waiting: 0 });
+  });
+
+  it('keeps at most maxIdle idle sockets and closes one idle for idleMs', async () => {
+    handler = (_req, res) => res.end('{}');
+    const url = new URL(`${base}/idle-bound`);
+    const pool = new OriginSockets(url, { max: 4, maxIdle: 1, idleMs: 100 });
+    const got: Socket[] = [];
+    for (let i = 0; i < 2; i++) pool.claim((s) => got.push(s));
+    await Promise.all(got.map((s) => new Promise((r) => s.once('connect', r))));
+    pool.release(got[0]!, true);
+    pool.release(got[1]!, true);
+    expect(got[1]!.destroyed).toBe(true);
+    expect(pool.counts()).toEqual({ open: 1, idle: 1, waiting: 0 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(got[0]!.destroyed).toBe(true);
+    expect(pool.counts()).toEqual({ open: 0, idle: 0, waiting: 0 });
+  });
+
+  describe('over HTTPS', () => {
+    const trusted = getCACertificates('default');
+    let tls: ReturnType<typeof createHttpsServer>;
+    let port: number;
+    const servernames: (string | false | null)[] = [];
+    const tlsSockets = new Set<Socket>();
+    beforeAll(async () => {
+      const cert = selfSignedCert('localhost');
+      // Trust what the process trusts plus the test's own certificate, for this file only.
+      setDefaultCACertificates([...trusted, cert.cert]);
+      tls = createHttpsServer(cert, (req, res) => {
+        servernames.push((req.socket as TLSSocket).servername);
+        req.resume();
+        req.on('end', () => res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: a\n\ndata: [DONE]\n\n'));
+      });
+      tls.on('secureConnection', (s: Socket) => tlsSockets.add(s));
+      await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
+      port = (tls.address() as AddressInfo).port;
+    });
+    afterAll(async () => {
+      setDefaultCACertificates(trusted);
+      tls.closeAllConnections();
+      await new Promise<void>((r) => tls.close(() => r()));
+    });
+
+    it('sends the host name as SNI, checks the certificate against it, and keeps the connection alive', async () => {
+      const url = new URL(`https://localhost:${port}/v1/chat/completions`);
+      for (let i = 0; i < 2; i++) {
+        const answer = await openEventStream(url, post());
+        expect(await drain(answer.events!)).toEqual(['a']);
+        expect(answer.status).toBe(200);
+      }
+      expect(servernames).toEqual(['localhost', 'localhost']);
+      expect(tlsSockets.size).toBe(1);
+      // The same server under its address, which the certificate does not name: refused by TLS.
+      const refused = await exchange(new URL(`https://127.0.0.1:${port}/v1/chat/completions`), post()).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ModelConnectionError);
+      expect((refused as { cause?: { code?: string } }).cause?.code).toBe('ERR_TLS_CERT_ALTNAME_INVALID');
+      expect(servernames).toHaveLength(2);
+    });
   });
 });

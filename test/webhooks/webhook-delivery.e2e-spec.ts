@@ -1,15 +1,12 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { getCACertificates, setDefaultCACertificates, TLSSocket } from 'node:tls';
 import { Webhook } from 'standardwebhooks';
 import { WebhookSecret } from '../../src/agents/config/webhooks.schema';
 import { KeyedSemaphore } from '../../src/common/concurrency/keyed-semaphore.util';
 import { deliverWebhookAttempt, WebhookAttempt } from '../../src/tasks/webhooks/webhook-delivery.client';
+import { selfSignedCert } from '../support/self-signed-cert';
 
 /**
  * One delivery attempt against real receivers (node:http on 127.0.0.1, hence `allowPrivate: true`
@@ -228,18 +225,3 @@ describe('webhook delivery (one attempt, real receivers)', () => {
     });
   });
 });
-
-/** A certificate for `host` made by openssl (a missing openssl is an error naming it, never a skip). */
-function selfSignedCert(host: string): { key: string; cert: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'ta-webhook-tls-'));
-  try {
-    const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', `/CN=${host}`];
-    const made = spawnSync('openssl', [...args, '-addext', `subjectAltName=DNS:${host}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], {
-      encoding: 'utf8',
-    });
-    if (made.status !== 0) throw new Error(`openssl could not make a test certificate (install the openssl package): ${made.error?.message ?? made.stderr}`);
-    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}

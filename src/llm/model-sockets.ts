@@ -1,0 +1,168 @@
+import { isIP, Socket, connect as netConnect } from 'node:net';
+import { connect as tlsConnect, TLSSocket } from 'node:tls';
+
+/** The bounds of one origin's kept-alive sockets. */
+export interface SocketLimits {
+  /** Sockets open at once (in use and idle); calls beyond wait for one, first come first served. */
+  max: number;
+  /** Idle sockets kept; one released beyond this is closed. */
+  maxIdle: number;
+  /** An idle socket is closed after this long (ms). */
+  idleMs: number;
+}
+
+/** A call's claim on a socket: `cancel` gives up the wait (a timeout, an abort) or, once given, does nothing. */
+export interface SocketClaim {
+  cancel(): void;
+}
+
+/** What an idle socket listens to: its peer closing it, an error, or bytes nobody asked for. */
+interface IdleWatch {
+  drop: () => void;
+}
+
+/**
+ * The kept-alive connections to one model origin (scheme, host, port): plain TCP or TLS with the
+ * host's name for SNI and certificate checks, HTTP/1.1 only. The most recently released idle
+ * socket is handed out first (the likeliest to be warm and open); an idle one its peer closes,
+ * that errs or that receives anything is dropped; one idle for `idleMs` is closed. At most `max`
+ * sockets exist at once; calls beyond wait in order. The model client's own, in place of Node's
+ * http Agent (issue 27): see http-exchange.ts.
+ */
+export class OriginSockets {
+  private readonly idle: Socket[] = [];
+  private readonly watches = new WeakMap<Socket, IdleWatch>();
+  private readonly waiting: Array<(socket: Socket) => void> = [];
+  /** Sockets open or opening, idle ones included. */
+  private open = 0;
+  private readonly host: string;
+  private readonly port: number;
+  private readonly tls: boolean;
+  /** The last TLS session the origin gave, offered when the next socket connects (a shorter handshake). */
+  private session?: Buffer;
+
+  constructor(
+    url: URL,
+    private readonly limits: SocketLimits,
+  ) {
+    this.tls = url.protocol === 'https:';
+    // An IPv6 literal comes bracketed in a URL, not in a connect call.
+    this.host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    this.port = Number(url.port || (this.tls ? 443 : 80));
+  }
+
+  /** Sockets open now (in use or idle), and idle. */
+  counts(): { open: number; idle: number; waiting: number } {
+    return { open: this.open, idle: this.idle.length, waiting: this.waiting.length };
+  }
+
+  /**
+   * Hands `use` a socket: an idle one at once, else a new one when under `max` (connecting: its
+   * writes wait for the connection, and its failure comes as its `error`), else the next one freed.
+   */
+  claim(use: (socket: Socket) => void): SocketClaim {
+    for (let socket = this.idle.pop(); socket; socket = this.idle.pop()) {
+      this.unwatch(socket);
+      if (!socket.destroyed && socket.writable) {
+        use(socket);
+        return NO_CLAIM;
+      }
+      this.open--;
+    }
+    if (this.open < this.limits.max) {
+      this.open++;
+      use(this.connect());
+      return NO_CLAIM;
+    }
+    this.waiting.push(use);
+    return {
+      cancel: () => {
+        const at = this.waiting.indexOf(use);
+        if (at >= 0) this.waiting.splice(at, 1);
+      },
+    };
+  }
+
+  /**
+   * A call is done with `socket`: kept for the next call when `reusable` (its answer read whole, the
+   * server keeping it open), else destroyed. Either way a waiting call gets a socket.
+   */
+  release(socket: Socket, reusable: boolean): void {
+    if (reusable && !socket.destroyed && socket.writable) {
+      const next = this.waiting.shift();
+      if (next) return next(socket);
+      if (this.idle.length < this.limits.maxIdle) {
+        this.watch(socket);
+        this.idle.push(socket);
+        return;
+      }
+    }
+    socket.destroy();
+    this.open--;
+    const next = this.waiting.shift();
+    if (next) {
+      this.open++;
+      next(this.connect());
+    }
+  }
+
+  /** Closes every idle socket (shutdown, tests). */
+  closeIdle(): void {
+    for (const socket of this.idle.splice(0)) {
+      this.unwatch(socket);
+      socket.destroy();
+      this.open--;
+    }
+  }
+
+  private connect(): Socket {
+    let socket: Socket;
+    if (this.tls) {
+      const tls = tlsConnect({
+        host: this.host,
+        port: this.port,
+        servername: isIP(this.host) ? undefined : this.host,
+        ALPNProtocols: ['http/1.1'],
+        session: this.session,
+      });
+      tls.on('session', (session: Buffer) => (this.session = session));
+      socket = tls satisfies TLSSocket;
+    } else socket = netConnect({ host: this.host, port: this.port });
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 1000);
+    return socket;
+  }
+
+  private watch(socket: Socket): void {
+    const drop = () => {
+      this.unwatch(socket);
+      const at = this.idle.indexOf(socket);
+      if (at >= 0) {
+        this.idle.splice(at, 1);
+        this.open--;
+      }
+      socket.destroy();
+    };
+    this.watches.set(socket, { drop });
+    socket.on('close', drop);
+    socket.on('error', drop);
+    socket.on('data', drop);
+    socket.on('end', drop);
+    socket.on('timeout', drop);
+    socket.setTimeout(this.limits.idleMs);
+  }
+
+  private unwatch(socket: Socket): void {
+    const watch = this.watches.get(socket);
+    if (!watch) return;
+    this.watches.delete(socket);
+    socket.setTimeout(0);
+    socket.off('close', watch.drop);
+    socket.off('error', watch.drop);
+    socket.off('data', watch.drop);
+    socket.off('end', watch.drop);
+    socket.off('timeout', watch.drop);
+  }
+}
+
+const NO_CLAIM: SocketClaim = { cancel: () => undefined };
