@@ -18,7 +18,7 @@ export interface SocketClaim {
 
 /** What an idle socket listens to: its peer closing it, an error, or bytes nobody asked for. */
 interface IdleWatch {
-  drop: () => void;
+  gone: () => void;
 }
 
 /**
@@ -97,7 +97,7 @@ export class OriginSockets {
         return;
       }
     }
-    socket.destroy();
+    drop(socket);
     this.open--;
     const next = this.waiting.shift();
     if (next) {
@@ -110,7 +110,7 @@ export class OriginSockets {
   closeIdle(): void {
     for (const socket of this.idle.splice(0)) {
       this.unwatch(socket);
-      socket.destroy();
+      drop(socket);
       this.open--;
     }
   }
@@ -134,35 +134,49 @@ export class OriginSockets {
   }
 
   private watch(socket: Socket): void {
-    const drop = () => {
+    const gone = () => {
       this.unwatch(socket);
       const at = this.idle.indexOf(socket);
       if (at >= 0) {
         this.idle.splice(at, 1);
         this.open--;
       }
-      socket.destroy();
+      drop(socket);
     };
-    this.watches.set(socket, { drop });
-    socket.on('close', drop);
-    socket.on('error', drop);
-    socket.on('data', drop);
-    socket.on('end', drop);
-    socket.on('timeout', drop);
+    this.watches.set(socket, { gone });
+    socket.on('close', gone);
+    socket.on('error', gone);
+    socket.on('data', gone);
+    socket.on('end', gone);
+    socket.on('timeout', gone);
     socket.setTimeout(this.limits.idleMs);
+    // An idle socket does not keep the process alive (as Node's own Agent: a CLI run, a test).
+    socket.unref();
   }
 
   private unwatch(socket: Socket): void {
     const watch = this.watches.get(socket);
     if (!watch) return;
     this.watches.delete(socket);
+    socket.ref();
     socket.setTimeout(0);
-    socket.off('close', watch.drop);
-    socket.off('error', watch.drop);
-    socket.off('data', watch.drop);
-    socket.off('end', watch.drop);
-    socket.off('timeout', watch.drop);
+    socket.off('close', watch.gone);
+    socket.off('error', watch.gone);
+    socket.off('data', watch.gone);
+    socket.off('end', watch.gone);
+    socket.off('timeout', watch.gone);
   }
 }
 
 const NO_CLAIM: SocketClaim = { cancel: () => undefined };
+
+function ignore(): void {}
+
+/**
+ * Destroys a socket nobody listens to any more: an error it had already queued (a reset in the
+ * same tick) must not reach an emitter with no `error` listener, which would end the process.
+ */
+function drop(socket: Socket): void {
+  socket.on('error', ignore);
+  socket.destroy();
+}

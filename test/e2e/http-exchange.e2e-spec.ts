@@ -7,12 +7,15 @@
  * cases are here too: chunked and read-to-the-end answers, Connection: close, interim answers, a
  * socket the server closed while idle, malformed answers, header injection, TLS, the socket bound.
  */
+import { spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { AddressInfo, createServer as createTcpServer, Socket } from 'node:net';
 import { getCACertificates, setDefaultCACertificates, TLSSocket } from 'node:tls';
 import { exchange, ExchangeOptions, ModelCallAbortedError, ModelConnectionError, ModelTimeoutError, openEventStream } from '../../src/llm/http-exchange';
 import { OriginSockets } from '../../src/llm/model-sockets';
+import { ensureBuilt } from '../support/built-cli';
 import { selfSignedCert } from '../support/self-signed-cert';
 
 describe('model transport (http-exchange)', () => {
@@ -362,6 +365,21 @@ describe('model transport (http-exchange)', () => {
     expect(got[0]!.destroyed).toBe(true);
     expect(pool.counts()).toEqual({ open: 0, idle: 0, waiting: 0 });
   });
+
+  it('an idle kept-alive socket does not keep a process alive (a CLI run ends once its calls have)', async () => {
+    handler = (_req, res) => res.end('{"ok":true}');
+    ensureBuilt();
+    const module = join(resolve(__dirname, '../..'), 'dist', 'llm', 'http-exchange.js');
+    const script = `require(${JSON.stringify(module)}).exchange(new URL(${JSON.stringify(`${base}/cli`)}), { method: 'POST', headers: {}, body: '{}', timeoutMs: 5000 }).then((r) => console.log(r.status))`;
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const started = Date.now();
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect([code, out.trim()]).toEqual([0, '200']);
+    // Well before the 30 s an idle socket is kept (and the server's own 5 s keep-alive).
+    expect(Date.now() - started).toBeLessThan(4_000);
+  }, 120_000);
 
   describe('over HTTPS', () => {
     const trusted = getCACertificates('default');
