@@ -84,28 +84,20 @@ export class Http1ResponseParser {
         case State.Trailers:
           at = this.readHead(chunk, at);
           break;
-        case State.Length: {
-          const n = Math.min(this.remaining, chunk.length - at);
-          this.remaining -= n;
-          this.sink.body(at === 0 && n === chunk.length ? chunk : chunk.subarray(at, at + n));
-          at += n;
+        case State.Length:
+          at += this.take(chunk, at);
           if (this.remaining === 0) this.finish();
           break;
-        }
         case State.ChunkLine:
           at = this.readChunkLine(chunk, at);
           break;
-        case State.ChunkData: {
-          const n = Math.min(this.remaining, chunk.length - at);
-          this.remaining -= n;
-          this.sink.body(at === 0 && n === chunk.length ? chunk : chunk.subarray(at, at + n));
-          at += n;
+        case State.ChunkData:
+          at += this.take(chunk, at);
           if (this.remaining === 0) {
             this.state = State.ChunkEnd;
             this.remaining = 2;
           }
           break;
-        }
         case State.ChunkEnd:
           // The CRLF after a chunk's data, possibly split across reads.
           if (chunk[at] !== CRLF[2 - this.remaining]) throw new Http1ParseError('a chunk did not end with CRLF');
@@ -130,6 +122,14 @@ export class Http1ResponseParser {
   end(): boolean {
     if (this.state === State.UntilClose) this.finish();
     return this.state === State.Done;
+  }
+
+  /** Hands the sink the body's bytes from `at`, at most `remaining` of them; returns how many. */
+  private take(chunk: Buffer, at: number): number {
+    const n = Math.min(this.remaining, chunk.length - at);
+    this.remaining -= n;
+    this.sink.body(at === 0 && n === chunk.length ? chunk : chunk.subarray(at, at + n));
+    return n;
   }
 
   private finish(): void {
