@@ -5,7 +5,7 @@ const UNDICI_EXPORTS = ['WebSocket', 'CloseEvent', 'MessageEvent'] as const;
  * Runs `load` (the app's modules) without node:http's three undici getters. NestJS is ESM and
  * imports 'http'; Node then builds that module's ES facade by reading every export once, and those
  * getters load and run the whole of undici (measured: ~100 ms of a boot, and the memory it holds)
- * although nothing in the server uses them: the app's own HTTP calls go through node:http
+ * although nothing in the server uses them: the model calls go over the server's own sockets
  * (src/llm/http-exchange.ts), and undici loads on the first use of `fetch` and the like as before.
  *
  * The getters are back once `load` returns: `require('node:http').WebSocket` and the default
