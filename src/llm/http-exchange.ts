@@ -261,6 +261,20 @@ class Call {
   }
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/** An answer as the caller gets it: its headers still made only if read (ResponseHead.headers). */
+function answerOf(head: ResponseHead, body: Buffer, events?: AsyncGenerator<string[], void, undefined>): StreamExchange {
+  return {
+    status: head.status,
+    get headers() {
+      return head.headers;
+    },
+    body,
+    events,
+  };
+}
+
 /** Reads an answer whole (at most MAX_MODEL_ANSWER_BYTES) into an exchange. */
 function readWhole(resolve: (answer: HttpExchange) => void): AnswerSink {
   const chunks: Buffer[] = [];
@@ -277,7 +291,7 @@ function readWhole(resolve: (answer: HttpExchange) => void): AnswerSink {
       if (size > MAX_MODEL_ANSWER_BYTES) return call.fail(new ModelConnectionError(`The answer exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`));
       chunks.push(chunk);
     },
-    end: () => resolve({ status: head.status, headers: head.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }),
+    end: () => resolve(answerOf(head, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))),
   };
 }
 
@@ -332,7 +346,7 @@ export function openEventStream(url: URL, options: ExchangeOptions): Promise<Str
           // From here a failure of the call is the reader's to hear (the promise is settled).
           call.onFailure = streamed.failed;
           streamed.call = call;
-          resolve({ status: head.status, headers: head.headers, body: Buffer.alloc(0), events: streamed.batches(call) });
+          resolve(answerOf(head, EMPTY, streamed.batches(call)));
         },
         body: (chunk) => sink!.body(chunk),
         end: () => sink!.end(),

@@ -37,11 +37,14 @@ describe('Http1ResponseParser', () => {
     for (const step of [0, 1, 2, 3, 5, 7, 13]) {
       const r = read(CHUNKED, step);
       expect(r.heads).toHaveLength(1);
-      expect(r.heads[0]).toEqual({
+      const { status, keepAlive, headers } = r.heads[0]!;
+      expect({ status, keepAlive, headers }).toEqual({
         status: 200,
         keepAlive: true,
         headers: { 'content-type': 'text/event-stream', 'transfer-encoding': 'chunked', 'set-cookie': ['a=1', 'b=2'], 'x-twice': '1, 2' },
       });
+      // Made once, on first use.
+      expect(r.heads[0]!.headers).toBe(headers);
       expect(r.body).toBe('data: 1\n\ndata: 22\n');
       expect(r.ended).toBe(1);
       expect(r.parser.reusable).toBe(true);

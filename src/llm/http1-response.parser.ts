@@ -3,7 +3,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 /** The head of a model's answer: its status, headers (names lower-cased) and whether the connection may serve another call. */
 export interface ResponseHead {
   status: number;
-  headers: IncomingHttpHeaders;
+  /** Made from the header lines when first read (a 2xx answer's seldom are). */
+  readonly headers: IncomingHttpHeaders;
   /** HTTP/1.1 without `Connection: close` (1.0 only with `Connection: keep-alive`), and a body whose end is known. */
   keepAlive: boolean;
 }
@@ -167,29 +168,31 @@ export class Http1ResponseParser {
     const status = STATUS_LINE.exec(lines[0]!);
     if (!status) throw new Http1ParseError(`not an HTTP/1.x status line: ${JSON.stringify(lines[0]!.slice(0, 64))}`);
     const code = Number(status[2]);
-    const headers: IncomingHttpHeaders = {};
+    // Every line is checked now; of the values only the three that frame the body are read here,
+    // the headers object is built when something asks for it (a 2xx answer's seldom is).
+    let connection: string | undefined;
+    let te: string | undefined;
+    let length: string | undefined;
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
       const colon = line.indexOf(':');
-      const name = colon > 0 ? line.slice(0, colon) : '';
-      if (!TOKEN.test(name)) throw new Http1ParseError(`a malformed header line: ${JSON.stringify(line.slice(0, 64))}`);
-      const key = name.toLowerCase();
+      if (colon <= 0 || !TOKEN.test(line.slice(0, colon))) throw new Http1ParseError(`a malformed header line: ${JSON.stringify(line.slice(0, 64))}`);
+      if (colon !== 10 && colon !== 14 && colon !== 17) continue;
+      const key = line.slice(0, colon).toLowerCase();
       const value = line.slice(colon + 1).trim();
-      const held = headers[key];
-      if (key === 'set-cookie') headers[key] = [...((held as string[] | undefined) ?? []), value];
-      else headers[key] = held === undefined ? value : `${held as string}, ${value}`;
+      if (key === 'connection') connection = connection === undefined ? value : `${connection}, ${value}`;
+      else if (key === 'content-length') length = length === undefined ? value : `${length}, ${value}`;
+      else if (key === 'transfer-encoding') te = te === undefined ? value : `${te}, ${value}`;
     }
     // An interim answer (100 Continue, 103 Early Hints): the real one follows.
     if (code >= 100 && code < 200) {
       if (code === 101) throw new Http1ParseError('the server switched protocols');
       return;
     }
-    const connection = ((headers.connection as string | undefined) ?? '').toLowerCase();
-    this.keepAlive = status[1] === '1' ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection);
-    const te = headers['transfer-encoding'] as string | undefined;
-    const length = headers['content-length'] as string | undefined;
+    const said = (connection ?? '').toLowerCase();
+    this.keepAlive = status[1] === '1' ? !/\bclose\b/.test(said) : /\bkeep-alive\b/.test(said);
     if (code === 204 || code === 304) {
-      this.sink.head({ status: code, headers, keepAlive: this.keepAlive });
+      this.sink.head(new ParsedHead(code, this.keepAlive, lines));
       this.finish();
       return;
     }
@@ -210,7 +213,7 @@ export class Http1ResponseParser {
       this.keepAlive = false;
       this.state = State.UntilClose;
     }
-    this.sink.head({ status: code, headers, keepAlive: this.keepAlive });
+    this.sink.head(new ParsedHead(code, this.keepAlive, lines));
     if (this.state === State.Length && this.remaining === 0) this.finish();
   }
 
@@ -233,4 +236,33 @@ export class Http1ResponseParser {
     this.state = this.remaining === 0 ? State.Trailers : State.ChunkData;
     return at + end + 2 - before;
   }
+}
+
+/** A head as read: the header lines become Node's headers object (names lower-cased, repeats joined, cookies listed) on first use. */
+class ParsedHead implements ResponseHead {
+  private made?: IncomingHttpHeaders;
+
+  constructor(
+    readonly status: number,
+    readonly keepAlive: boolean,
+    private readonly lines: string[],
+  ) {}
+
+  get headers(): IncomingHttpHeaders {
+    return (this.made ??= headersOf(this.lines));
+  }
+}
+
+function headersOf(lines: string[]): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = {};
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i]!;
+    const colon = line.indexOf(':');
+    const key = line.slice(0, colon).toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    const held = headers[key];
+    if (key === 'set-cookie') headers[key] = [...((held as string[] | undefined) ?? []), value];
+    else headers[key] = held === undefined ? value : `${held as string}, ${value}`;
+  }
+  return headers;
 }
