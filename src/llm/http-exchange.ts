@@ -22,7 +22,7 @@ export const MAX_MODEL_ANSWER_BYTES = 64 * 1024 * 1024;
 /** Idle kept-alive sockets kept per origin (more are closed as calls release them). */
 const IDLE_SOCKETS_PER_ORIGIN = 64;
 
-/** Each model origin's kept-alive sockets (model-sockets.ts), made on its first call. */
+/** Each model origin's kept-alive sockets (model-sockets.ts), made on its first call: one per origin the configuration names. */
 const origins = new Map<string, OriginSockets>();
 
 function socketsOf(url: URL): OriginSockets {
