@@ -44,20 +44,33 @@ const preambles = new WeakMap<URL, string>();
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
-/** The request's head: request line, Host, the call's headers, its length, keep-alive. */
-function requestHead(url: URL, method: string, headers: Record<string, string>, length: number): string {
-  let preamble = preambles.get(url);
-  if (preamble === undefined) preambles.set(url, (preamble = ` ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n`));
-  let head = method + preamble;
+/**
+ * Each frozen headers object's lines, checked and written once: the provider's headers for a model
+ * never change (llm-provider.ts freezes them). Any other object is checked on every call.
+ */
+const headerBlocks = new WeakMap<Record<string, string>, string>();
+
+/** The call's header lines; ours (length, connection, host) are left out, written by requestHead. */
+function headerBlock(headers: Record<string, string>): string {
+  let block = headerBlocks.get(headers);
+  if (block !== undefined) return block;
+  block = '';
   for (const name in headers) {
     const value = headers[name]!;
     if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) throw new TypeError(`Invalid character in header ${JSON.stringify(name)}`);
     const lower = name.toLowerCase();
-    // Ours: the length is the body's, the connection kept alive, the host the URL's.
     if (lower === 'content-length' || lower === 'connection' || lower === 'host' || lower === 'transfer-encoding') continue;
-    head += `${name}: ${value}\r\n`;
+    block += `${name}: ${value}\r\n`;
   }
-  return `${head}Content-Length: ${length}\r\nConnection: keep-alive\r\n\r\n`;
+  if (Object.isFrozen(headers)) headerBlocks.set(headers, block);
+  return block;
+}
+
+/** The request's head: request line, Host, the call's headers, its length, keep-alive. */
+function requestHead(url: URL, method: string, headers: Record<string, string>, length: number): string {
+  let preamble = preambles.get(url);
+  if (preamble === undefined) preambles.set(url, (preamble = ` ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n`));
+  return `${method}${preamble}${headerBlock(headers)}Content-Length: ${length}\r\nConnection: keep-alive\r\n\r\n`;
 }
 
 export interface HttpExchange {

@@ -77,6 +77,8 @@ export class LlmProvider {
       if (apiKey) headers.authorization = `Bearer ${apiKey}`;
       endpoint = { url: new URL(`${this.baseUrl()}/chat/completions`), headers };
     }
+    // Frozen: the model client writes a frozen headers object's lines once (http-exchange.ts).
+    Object.freeze(headers);
     this.endpoints.set(model, endpoint);
     return endpoint;
   }

@@ -297,6 +297,23 @@ describe('model transport (http-exchange)', () => {
     expect(reached).toBe(1);
   });
 
+  it('sends a headers object as it is at each call (one changed between calls sends its new value; a frozen one its own)', async () => {
+    const seen: (string | undefined)[] = [];
+    handler = (req, res) => {
+      seen.push(req.headers['x-key']);
+      res.end('{}');
+    };
+    const url = new URL(`${base}/headers`);
+    const mutable: Record<string, string> = { 'x-key': 'one' };
+    await exchange(url, post({ headers: mutable }));
+    mutable['x-key'] = 'two';
+    await exchange(url, post({ headers: mutable }));
+    const frozen = Object.freeze({ 'x-key': 'three' });
+    await exchange(url, post({ headers: frozen }));
+    await exchange(url, post({ headers: frozen }));
+    expect(seen).toEqual(['one', 'two', 'three', 'three']);
+  });
+
   it('fails an answer that is not HTTP, or is cut before its head ends, with a connection error', async () => {
     for (const [answer, message] of [
       ['SSH-2.0-OpenSSH_9.6\r\n\r\n', /^The answer was not valid HTTP: not an HTTP\/1\.x status line/],
