@@ -300,7 +300,7 @@ describe('model transport (http-exchange)', () => {
   it('sends a headers object as it is at each call (one changed between calls sends its new value; a frozen one its own)', async () => {
     const seen: (string | undefined)[] = [];
     handler = (req, res) => {
-      seen.push(req.headers['x-key']);
+      seen.push(req.headers['x-key'] as string | undefined);
       res.end('{}');
     };
     const url = new URL(`${base}/headers`);
