@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
-import { Http1ParseError, Http1ResponseParser, ResponseHead } from './http1-response.parser';
+import { HTTP_TOKEN, Http1ParseError, Http1ResponseParser, ResponseHead } from './http1-response.parser';
 import { OriginSockets } from './model-sockets';
 import { SseDataParser, SseEventTooLongError } from './sse-data.parser';
 
@@ -40,8 +40,7 @@ function socketsOf(url: URL): OriginSockets {
  */
 const preambles = new WeakMap<URL, string>();
 
-/** Header names and values as Node's own client accepts them: no CR, LF or NUL (no header injection). */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** Header values as Node's own client accepts them (names: HTTP_TOKEN): no CR, LF or NUL (no header injection). */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
@@ -57,7 +56,7 @@ function headerBlock(headers: Record<string, string>): string {
   block = '';
   for (const name in headers) {
     const value = headers[name]!;
-    if (!HEADER_NAME.test(name) || !HEADER_VALUE.test(value)) throw new TypeError(`Invalid character in header ${JSON.stringify(name)}`);
+    if (!HTTP_TOKEN.test(name) || !HEADER_VALUE.test(value)) throw new TypeError(`Invalid character in header ${JSON.stringify(name)}`);
     const lower = name.toLowerCase();
     if (lower === 'content-length' || lower === 'connection' || lower === 'host' || lower === 'transfer-encoding') continue;
     block += `${name}: ${value}\r\n`;
@@ -94,6 +93,8 @@ export class ModelCallAbortedError extends Error {
   override readonly name = 'ModelCallAbortedError';
 }
 
+const abortedBy = (signal: AbortSignal) => new ModelCallAbortedError('The call was aborted', { cause: signal.reason });
+
 export interface ExchangeOptions {
   method: string;
   headers: Record<string, string>;
@@ -127,6 +128,7 @@ class Call {
   private failure?: Error;
   private settled = false;
   private released = false;
+  private readonly sockets: OriginSockets;
   private readonly parser: Http1ResponseParser;
   private readonly claim;
   private readonly onAbort?: () => void;
@@ -134,23 +136,31 @@ class Call {
   onFailure: (err: Error) => void;
 
   constructor(
-    private readonly sockets: OriginSockets,
-    private readonly url: URL,
+    sockets: OriginSockets,
+    url: URL,
     private readonly options: ExchangeOptions,
     silence: boolean,
     private readonly sink: AnswerSink,
     reject: (err: Error) => void,
   ) {
+    const { signal, body } = options;
+    // Thrown here, the caller's promise rejects with nothing sent and no socket taken.
+    if (signal?.aborted) throw abortedBy(signal);
+    const parts =
+      body === undefined ? [] : Array.isArray(body) ? (body as readonly Buffer[]) : [typeof body === 'string' ? Buffer.from(body) : (body as Buffer)];
+    let length = 0;
+    for (const part of parts) length += part.length;
+    const head = requestHead(url, options.method, options.headers, length);
+    this.sockets = sockets;
     this.onFailure = reject;
     const timedOut = silence ? `Nothing came for ${options.timeoutMs} ms` : `No answer within ${options.timeoutMs} ms`;
     this.timer = setTimeout(() => this.fail(new ModelTimeoutError(timedOut)), options.timeoutMs);
-    const { signal } = options;
     if (signal) {
-      this.onAbort = () => this.fail(new ModelCallAbortedError('The call was aborted', { cause: signal.reason }));
+      this.onAbort = () => this.fail(abortedBy(signal));
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
-    this.parser = new Http1ResponseParser({ head: (head) => sink.head(this, head), body: (chunk) => sink.body(chunk), end: () => this.answered() });
-    this.claim = sockets.claim((socket) => this.send(socket));
+    this.parser = new Http1ResponseParser({ head: (h) => sink.head(this, h), body: (chunk) => sink.body(chunk), end: () => this.answered() });
+    this.claim = sockets.claim((socket) => this.send(socket, head, parts));
   }
 
   /** Ends the call with `err` (the first failure wins): the socket is destroyed. */
@@ -201,28 +211,13 @@ class Call {
     this.release(false);
   }
 
-  private send(socket: Socket): void {
+  private send(socket: Socket, head: string, parts: readonly Buffer[]): void {
     this.socket = socket;
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', this.onError);
     socket.on('close', this.onClose);
     socket.resume();
-    const { body } = this.options;
-    const parts =
-      body === undefined ? [] : Array.isArray(body) ? (body as readonly Buffer[]) : [typeof body === 'string' ? Buffer.from(body) : (body as Buffer)];
-    let length = 0;
-    for (const part of parts) length += part.length;
-    let head: string;
-    try {
-      head = requestHead(this.url, this.options.method, this.options.headers, length);
-    } catch (err) {
-      this.failure = err as Error;
-      this.settle();
-      this.release(true);
-      this.onFailure(err as Error);
-      return;
-    }
     // One system call: the head and every part of the body (net.Socket joins corked writes in one writev).
     socket.cork();
     socket.write(head, 'latin1');
@@ -239,16 +234,19 @@ class Call {
   };
 
   private readonly onEnd = (): void => {
-    if (!this.parser.end())
-      this.fail(this.failureOf(new Error(this.parser.started ? 'The connection closed before the answer was complete' : 'socket hang up')));
+    if (!this.parser.end()) this.cutShort();
   };
 
   private readonly onError = (err: Error): void => this.fail(this.failureOf(err));
 
   private readonly onClose = (): void => {
-    if (!this.parser.done)
-      this.fail(this.failureOf(new Error(this.parser.started ? 'The connection closed before the answer was complete' : 'socket hang up')));
+    if (!this.parser.done) this.cutShort();
   };
+
+  /** The connection ended before the whole answer: before its head came (as Node's client says it), or after. */
+  private cutShort(): void {
+    this.fail(this.failureOf(new Error(this.parser.started ? 'The connection closed before the answer was complete' : 'socket hang up')));
+  }
 
   private answered(): void {
     if (this.failure) return;
@@ -314,10 +312,7 @@ function readWhole(resolve: (answer: HttpExchange) => void): AnswerSink {
  * so the provider sees the call dropped); an HTTP error status is an answer, not a rejection.
  */
 export function exchange(url: URL, options: ExchangeOptions): Promise<HttpExchange> {
-  return new Promise((resolve, reject) => {
-    if (options.signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: options.signal.reason }));
-    new Call(socketsOf(url), url, options, false, readWhole(resolve), reject);
-  });
+  return new Promise((resolve, reject) => void new Call(socketsOf(url), url, options, false, readWhole(resolve), reject));
 }
 
 /** A model's answer to a streamed call: a 2xx with its events to read, or an error answer read whole. */
@@ -341,8 +336,7 @@ export interface StreamExchange extends HttpExchange {
  */
 export function openEventStream(url: URL, options: ExchangeOptions): Promise<StreamExchange> {
   return new Promise((resolve, reject) => {
-    if (options.signal?.aborted) return reject(new ModelCallAbortedError('The call was aborted', { cause: options.signal.reason }));
-    let sink: AnswerSink | undefined;
+    let sink: Pick<AnswerSink, 'body' | 'end'> | undefined;
     const streamed = new EventReader();
     new Call(
       socketsOf(url),
@@ -352,14 +346,12 @@ export function openEventStream(url: URL, options: ExchangeOptions): Promise<Str
       {
         head: (call, head) => {
           if (head.status < 200 || head.status >= 300) {
-            sink = readWhole(resolve);
-            return sink.head(call, head);
+            const whole = readWhole(resolve);
+            sink = whole;
+            return whole.head(call, head);
           }
           sink = streamed;
-          // From here a failure of the call is the reader's to hear (the promise is settled).
-          call.onFailure = streamed.failed;
-          streamed.call = call;
-          resolve(answerOf(head, EMPTY, streamed.batches(call)));
+          resolve(answerOf(head, EMPTY, streamed.follow(call)));
         },
         body: (chunk) => sink!.body(chunk),
         end: () => sink!.end(),
@@ -375,7 +367,7 @@ export function openEventStream(url: URL, options: ExchangeOptions): Promise<Str
  * taken, so a slow reader holds back the socket, not memory. After `[DONE]` the rest of the body is
  * still read, so that the socket can serve the next call. (One promise a wait, none per chunk.)
  */
-class EventReader implements AnswerSink {
+class EventReader implements Pick<AnswerSink, 'body' | 'end'> {
   private readonly parser = new SseDataParser();
   private readonly decoder = new StringDecoder('utf8');
   private ready: string[] = [];
@@ -383,9 +375,14 @@ class EventReader implements AnswerSink {
   private ended = false;
   private error?: Error;
   private wake?: () => void;
-  call?: Call;
+  private call?: Call;
 
-  head(): void {}
+  /** The reader's events of `call`: from here a failure of the call is the reader's to hear (the promise is settled). */
+  follow(call: Call): AsyncGenerator<string[], void, undefined> {
+    this.call = call;
+    call.onFailure = this.failed;
+    return this.batches(call);
+  }
 
   body(bytes: Buffer): void {
     const call = this.call!;
@@ -414,7 +411,7 @@ class EventReader implements AnswerSink {
     this.rouse();
   }
 
-  readonly failed = (err: Error): void => {
+  private readonly failed = (err: Error): void => {
     this.error ??= err;
     this.rouse();
   };
@@ -425,7 +422,7 @@ class EventReader implements AnswerSink {
     resolve?.();
   }
 
-  async *batches(call: Call): AsyncGenerator<string[], void, undefined> {
+  private async *batches(call: Call): AsyncGenerator<string[], void, undefined> {
     try {
       for (;;) {
         if (this.ready.length) {

@@ -28,7 +28,8 @@ const MAX_CHUNK_LINE_BYTES = 1024;
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 const CRLF = Buffer.from('\r\n');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A header name as HTTP allows it (RFC 9110 token): what a request may send and an answer may carry. */
+export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const DECIMAL = /^\d+$/;
 const HEX = /^[0-9A-Fa-f]+$/;
 
@@ -176,7 +177,7 @@ export class Http1ResponseParser {
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
       const colon = line.indexOf(':');
-      if (colon <= 0 || !TOKEN.test(line.slice(0, colon))) throw new Http1ParseError(`a malformed header line: ${JSON.stringify(line.slice(0, 64))}`);
+      if (colon <= 0 || !HTTP_TOKEN.test(line.slice(0, colon))) throw new Http1ParseError(`a malformed header line: ${JSON.stringify(line.slice(0, 64))}`);
       if (colon !== 10 && colon !== 14 && colon !== 17) continue;
       const key = line.slice(0, colon).toLowerCase();
       const value = line.slice(colon + 1).trim();

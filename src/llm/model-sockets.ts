@@ -67,6 +67,8 @@ export class OriginSockets {
         use(socket);
         return NO_CLAIM;
       }
+      // Half-closed by its peer before the watch heard it: not for a call, and not left open either.
+      drop(socket);
       this.open--;
     }
     if (this.open < this.limits.max) {
@@ -106,19 +108,10 @@ export class OriginSockets {
     }
   }
 
-  /** Closes every idle socket (shutdown, tests). */
-  closeIdle(): void {
-    for (const socket of this.idle.splice(0)) {
-      this.unwatch(socket);
-      drop(socket);
-      this.open--;
-    }
-  }
-
   private connect(): Socket {
     let socket: Socket;
     if (this.tls) {
-      const tls = tlsConnect({
+      const tls: TLSSocket = tlsConnect({
         host: this.host,
         port: this.port,
         servername: isIP(this.host) ? undefined : this.host,
@@ -126,7 +119,7 @@ export class OriginSockets {
         session: this.session,
       });
       tls.on('session', (session: Buffer) => (this.session = session));
-      socket = tls satisfies TLSSocket;
+      socket = tls;
     } else socket = netConnect({ host: this.host, port: this.port });
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 1000);
