@@ -55,7 +55,7 @@ export async function createStateStore(config: EnvConfig['state'], options: Stat
       const store = new DynamoDbStateStore({ table, endpoint, region, credentials: options.dynamoDbCredentials, archiveIndex });
       if (createTable) {
         try {
-          await createStateTable(store.dynamoDbClient, table);
+          await createStateTable(store.dynamoDbWire, table);
         } catch (err) {
           await store.close();
           throw dynamoDbBootError(err, { table, endpoint, region });

@@ -1,6 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { HEADER_SK } from '../../src/state/backends/dynamodb/dynamodb-keys';
 import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
@@ -8,7 +6,7 @@ import { StateStore } from '../../src/state/state-store';
 import { RequestRecord, TaskRecord } from '../../src/state/state.entities';
 import { isoAt, makeRequest, makeTask } from '../conformance/fixtures';
 import { postgresStores } from '../support/postgres-stores';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 
 /**
  * A deletion step that read the marked header, then lost the race: before it acted, another
@@ -90,26 +88,24 @@ const dynamodb: Backend = (() => {
   return {
     name: 'dynamodb',
     async setup() {
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
-      client.destroy();
+      await createTestStateTable(table);
       pair = [0, 1].map(() => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL })) as [
         DynamoDbStateStore,
         DynamoDbStateStore,
       ];
       for (const store of pair) {
-        store.dynamoDbClient.middlewareStack.add(
-          (next, context) => async (args) => {
-            const result = await next(args);
-            const race = races.get(store);
-            if (race && context.commandName?.startsWith('Get') && isHeaderGet(args.input as { Key?: { sk?: unknown } })) {
-              races.delete(store);
-              await race();
-            }
-            return result;
-          },
-          { step: 'initialize', name: 'taDeletionRaceTestMiddleware' },
-        );
+        // After the store's header read (a GetItem of the header), the armed race runs, then the read returns.
+        const wire = store.dynamoDbWire;
+        const send = wire.send.bind(wire);
+        wire.send = async (command) => {
+          const result = await send(command);
+          const race = races.get(store);
+          if (race && command.operation === 'GetItem' && isHeaderGet(command.input as { Key?: { sk?: unknown } })) {
+            races.delete(store);
+            await race();
+          }
+          return result;
+        };
       }
     },
     stores: () => pair,

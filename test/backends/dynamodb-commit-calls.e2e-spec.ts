@@ -3,11 +3,10 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@a
 import { randomUUID } from 'node:crypto';
 import { dynamoDbCountingProxy, ROUND_TRIPS, StoreCounter } from '../../bench/store-counters';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { HEADER_SK, taskPk } from '../../src/state/backends/dynamodb/dynamodb-keys';
 import { VersionConflictError } from '../../src/state/state.errors';
 import { makeRequest, makeTask } from '../conformance/fixtures';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, uniqueName } from '../support/services';
 
 /**
  * What one commit costs in DynamoDB calls (issue 14), counted by the benchmark's counting proxy in
@@ -38,7 +37,7 @@ async function calls(fn: () => Promise<unknown>): Promise<Record<string, number>
 beforeAll(async () => {
   client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
   doc = DynamoDBDocumentClient.from(client);
-  await createStateTable(client, table);
+  await createTestStateTable(table);
   proxy = await dynamoDbCountingProxy(testDynamoDbEndpoint());
 }, 60_000);
 afterAll(async () => {

@@ -1,12 +1,11 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { HEADER_SK, IDEMPOTENCY_SK, idempotencyPk, requestIndexPk, requestSk, taskPk, tenantPkPrefix } from '../../src/state/backends/dynamodb/dynamodb-keys';
 import { IdempotencyKeyTakenError, StateCorruptError } from '../../src/state/state.errors';
 import { describeStateStoreConformance } from '../conformance/state-store.conformance';
 import { makeRequest, makeTask } from '../conformance/fixtures';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, uniqueName } from '../support/services';
 
 // This file's own table on the run's DynamoDB Local.
 const table = uniqueName('ta-test');
@@ -17,7 +16,7 @@ const newStore = () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEnd
 beforeAll(async () => {
   client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
   doc = DynamoDBDocumentClient.from(client);
-  await createStateTable(client, table);
+  await createTestStateTable(table);
 }, 60_000);
 afterAll(() => client.destroy());
 
@@ -56,7 +55,7 @@ describe('DynamoDbStateStore', () => {
   afterAll(() => store.close());
 
   it('createStateTable is idempotent and enables TTL on `ttl`', async () => {
-    expect(await createStateTable(client, table)).toBe(false);
+    expect(await createTestStateTable(table)).toBe(false);
     const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
     const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: table }));

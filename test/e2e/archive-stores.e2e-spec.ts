@@ -10,7 +10,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Client } from 'pg';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
@@ -29,7 +28,7 @@ import {
 import { FakeOpenAi, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, testRedisUrl, uniqueName, uniqueSchema } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, testRedisUrl, uniqueName, uniqueSchema } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 
 interface Backend {
@@ -51,7 +50,7 @@ const backends: Backend[] = [
     setup: async () => {
       const table = uniqueName('archive-stores');
       const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table).finally(() => client.destroy());
+      await createTestStateTable(table).finally(() => client.destroy());
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL, archiveIndex: true });
     },
   },

@@ -23,7 +23,12 @@ const MODEL_ENV = { TA_BASE_URL: 'http://127.0.0.1:9/v1', TA_API_KEY: 'x' };
 
 /** Packages by the path part that names them in a module file. */
 const OPTIONAL = {
-  dynamodb: '/node_modules/@aws-sdk/client-dynamodb/',
+  /**
+   * Any of the AWS SDK: the DynamoDB store speaks DynamoDB's protocol itself (dynamodb-wire.ts) and
+   * loads the SDK's credential chain only when no credentials are in the environment.
+   */
+  awsSdk: '/node_modules/@aws-sdk/',
+  smithy: '/node_modules/@smithy/',
   redis: '/node_modules/ioredis/',
   otlpTraces: '/node_modules/@opentelemetry/exporter-trace-otlp-http/',
   otlpMetrics: '/node_modules/@opentelemetry/exporter-metrics-otlp-http/',
@@ -178,7 +183,7 @@ describe('boot footprint: optional packages load only when configured', () => {
     ]);
   });
 
-  it('DynamoDB loads the AWS SDK (and not ioredis)', async () => {
+  it('DynamoDB with credentials in the environment loads no AWS SDK (and not ioredis): its table made at boot through the wire', async () => {
     const probe = await bootAndProbe(BENCH_AGENTS, {
       TA_STATE_STORE: 'dynamodb',
       TA_DYNAMODB_ENDPOINT: testDynamoDbEndpoint(),
@@ -188,7 +193,7 @@ describe('boot footprint: optional packages load only when configured', () => {
       AWS_ACCESS_KEY_ID: DYNAMODB_LOCAL.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: DYNAMODB_LOCAL.credentials.secretAccessKey,
     });
-    expect([...probe.loaded]).toEqual(['dynamodb']);
+    expect([...probe.loaded]).toEqual([]);
   });
 });
 

@@ -12,13 +12,21 @@ import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
-import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testPostgresUrl, uniqueName, uniqueSchema } from '../support/services';
+import {
+  createTestStateTable,
+  DYNAMODB_LOCAL,
+  RedisServerHandle,
+  startRedisServer,
+  testDynamoDbEndpoint,
+  testPostgresUrl,
+  uniqueName,
+  uniqueSchema,
+} from '../support/services';
 import { writeOrdersPlugin } from '../support/orders-plugin';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
@@ -46,7 +54,7 @@ const backends: Backend[] = [
     setup: async () => {
       const table = uniqueName('idempotency');
       const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table).finally(() => client.destroy());
+      await createTestStateTable(table).finally(() => client.destroy());
       return { store: () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL }), stop: async () => undefined };
     },
   },

@@ -2,14 +2,12 @@
  * A forged paging cursor is 422 INVALID_CURSOR on every backend, before any store sees it (a forged
  * position used to reach DynamoDB as an invalid ExclusiveStartKey: a 500).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { request } from '../support/http';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { postgresStore } from '../support/postgres-stores';
 import { startTestApp, TestApp } from '../support/test-app';
 
@@ -32,9 +30,7 @@ const backends: { name: string; store: () => Promise<StateStore> }[] = [
     name: 'dynamodb',
     store: async () => {
       const table = uniqueName('cursor');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
-      client.destroy();
+      await createTestStateTable(table);
       return new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
   },

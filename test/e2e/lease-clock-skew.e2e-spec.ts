@@ -6,20 +6,18 @@
  * long expired), and A would wait 30 s for a dead B's lease to lapse; judged by the store's clock,
  * neither happens.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
-import { DYNAMODB_LOCAL, dynamoDbServerEnv, freePort, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, dynamoDbServerEnv, freePort, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Client } from '../support/v3-client';
 import { postgresStores } from '../support/postgres-stores';
@@ -58,9 +56,7 @@ const backends: Backend[] = [
     name: 'dynamodb',
     setup: async () => {
       const table = uniqueName('lease-clock');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
-      client.destroy();
+      await createTestStateTable(table);
       return {
         store: new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL }),
         env: dynamoDbServerEnv(table, testDynamoDbEndpoint()),

@@ -11,13 +11,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { DYNAMODB_CLOCK_SKEW_MS } from '../../src/state/backends/dynamodb/dynamodb-clock';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { REDIS_CLOCK_SKEW_MS, RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { RequestRecord } from '../../src/state/state.entities';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
-import { DYNAMODB_LOCAL, dynamoDbServerEnv, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import {
+  createTestStateTable,
+  DYNAMODB_LOCAL,
+  dynamoDbServerEnv,
+  RedisServerHandle,
+  startRedisServer,
+  testDynamoDbEndpoint,
+  uniqueName,
+} from '../support/services';
 import { writeAgentDir } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
@@ -55,7 +62,7 @@ const BACKENDS: Backend[] = [
       const table = uniqueName('lease-sweep');
       const endpoint = testDynamoDbEndpoint();
       const client = new DynamoDBClient({ endpoint, ...DYNAMODB_LOCAL });
-      await createStateTable(client, table).finally(() => client.destroy());
+      await createTestStateTable(table).finally(() => client.destroy());
       const store = new DynamoDbStateStore({ table, endpoint, ...DYNAMODB_LOCAL });
       const env = dynamoDbServerEnv(table, endpoint);
       return { env, store, stop: () => store.close() };

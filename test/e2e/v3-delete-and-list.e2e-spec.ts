@@ -12,7 +12,6 @@ import { randomUUID } from 'node:crypto';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { StateStoreUnavailableError } from '../../src/state/state.errors';
@@ -20,7 +19,7 @@ import { makeRequest } from '../conformance/fixtures';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { postgresStores } from '../support/postgres-stores';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
@@ -80,7 +79,7 @@ const backends: Backend[] = [
     setup: async () => {
       const table = uniqueName('v3-delete');
       const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
+      await createTestStateTable(table);
       const doc = DynamoDBDocumentClient.from(client);
       return {
         store: new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL }),

@@ -6,16 +6,14 @@
  * again but stay readable (`?include=superseded`); an edit racing a follow-on has exactly one
  * winner; a paused task refuses edits; a fork copies the history and then lives on its own.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { modelInput, text, v3Client } from '../support/v3-client';
@@ -62,9 +60,7 @@ const backends: Backend[] = [
     name: 'dynamodb',
     setup: async () => {
       const table = uniqueName('v3-edit');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
-      client.destroy();
+      await createTestStateTable(table);
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
   },

@@ -12,7 +12,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Redis from 'ioredis';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
@@ -20,7 +19,15 @@ import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.serve
 import { request } from '../support/http';
 import { getSse, openSse, parseSse, SseEvent } from '../support/sse-reader';
 import { postgresStores } from '../support/postgres-stores';
-import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testPostgresUrl, uniqueName } from '../support/services';
+import {
+  createTestStateTable,
+  DYNAMODB_LOCAL,
+  RedisServerHandle,
+  startRedisServer,
+  testDynamoDbEndpoint,
+  testPostgresUrl,
+  uniqueName,
+} from '../support/services';
 import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
@@ -61,7 +68,7 @@ const backends: Backend[] = [
       const table = uniqueName('stall');
       const endpoint = testDynamoDbEndpoint();
       const client = new DynamoDBClient({ endpoint, ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
+      await createTestStateTable(table);
       client.destroy();
       const proxy: TcpProxy = await startTcpProxy(Number(new URL(endpoint).port));
       return {

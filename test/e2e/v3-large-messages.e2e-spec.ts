@@ -7,13 +7,12 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { Client } from 'pg';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { postgresStores } from '../support/postgres-stores';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { modelInput, v3Client } from '../support/v3-client';
 
@@ -50,7 +49,7 @@ describe('v3 large messages and answers on DynamoDB Local', () => {
     llm = await startFakeOpenAi();
     table = uniqueName('large');
     client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-    await createStateTable(client, table);
+    await createTestStateTable(table);
   }, 60_000);
   afterAll(async () => {
     for (const app of apps) await app.close();

@@ -8,16 +8,14 @@
  * one real Redis (and, for the races of every transition, PostgreSQL and DynamoDB Local) where
  * replicas matter; only the model vendor is fake.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Redis from 'ioredis';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { fakeModelEnv } from '../support/fake-model-app';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
-import { DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { postgresStores } from '../support/postgres-stores';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
@@ -352,9 +350,7 @@ describe('v3 lifecycle on DynamoDB Local (two replicas)', () => {
   beforeAll(async () => {
     llm = await startFakeOpenAi();
     const table = uniqueName('lifecycle');
-    const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-    await createStateTable(client, table);
-    client.destroy();
+    await createTestStateTable(table);
     const dir = agentDir();
     const env = fakeModelEnv(llm, { TA_TASK_TTL_SECONDS: '2', TA_TASK_LEASE_MS: '6000' });
     const store = () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });

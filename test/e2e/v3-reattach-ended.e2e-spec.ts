@@ -7,16 +7,14 @@
  * `EventSource`. Never an empty 200 (an `EventSource` would reconnect to it forever), never the
  * outcome twice under two ids. A request that was not streamed has its outcome as its one event.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { openEventSource } from '../support/event-source-client';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { getSse, openSse, parseSse } from '../support/sse-reader';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { text, v3Client } from '../support/v3-client';
@@ -44,9 +42,7 @@ const backends: { name: string; setup: () => Promise<() => StateStore> }[] = [
     name: 'dynamodb',
     setup: async () => {
       const table = uniqueName('ended');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
-      client.destroy();
+      await createTestStateTable(table);
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
   },

@@ -13,7 +13,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
@@ -21,7 +20,15 @@ import { openEventSource } from '../support/event-source-client';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { request } from '../support/http';
 import { openSse, parseSse, SseEvent } from '../support/sse-reader';
-import { DYNAMODB_LOCAL, dynamoDbServerEnv, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import {
+  createTestStateTable,
+  DYNAMODB_LOCAL,
+  dynamoDbServerEnv,
+  RedisServerHandle,
+  startRedisServer,
+  testDynamoDbEndpoint,
+  uniqueName,
+} from '../support/services';
 import { startTcpProxy, TcpProxy } from '../support/tcp-proxy';
 import { startTestApp, TestApp, writeAgentDir } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
@@ -58,7 +65,7 @@ const backends: Backend[] = [
       const table = uniqueName('killed');
       const endpoint = testDynamoDbEndpoint();
       const client = new DynamoDBClient({ endpoint, ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
+      await createTestStateTable(table);
       client.destroy();
       return {
         port: Number(new URL(endpoint).port),

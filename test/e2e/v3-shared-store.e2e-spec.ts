@@ -4,14 +4,12 @@
  * both instances, each either succeeds whole or gets 409, and the stored history is exactly the
  * successful ones in order.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson } from '../support/http';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { v3Agent } from '../support/v3-agents';
 import { v3Client } from '../support/v3-client';
@@ -37,9 +35,7 @@ const backends: Backend[] = [
     name: 'dynamodb',
     setup: async () => {
       const table = uniqueName('v3-shared');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
-      client.destroy();
+      await createTestStateTable(table);
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
   },

@@ -10,15 +10,13 @@
  * - a malformed id is a 422 naming the field.
  * Only the model vendor is fake.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { MemoryStateStore } from '../../src/state/backends/memory/memory.state-store';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { JsonResponse, postJson, request } from '../support/http';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { openSse, parseSse } from '../support/sse-reader';
 import { startTestApp, TestApp } from '../support/test-app';
 import { modelInput, text, v3Client } from '../support/v3-client';
@@ -113,9 +111,7 @@ const backends: Backend[] = [
     name: 'dynamodb',
     stores: async () => {
       const table = uniqueName('v3-task-ids');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
-      client.destroy();
+      await createTestStateTable(table);
       return [0, 1].map(() => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL }));
     },
   },

@@ -5,16 +5,14 @@
  * it got receives every later event of that request exactly once, with the ids and data the
  * original stream had, then the rest live, and the stream closes with the final event.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
 import { StateStore } from '../../src/state/state-store';
 import { openEventSource, ReceivedEvent } from '../support/event-source-client';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { postJson, request } from '../support/http';
 import { getSse, openSse, parseSse, SseEvent } from '../support/sse-reader';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
 import { startTestApp, TestApp } from '../support/test-app';
 import { text } from '../support/v3-client';
 import { postgresStores } from '../support/postgres-stores';
@@ -48,9 +46,7 @@ const backends: { name: string; setup: () => Promise<() => StateStore> }[] = [
     name: 'dynamodb',
     setup: async () => {
       const table = uniqueName('attach');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createStateTable(client, table);
-      client.destroy();
+      await createTestStateTable(table);
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
     },
   },

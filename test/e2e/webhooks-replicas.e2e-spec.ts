@@ -12,13 +12,20 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { postgresStores } from '../support/postgres-stores';
-import { DYNAMODB_LOCAL, dynamoDbServerEnv, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import {
+  createTestStateTable,
+  DYNAMODB_LOCAL,
+  dynamoDbServerEnv,
+  RedisServerHandle,
+  startRedisServer,
+  testDynamoDbEndpoint,
+  uniqueName,
+} from '../support/services';
 import { writeAgentDir } from '../support/test-app';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -49,7 +56,7 @@ const BACKENDS: Backend[] = [
       const table = uniqueName('webhooks');
       const endpoint = testDynamoDbEndpoint();
       const client = new DynamoDBClient({ endpoint, ...DYNAMODB_LOCAL });
-      await createStateTable(client, table).finally(() => client.destroy());
+      await createTestStateTable(table).finally(() => client.destroy());
       const env = dynamoDbServerEnv(table, endpoint);
       return { env, stop: async () => undefined };
     },

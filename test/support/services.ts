@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
+import { createStateTable } from '../../src/state/backends/dynamodb/dynamodb-table';
+import { DynamoDbWire } from '../../src/state/backends/dynamodb/dynamodb-wire';
 
 /**
  * Real servers for tests: Debian's redis-server, Debian's PostgreSQL and DynamoDB Local (the jar the
@@ -16,6 +18,11 @@ import { Client } from 'pg';
 
 /** DynamoDB Local accepts any alphanumeric key; every test uses this one region and key. */
 export const DYNAMODB_LOCAL = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+
+/** Creates the state table `table` on the tests' DynamoDB Local as the server's boot does (its wire, dynamodb-table.ts). */
+export function createTestStateTable(table: string): Promise<boolean> {
+  return createStateTable(new DynamoDbWire({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL }), table);
+}
 
 /** The environment of a server process on DynamoDB Local: the state in `table` at `endpoint`, with DYNAMODB_LOCAL's region and credentials. */
 export function dynamoDbServerEnv(table: string, endpoint: string): Record<string, string> {

@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchGetCommandOutput, DeleteCommand, QueryCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DeleteCommand, isConditionFailure, QueryCommand, TransactItem, WireInput, WireOutput } from './dynamodb-wire';
 import { ArchiveEntry, Page } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { IndexEntry, pageLiveEntries } from '../live-page.util';
@@ -31,7 +30,7 @@ async function readArchiveEntries(
   if (from !== undefined && from > upTo) return { entries: [], more: false };
   const pages = await Promise.all(
     Array.from({ length: ARCHIVE_SHARDS }, (_, shard) =>
-      ctx.doc.send(
+      ctx.wire.send(
         new QueryCommand({
           TableName: ctx.table,
           KeyConditionExpression: from === undefined ? 'pk = :pk AND sk <= :to' : 'pk = :pk AND sk BETWEEN :from AND :to',
@@ -108,7 +107,7 @@ async function readArchiveKeys(ctx: DynamoDbContext, entries: { tenantId: string
     let keys: Record<string, unknown>[] | undefined = pks.slice(i, i + 100).map((pk) => ({ pk, sk: HEADER_SK }));
     // Unprocessed keys (throttling) are asked again, a bounded number of times.
     for (let attempt = 0; keys?.length && attempt < 5; attempt++) {
-      const result: BatchGetCommandOutput = await ctx.doc.send(
+      const result: WireOutput = await ctx.wire.send(
         new BatchGetCommand({ RequestItems: { [ctx.table]: { Keys: keys, ProjectionExpression: 'pk, archiveSk', ConsistentRead: true } } }),
       );
       for (const item of result.Responses?.[ctx.table] ?? []) if (typeof item.archiveSk === 'string') out.set(String(item.pk), item.archiveSk);
@@ -119,16 +118,12 @@ async function readArchiveKeys(ctx: DynamoDbContext, entries: { tenantId: string
 }
 
 /** A delete under a condition; false when the condition failed (or the item is not there). */
-async function conditionalDelete(
-  ctx: DynamoDbContext,
-  key: Record<string, unknown>,
-  condition: Omit<ConstructorParameters<typeof DeleteCommand>[0], 'TableName' | 'Key'>,
-): Promise<boolean> {
+async function conditionalDelete(ctx: DynamoDbContext, key: Record<string, unknown>, condition: WireInput): Promise<boolean> {
   try {
-    await ctx.doc.send(new DeleteCommand({ TableName: ctx.table, Key: key, ...condition }));
+    await ctx.wire.send(new DeleteCommand({ TableName: ctx.table, Key: key, ...condition }));
     return true;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
+    if (isConditionFailure(err)) return false;
     throw err;
   }
 }
@@ -153,7 +148,7 @@ export function archiveIndexWrites(
   const { taskId } = stored;
   const pk = archivePk(leaseShard(tenantId, taskId));
   const sk = archiveSk(at, tenantId, taskId);
-  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
+  const items: TransactItem[] = [];
   if (current?.archiveSk !== undefined && current.archiveSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.archiveSk } } });
   const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };
   const entry = { pk, sk, tenantId, taskId, version: stored.version, changedAt: at, inc, ...expiry };

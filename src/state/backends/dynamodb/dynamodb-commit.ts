@@ -1,6 +1,5 @@
-import { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { PutCommand, TransactWriteCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from './dynamodb-json';
+import { DynamoDbServiceError, PutCommand, TransactItem, TransactWriteCommand } from './dynamodb-wire';
 import { newUuid } from '../../../common/ids/uuid.util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskWrite } from '../../state-store';
@@ -66,7 +65,7 @@ export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: 
   const ttl = planChildTtl(current !== undefined, current?.childTtl, expiresAtMs(write.task.expiresAt), now);
   if (current && ttl.extendTo !== undefined) {
     const session = { pk: current.sessionPk, sk: current.sessionSk };
-    await extendChildTtl(ctx.doc, ctx.table, { tenantId, taskId, session }, ttl.extendTo);
+    await extendChildTtl(ctx.wire, ctx.table, { tenantId, taskId, session }, ttl.extendTo);
   }
   // A create's incarnation is new, also when it ends up re-creating over an expired task.
   const inc = current ? current.inc : newUuid();
@@ -75,7 +74,7 @@ export async function commitTask(ctx: DynamoDbContext, tenantId: string, write: 
   const layouts = layoutRequests(records, headerBytes);
   // Parts first: invisible until the transaction's request item names them.
   const parts = partItems(pk, layouts, { inc, ...(ttl.childTtl === undefined ? {} : { ttl: ttl.childTtl }) });
-  await putItems(ctx.doc, ctx.table, parts);
+  await putItems(ctx.wire, ctx.table, parts);
   const attempt = { tenantId, write, ttl, now, inc, layouts };
   try {
     let base = current;
@@ -133,11 +132,11 @@ async function applyCommit(
 ): Promise<{ stored: TaskRecord } | { found?: HeaderSnapshot } | { held: Item | undefined }> {
   const { tenantId, write, ttl, now, inc, layouts } = attempt;
   const pk = taskPk(tenantId, write.task.taskId);
-  const base = !current ? {} : (current.splits ?? (await readSplits(ctx.doc, ctx.table, pk)));
+  const base = !current ? {} : (current.splits ?? (await readSplits(ctx.wire, ctx.table, pk)));
   const { splits, replaced } = replaceSplits(pk, base, layouts);
   const layout = { inc, requests: layouts, splits, archiveAt: ctx.archiveIndex ? ctx.changedAt(now) : undefined };
   const { input, stored, snapshot, ownerSession } = buildCommit(ctx.table, tenantId, write, current, ttl, now, layout);
-  if (ownerSession) await ctx.doc.send(new PutCommand({ TableName: ctx.table, Item: ownerSession }));
+  if (ownerSession) await ctx.wire.send(new PutCommand({ TableName: ctx.table, Item: ownerSession }));
   let failed: { old?: Item } | { held: Item | undefined } | undefined;
   try {
     failed = await transact(ctx, input, write);
@@ -163,7 +162,7 @@ async function applyCommit(
 async function dropGarbage(ctx: DynamoDbContext, keys: { pk: string; sk: string }[]): Promise<void> {
   if (keys.length)
     await deleteKeys(
-      ctx.doc,
+      ctx.wire,
       ctx.table,
       keys.map(({ pk, sk }) => ({ pk, sk })),
     ).catch(() => undefined);
@@ -176,15 +175,15 @@ async function dropGarbage(ctx: DynamoDbContext, keys: { pk: string; sk: string 
  */
 async function transact(
   ctx: DynamoDbContext,
-  input: ConstructorParameters<typeof TransactWriteCommand>[0],
+  input: { TransactItems: TransactItem[] },
   write: TaskWrite,
 ): Promise<{ old?: Item } | { held: Item | undefined } | undefined> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await ctx.doc.send(new TransactWriteCommand(input));
+      await ctx.wire.send(new TransactWriteCommand(input));
       return undefined;
     } catch (err) {
-      const reasons = (err as { CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[] }).CancellationReasons;
+      const reasons = err instanceof DynamoDbServiceError ? err.CancellationReasons : undefined;
       if (!reasons) throw err;
       // The header's reason first: a lost compare-and-set is a version conflict whatever the key.
       const header = reasons[0];
@@ -233,7 +232,7 @@ export function buildCommit(
   ttl: ChildTtlPlan,
   now: number,
   layout: { inc: string; requests: RequestLayout[]; splits: Splits; archiveAt?: number },
-): { input: TransactWriteCommandInput; stored: TaskRecord; snapshot: HeaderSnapshot; ownerSession?: Record<string, unknown> } {
+): { input: { TransactItems: TransactItem[] }; stored: TaskRecord; snapshot: HeaderSnapshot; ownerSession?: Record<string, unknown> } {
   const { taskId } = write.task;
   const live = isLive(current, now);
   const stored: TaskRecord = { ...write.task, tenantId, version: write.expectedVersion + 1 };

@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbWire } from './dynamodb-wire';
 import { ListedArchiveKeys } from './dynamodb-archive-keys';
 import { HeaderCache } from './dynamodb-header-cache';
 
@@ -8,7 +8,8 @@ import { HeaderCache } from './dynamodb-header-cache';
  * maps whatever a room throws to the contract's errors (dynamodb-errors.ts).
  */
 export interface DynamoDbContext {
-  readonly doc: DynamoDBDocumentClient;
+  /** The store's client (dynamodb-wire.ts). */
+  readonly wire: DynamoDbWire;
   readonly table: string;
   readonly headers: HeaderCache;
   /** Whether commits keep the archive index (DynamoDbStateStoreOptions.archiveIndex). */

@@ -1,4 +1,4 @@
-import { DeleteCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, TransactItem, TransactWriteCommand } from './dynamodb-wire';
 import { TaskRecord } from '../../state.entities';
 import { DynamoDbContext } from './dynamodb-context';
 import { deleteKeys, incarnationPartKeys, partKeysOf } from './dynamodb-parts';
@@ -43,12 +43,12 @@ export async function deleteTaskStep(ctx: DynamoDbContext, tenantId: string, tas
   const del = (key: { pk: string; sk: string }) => ({ Delete: { TableName: ctx.table, Key: key } });
   const limit = Math.max(1, Math.min(MAX_DELETE_BATCH, Math.floor(batchSize)));
 
-  const events = await streamItemKeys(ctx.doc, ctx.table, pk, limit);
+  const events = await streamItemKeys(ctx.wire, ctx.table, pk, limit);
   if (events.length) {
     await deleteTransaction(ctx, [stillMarked, ...events.map(del)]);
     return false;
   }
-  const found = await ctx.doc.send(
+  const found = await ctx.wire.send(
     new QueryCommand({
       TableName: ctx.table,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :req)',
@@ -66,13 +66,13 @@ export async function deleteTaskStep(ctx: DynamoDbContext, tenantId: string, tas
     ]);
     // The parts they named once they are surely the old task's: a step cut short in between
     // leaves parts no request names, of the marked incarnation, which a later step sweeps up.
-    if (await deleteTransaction(ctx, [stillMarked, ...items])) await deleteKeys(ctx.doc, ctx.table, requests.flatMap(partKeysOf));
+    if (await deleteTransaction(ctx, [stillMarked, ...items])) await deleteKeys(ctx.wire, ctx.table, requests.flatMap(partKeysOf));
     return false;
   }
   // Parts no request names (of writers that crashed or lost, dynamodb-parts.ts): rare, all at once.
-  const leftovers = await incarnationPartKeys(ctx.doc, ctx.table, pk, header.inc);
+  const leftovers = await incarnationPartKeys(ctx.wire, ctx.table, pk, header.inc);
   if (leftovers.length) {
-    await deleteKeys(ctx.doc, ctx.table, leftovers);
+    await deleteKeys(ctx.wire, ctx.table, leftovers);
     return false;
   }
   const session = { pk: String(header.sessionPk), sk: String(header.sessionSk) };
@@ -83,7 +83,7 @@ export async function deleteTaskStep(ctx: DynamoDbContext, tenantId: string, tas
   if (!removed) return false;
   if (!(await sessionHasEntries(ctx, session.pk))) {
     const task = parseItem<TaskRecord>(header);
-    await ctx.doc.send(new DeleteCommand({ TableName: ctx.table, Key: { pk: ownerSessionsPk(tenantId, task.ownerId), sk: task.sessionId } }));
+    await ctx.wire.send(new DeleteCommand({ TableName: ctx.table, Key: { pk: ownerSessionsPk(tenantId, task.ownerId), sk: task.sessionId } }));
   }
   return true;
 }
@@ -92,12 +92,9 @@ export async function deleteTaskStep(ctx: DynamoDbContext, tenantId: string, tas
  * One deletion transaction; false when it was cancelled (another process finishing the same
  * deletion deleted or held the same items: harmless, the caller's next step re-reads).
  */
-async function deleteTransaction(
-  ctx: DynamoDbContext,
-  items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>,
-): Promise<boolean> {
+async function deleteTransaction(ctx: DynamoDbContext, items: TransactItem[]): Promise<boolean> {
   try {
-    await ctx.doc.send(new TransactWriteCommand({ TransactItems: items }));
+    await ctx.wire.send(new TransactWriteCommand({ TransactItems: items }));
     return true;
   } catch (err) {
     if ((err as { name?: string }).name === 'TransactionCanceledException') return false;

@@ -1,13 +1,13 @@
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbWire, Item, QueryCommand } from './dynamodb-wire';
 
-export type Item = Record<string, unknown>;
+export type { Item };
 
 /** Every item of partition `pk` whose sort key starts with `prefix`, all pages, read consistently. */
-export async function queryPrefix(doc: DynamoDBDocumentClient, table: string, pk: string, prefix: string, projection?: string): Promise<Item[]> {
+export async function queryPrefix(wire: DynamoDbWire, table: string, pk: string, prefix: string, projection?: string): Promise<Item[]> {
   const items: Item[] = [];
   let start: Item | undefined;
   do {
-    const page = await doc.send(
+    const page = await wire.send(
       new QueryCommand({
         TableName: table,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',

@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDbWire, isConditionFailure, QueryCommand, TransactItem } from './dynamodb-wire';
 import { LeaseEntry } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
 import { wakeAt } from '../../state-store.util';
@@ -17,7 +16,7 @@ import { LEASE_SHARDS, leasePk, leaseShard, leaseSk, leaseSkUpTo } from './dynam
  * a new incarnation put under the same key stays).
  */
 export async function readLeaseEntries(
-  doc: DynamoDBDocumentClient,
+  wire: DynamoDbWire,
   table: string,
   span: { before: number; now: number },
   after: string | undefined,
@@ -29,7 +28,7 @@ export async function readLeaseEntries(
   if (from !== undefined && from > upTo) return { entries: [], more: false };
   const pages = await Promise.all(
     Array.from({ length: LEASE_SHARDS }, (_, shard) =>
-      doc.send(
+      wire.send(
         new QueryCommand({
           TableName: table,
           KeyConditionExpression: from === undefined ? 'pk = :pk AND sk <= :to' : 'pk = :pk AND sk BETWEEN :from AND :to',
@@ -46,7 +45,7 @@ export async function readLeaseEntries(
     taken.map(async (item): Promise<IndexEntry<LeaseEntry>> => {
       const position = String(item.sk);
       if (item.taskExp !== undefined && Number(item.taskExp) <= span.now) {
-        await dropEntry(doc, table, item);
+        await dropEntry(wire, table, item);
         return { position, item: undefined };
       }
       // Keys count whole milliseconds: one lapsing later within `before`'s is not listed yet.
@@ -57,9 +56,9 @@ export async function readLeaseEntries(
   return { entries, more: found.length > count || pages.some((p) => p.LastEvaluatedKey !== undefined) };
 }
 
-async function dropEntry(doc: DynamoDBDocumentClient, table: string, item: Record<string, unknown>): Promise<void> {
+async function dropEntry(wire: DynamoDbWire, table: string, item: Record<string, unknown>): Promise<void> {
   try {
-    await doc.send(
+    await wire.send(
       new DeleteCommand({
         TableName: table,
         Key: { pk: item.pk, sk: item.sk },
@@ -69,7 +68,7 @@ async function dropEntry(doc: DynamoDBDocumentClient, table: string, item: Recor
       }),
     );
   } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    if (!isConditionFailure(err)) throw err;
   }
 }
 
@@ -93,7 +92,7 @@ export function leaseIndexWrites(
   // Listed at its lease's expiry or its outbox's due delivery, whichever comes first (wakeAt).
   const at = wakeAt(stored);
   const sk = at !== undefined ? leaseSk(at, tenantId, taskId) : undefined;
-  const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [];
+  const items: TransactItem[] = [];
   if (current?.leaseSk !== undefined && current.leaseSk !== sk) items.push({ Delete: { TableName: table, Key: { pk, sk: current.leaseSk } } });
   if (at !== undefined && sk !== undefined) {
     const expiry = exp === undefined ? {} : { taskExp: exp, ttl: Math.ceil(exp / 1000) };

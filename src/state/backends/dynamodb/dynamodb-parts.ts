@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDbWire, GetCommand, PutCommand } from './dynamodb-wire';
 import { StateCorruptError } from '../../state.errors';
 import { itemName, PART_PREFIX, requestPartSk, requestSk } from './dynamodb-keys';
 import { queryPrefix } from './dynamodb-items';
@@ -81,15 +81,15 @@ export function partItems(pk: string, layouts: RequestLayout[], extra: Item): It
   return layouts.flatMap((l) => (l.split ? l.split.parts.map((part, i) => ({ pk, sk: requestPartSk(l.seq, l.split!.gen, i), part, ...extra })) : []));
 }
 
-export async function putItems(doc: DynamoDBDocumentClient, table: string, items: Item[]): Promise<void> {
+export async function putItems(wire: DynamoDbWire, table: string, items: Item[]): Promise<void> {
   for (let i = 0; i < items.length; i += CONCURRENCY) {
-    await Promise.all(items.slice(i, i + CONCURRENCY).map((Item) => doc.send(new PutCommand({ TableName: table, Item }))));
+    await Promise.all(items.slice(i, i + CONCURRENCY).map((Item) => wire.send(new PutCommand({ TableName: table, Item }))));
   }
 }
 
-export async function deleteKeys(doc: DynamoDBDocumentClient, table: string, keys: Key[]): Promise<void> {
+export async function deleteKeys(wire: DynamoDbWire, table: string, keys: Key[]): Promise<void> {
   for (let i = 0; i < keys.length; i += CONCURRENCY) {
-    await Promise.all(keys.slice(i, i + CONCURRENCY).map((Key) => doc.send(new DeleteCommand({ TableName: table, Key }))));
+    await Promise.all(keys.slice(i, i + CONCURRENCY).map((Key) => wire.send(new DeleteCommand({ TableName: table, Key }))));
   }
 }
 
@@ -121,9 +121,9 @@ export function replaceSplits(pk: string, splits: Splits, layouts: RequestLayout
  * items, one Query (only the two attributes come back; large inline records still cost their read).
  * The commit then records them, so this happens once per task.
  */
-export async function readSplits(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<Splits> {
+export async function readSplits(wire: DynamoDbWire, table: string, pk: string): Promise<Splits> {
   const splits: Splits = {};
-  for (const item of await queryPrefix(doc, table, pk, 'REQ#', 'sk, gen, parts')) {
+  for (const item of await queryPrefix(wire, table, pk, 'REQ#', 'sk, gen, parts')) {
     if (item.parts !== undefined) splits[String(Number(String(item.sk).slice('REQ#'.length)))] = { gen: String(item.gen), parts: Number(item.parts) };
   }
   return splits;
@@ -142,12 +142,12 @@ export function partKeysOf(item: Item): Key[] {
  * its record inline); undefined when a part is missing (a concurrent rewrite replaced the record
  * and removed them since the item was read).
  */
-export async function withParts(doc: DynamoDBDocumentClient, table: string, item: Item): Promise<Item | undefined> {
+export async function withParts(wire: DynamoDbWire, table: string, item: Item): Promise<Item | undefined> {
   const keys = partKeysOf(item);
   if (!keys.length) return item;
   const bytes: Uint8Array[] = [];
   for (let i = 0; i < keys.length; i += CONCURRENCY) {
-    const got = await Promise.all(keys.slice(i, i + CONCURRENCY).map((Key) => doc.send(new GetCommand({ TableName: table, Key, ConsistentRead: true }))));
+    const got = await Promise.all(keys.slice(i, i + CONCURRENCY).map((Key) => wire.send(new GetCommand({ TableName: table, Key, ConsistentRead: true }))));
     for (const { Item: part } of got) {
       if (!part || part.inc !== item.inc) return undefined;
       if (!(part.part instanceof Uint8Array)) throw new StateCorruptError(itemName(part as Key));
@@ -158,11 +158,11 @@ export async function withParts(doc: DynamoDBDocumentClient, table: string, item
 }
 
 /** Request `seq` read whole, read again (a few times) when a concurrent rewrite removed its parts meanwhile. */
-export async function readRequestItem(doc: DynamoDBDocumentClient, table: string, pk: string, seq: number): Promise<Item | undefined> {
+export async function readRequestItem(wire: DynamoDbWire, table: string, pk: string, seq: number): Promise<Item | undefined> {
   for (let attempt = 1; ; attempt++) {
-    const { Item: item } = await doc.send(new GetCommand({ TableName: table, Key: { pk, sk: requestSk(seq) }, ConsistentRead: true }));
+    const { Item: item } = await wire.send(new GetCommand({ TableName: table, Key: { pk, sk: requestSk(seq) }, ConsistentRead: true }));
     if (!item) return undefined;
-    const whole = await withParts(doc, table, item);
+    const whole = await withParts(wire, table, item);
     if (whole) return whole;
     if (attempt >= TORN_READ_ATTEMPTS) throw new StateCorruptError(itemName(item as Key));
   }
@@ -173,6 +173,6 @@ export async function readRequestItem(doc: DynamoDBDocumentClient, table: string
  * sweeps up last. Parts of another incarnation are left: they may be a create's, written just
  * before its transaction, that will hold the id once this deletion is done.
  */
-export async function incarnationPartKeys(doc: DynamoDBDocumentClient, table: string, pk: string, inc: unknown): Promise<Key[]> {
-  return (await queryPrefix(doc, table, pk, PART_PREFIX, 'pk, sk, inc')).filter((i) => i.inc === inc).map((i) => ({ pk: String(i.pk), sk: String(i.sk) }));
+export async function incarnationPartKeys(wire: DynamoDbWire, table: string, pk: string, inc: unknown): Promise<Key[]> {
+  return (await queryPrefix(wire, table, pk, PART_PREFIX, 'pk, sk, inc')).filter((i) => i.inc === inc).map((i) => ({ pk: String(i.pk), sk: String(i.sk) }));
 }

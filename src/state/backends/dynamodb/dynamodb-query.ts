@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from './dynamodb-wire';
 import { Page } from '../../state-store';
 import { RequestRecord, TaskRecord } from '../../state.entities';
 import { StateCorruptError } from '../../state.errors';
@@ -25,7 +25,7 @@ async function queryIndexPage(
   count: number,
   projection?: string,
 ): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
-  const result = await ctx.doc.send(
+  const result = await ctx.wire.send(
     new QueryCommand({
       TableName: ctx.table,
       KeyConditionExpression: 'pk = :pk',
@@ -72,7 +72,7 @@ export async function readRequests(ctx: DynamoDbContext, tenantId: string, taskI
   const items: Item[] = [];
   let start: Item | undefined;
   do {
-    const page = await ctx.doc.send(
+    const page = await ctx.wire.send(
       new QueryCommand({
         TableName: ctx.table,
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :header AND :end',
@@ -91,7 +91,7 @@ export async function readRequests(ctx: DynamoDbContext, tenantId: string, taskI
   // a concurrent rewrite replaced since this query read it is read again on its own.
   const whole = await Promise.all(
     mine.map(
-      async (i) => (await withParts(ctx.doc, ctx.table, i)) ?? (await readRequestItem(ctx.doc, ctx.table, pk, Number(String(i.sk).slice('REQ#'.length)))),
+      async (i) => (await withParts(ctx.wire, ctx.table, i)) ?? (await readRequestItem(ctx.wire, ctx.table, pk, Number(String(i.sk).slice('REQ#'.length)))),
     ),
   );
   return whole
@@ -104,7 +104,10 @@ export async function readRequest(ctx: DynamoDbContext, tenantId: string, reques
   const ref = await getItem(ctx, { pk: requestIndexPk(tenantId, requestId), sk: REQUEST_INDEX_SK });
   if (!ref) return undefined;
   const taskId = String(ref.taskId);
-  const [header, item] = await Promise.all([readHeader(ctx, tenantId, taskId), readRequestItem(ctx.doc, ctx.table, taskPk(tenantId, taskId), Number(ref.seq))]);
+  const [header, item] = await Promise.all([
+    readHeader(ctx, tenantId, taskId),
+    readRequestItem(ctx.wire, ctx.table, taskPk(tenantId, taskId), Number(ref.seq)),
+  ]);
   // All three must belong to the task's current incarnation (see `inc` in dynamodb-keys.ts).
   if (!header?.task || !item || header.inc !== ref.inc || item.inc !== ref.inc) return undefined;
   const record = parseItem<RequestRecord>(item);
@@ -159,7 +162,7 @@ function noteHeader(ctx: DynamoDbContext, pk: string, item: Item, includeDeletin
 }
 
 export async function getItem(ctx: DynamoDbContext, key: { pk: string; sk: string }): Promise<Item | undefined> {
-  const result = await ctx.doc.send(new GetCommand({ TableName: ctx.table, Key: key, ConsistentRead: true }));
+  const result = await ctx.wire.send(new GetCommand({ TableName: ctx.table, Key: key, ConsistentRead: true }));
   return result.Item;
 }
 

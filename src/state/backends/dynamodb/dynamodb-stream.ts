@@ -1,4 +1,4 @@
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDbWire, GetCommand, PutCommand } from './dynamodb-wire';
 import type { StreamEvent } from '../../state-store';
 import { isExpired } from '../../state-store.util';
 import type { TaskRecord } from '../../state.entities';
@@ -27,7 +27,7 @@ const seqOf = (sk: string) => Number(sk.slice(STREAM_SK_PREFIX.length, STREAM_SK
 type Item = Record<string, unknown>;
 
 export async function appendStreamItems(
-  doc: DynamoDBDocumentClient,
+  wire: DynamoDbWire,
   table: string,
   tenantId: string,
   taskId: string,
@@ -38,10 +38,10 @@ export async function appendStreamItems(
   const pk = taskPk(tenantId, taskId);
   // The named request's index entry, read beside the header: it names the incarnation it belongs to.
   const [header, ref] = await Promise.all([
-    liveHeader(doc, table, pk),
+    liveHeader(wire, table, pk),
     requestId === undefined
       ? undefined
-      : doc.send(new GetCommand({ TableName: table, Key: { pk: requestIndexPk(tenantId, requestId), sk: REQUEST_INDEX_SK }, ConsistentRead: true })),
+      : wire.send(new GetCommand({ TableName: table, Key: { pk: requestIndexPk(tenantId, requestId), sk: REQUEST_INDEX_SK }, ConsistentRead: true })),
   ]);
   // Not a request of this task: a writer of an earlier task of the id (StateStore.appendStreamEvents).
   if (!header || seq >= header.requestCount) return;
@@ -49,7 +49,7 @@ export async function appendStreamItems(
   // Only this incarnation's items count: one of an earlier task of the id (an append that read it
   // live just before its deletion) must not hold this one's log back; the deletion of this task
   // removes it, and so does its ttl.
-  const held = (await streamKeys(doc, table, pk)).filter((k) => k.inc === header.inc);
+  const held = (await streamKeys(wire, table, pk)).filter((k) => k.inc === header.inc);
   const latest = held.at(-1);
   if (latest && seqOf(latest.sk) > seq) return;
   const last = latest && seqOf(latest.sk) === seq ? latest.lastN : -1;
@@ -58,27 +58,20 @@ export async function appendStreamItems(
   for (const chunk of chunks(fresh)) {
     const item: Item = { pk, sk: streamSk(seq, chunk[0]!.n), data: JSON.stringify(chunk), lastN: chunk.at(-1)!.n, inc: header.inc };
     if (header.childTtl !== undefined) item.ttl = header.childTtl;
-    await ignoringConditionFailure(doc.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
+    await ignoringConditionFailure(wire.send(new PutCommand({ TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' })));
   }
   // An earlier request's log goes once this one's is there (a task keeps one); only while it is
   // still this incarnation's (a later task of the id may have written the same key since).
   const ours = { ConditionExpression: 'inc = :inc', ExpressionAttributeValues: { ':inc': header.inc } };
-  await Promise.all(older.map((k) => ignoringConditionFailure(doc.send(new DeleteCommand({ TableName: table, Key: { pk, sk: k.sk }, ...ours })))));
+  await Promise.all(older.map((k) => ignoringConditionFailure(wire.send(new DeleteCommand({ TableName: table, Key: { pk, sk: k.sk }, ...ours })))));
 }
 
-export async function readStreamItems(
-  doc: DynamoDBDocumentClient,
-  table: string,
-  tenantId: string,
-  taskId: string,
-  seq: number,
-  after: number,
-): Promise<StreamEvent[]> {
+export async function readStreamItems(wire: DynamoDbWire, table: string, tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
   const pk = taskPk(tenantId, taskId);
-  const header = await liveHeader(doc, table, pk);
+  const header = await liveHeader(wire, table, pk);
   if (!header) return [];
   const out: StreamEvent[] = [];
-  for (const item of await queryPrefix(doc, table, pk, `${STREAM_SK_PREFIX}${String(seq).padStart(6, '0')}#`)) {
+  for (const item of await queryPrefix(wire, table, pk, `${STREAM_SK_PREFIX}${String(seq).padStart(6, '0')}#`)) {
     if (item.inc !== header.inc || Number(item.lastN) <= after) continue;
     for (const e of JSON.parse(String(item.data)) as StreamEvent[]) if (e.n > after) out.push(e);
   }
@@ -86,24 +79,20 @@ export async function readStreamItems(
 }
 
 /** The keys of up to `limit` stream items of a task (a step of its deletion removes them). */
-export async function streamItemKeys(doc: DynamoDBDocumentClient, table: string, pk: string, limit: number): Promise<{ pk: string; sk: string }[]> {
-  return (await streamKeys(doc, table, pk)).slice(0, Math.max(1, limit)).map(({ sk }) => ({ pk, sk }));
+export async function streamItemKeys(wire: DynamoDbWire, table: string, pk: string, limit: number): Promise<{ pk: string; sk: string }[]> {
+  return (await streamKeys(wire, table, pk)).slice(0, Math.max(1, limit)).map(({ sk }) => ({ pk, sk }));
 }
 
-async function liveHeader(
-  doc: DynamoDBDocumentClient,
-  table: string,
-  pk: string,
-): Promise<{ inc: unknown; requestCount: number; childTtl?: number } | undefined> {
-  const item = (await doc.send(new GetCommand({ TableName: table, Key: { pk, sk: HEADER_SK }, ConsistentRead: true }))).Item;
+async function liveHeader(wire: DynamoDbWire, table: string, pk: string): Promise<{ inc: unknown; requestCount: number; childTtl?: number } | undefined> {
+  const item = (await wire.send(new GetCommand({ TableName: table, Key: { pk, sk: HEADER_SK }, ConsistentRead: true }))).Item;
   if (!item || typeof item.data !== 'string') return undefined;
   const task = JSON.parse(item.data) as TaskRecord;
   if (isExpired(task) || task.deletingAt !== undefined) return undefined;
   return { inc: item.inc, requestCount: task.requestCount, childTtl: item.childTtl === undefined ? undefined : Number(item.childTtl) };
 }
 
-async function streamKeys(doc: DynamoDBDocumentClient, table: string, pk: string): Promise<{ sk: string; lastN: number; inc: unknown }[]> {
-  return (await queryPrefix(doc, table, pk, STREAM_SK_PREFIX, 'sk, lastN, inc')).map((i) => ({ sk: String(i.sk), lastN: Number(i.lastN), inc: i.inc }));
+async function streamKeys(wire: DynamoDbWire, table: string, pk: string): Promise<{ sk: string; lastN: number; inc: unknown }[]> {
+  return (await queryPrefix(wire, table, pk, STREAM_SK_PREFIX, 'sk, lastN, inc')).map((i) => ({ sk: String(i.sk), lastN: Number(i.lastN), inc: i.inc }));
 }
 
 /** Events in groups whose JSON stays under ITEM_BYTES; an event alone over it is left out. */

@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDbWire, QueryCommand, UpdateCommand } from './dynamodb-wire';
 import { ttlHorizon } from '../ttl-horizon.util';
 import { HEADER_SK, REQUEST_INDEX_SK, requestIndexPk, taskPk } from './dynamodb-keys';
 
@@ -29,7 +29,7 @@ export function planChildTtl(live: boolean, storedChildTtl: number | undefined, 
 
 /** Applies `extendTo` to every item of the task (cost proportional to its requests, but rare). */
 export async function extendChildTtl(
-  doc: DynamoDBDocumentClient,
+  wire: DynamoDbWire,
   table: string,
   target: { tenantId: string; taskId: string; session?: { pk: string; sk: string } },
   extendTo: number | 'remove',
@@ -38,7 +38,7 @@ export async function extendChildTtl(
   const keys: { pk: string; sk: string }[] = target.session ? [target.session] : [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await doc.send(
+    const page = await wire.send(
       new QueryCommand({
         TableName: table,
         KeyConditionExpression: 'pk = :pk',
@@ -56,14 +56,14 @@ export async function extendChildTtl(
     start = page.LastEvaluatedKey;
   } while (start);
   for (let i = 0; i < keys.length; i += 16) {
-    await Promise.all(keys.slice(i, i + 16).map((key) => extendOne(doc, table, key, extendTo)));
+    await Promise.all(keys.slice(i, i + 16).map((key) => extendOne(wire, table, key, extendTo)));
   }
 }
 
-async function extendOne(doc: DynamoDBDocumentClient, table: string, key: { pk: string; sk: string }, extendTo: number | 'remove') {
+async function extendOne(wire: DynamoDbWire, table: string, key: { pk: string; sk: string }, extendTo: number | 'remove') {
   const remove = extendTo === 'remove';
   try {
-    await doc.send(
+    await wire.send(
       new UpdateCommand({
         TableName: table,
         Key: key,

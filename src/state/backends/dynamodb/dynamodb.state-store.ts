@@ -1,9 +1,9 @@
-import { DynamoDBClient, DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
 import { StoreClock } from '../../store-clock';
-import { DYNAMODB_CLOCK_SKEW_MS, sampleDateHeaders } from './dynamodb-clock';
+import { DYNAMODB_CLOCK_SKEW_MS } from './dynamodb-clock';
+import { CredentialsOption } from './aws-credentials';
+import { DynamoDbWire } from './dynamodb-wire';
 import { pageLiveEntries } from '../live-page.util';
 import { markArchivedEntries, readUnarchived } from './dynamodb-archive';
 import { ListedArchiveKeys } from './dynamodb-archive-keys';
@@ -26,10 +26,9 @@ export interface DynamoDbStateStoreOptions {
   region: string;
   /** DynamoDB Local or another endpoint; unset for AWS. */
   endpoint?: string;
-  /** Explicit credentials (DynamoDB Local); unset: the SDK's default provider chain. */
-  credentials?: DynamoDBClientConfig['credentials'];
-  /** Per-attempt bound, in ms, on connecting and on each request (default 1000 and 3000). */
-  connectTimeoutMs?: number;
+  /** Explicit credentials (DynamoDB Local); unset: the environment's, else the AWS SDK's default chain (aws-credentials.ts). */
+  credentials?: CredentialsOption;
+  /** Per-attempt bound, in ms, from connecting to the answer's last byte (default 3000). */
   requestTimeoutMs?: number;
   /** The largest request record admitted (StateStore.maxRequestBytes; default 64 MiB, dynamodb-parts.ts). */
   maxRequestBytes?: number;
@@ -48,7 +47,7 @@ export interface DynamoDbStateStoreOptions {
  * on the version it expects, so a lost race writes nothing.
  */
 export class DynamoDbStateStore extends StateStore {
-  private readonly client: DynamoDBClient;
+  private readonly wire: DynamoDbWire;
   override readonly maxRequestBytes: number;
   /** DynamoDB's clock, from the `Date` header of its answers (dynamodb-clock.ts). */
   private readonly clock = new StoreClock({ resolutionMs: 1000 });
@@ -61,21 +60,18 @@ export class DynamoDbStateStore extends StateStore {
   constructor(options: DynamoDbStateStoreOptions) {
     super();
     this.maxRequestBytes = options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES;
-    this.client = new DynamoDBClient({
+    this.wire = new DynamoDbWire({
       region: options.region,
       endpoint: options.endpoint,
       credentials: options.credentials,
       // One retry (for throttling and blips), each attempt bounded: an unreachable endpoint fails fast.
       maxAttempts: 2,
-      requestHandler: {
-        connectionTimeout: options.connectTimeoutMs ?? 1000,
-        requestTimeout: options.requestTimeoutMs ?? 3000,
-        throwOnRequestTimeout: true,
-      },
+      attemptTimeoutMs: options.requestTimeoutMs ?? 3000,
+      // Every answer's Date header, errors included, is a sample of DynamoDB's clock (dynamodb-clock.ts).
+      onDate: (serverMs, sentAt, receivedAt) => this.clock.observe(serverMs, sentAt, receivedAt),
     });
-    sampleDateHeaders(this.client, this.clock);
     this.ctx = {
-      doc: DynamoDBDocumentClient.from(this.client),
+      wire: this.wire,
       table: options.table,
       headers: new HeaderCache(options.headerCacheSize),
       archiveIndex: options.archiveIndex ?? false,
@@ -89,9 +85,9 @@ export class DynamoDbStateStore extends StateStore {
     return this.clock.now();
   }
 
-  /** The underlying client (for creating the table at boot). */
-  get dynamoDbClient(): DynamoDBClient {
-    return this.client;
+  /** The store's client (for creating the table at boot). */
+  get dynamoDbWire(): DynamoDbWire {
+    return this.wire;
   }
 
   async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
@@ -138,7 +134,7 @@ export class DynamoDbStateStore extends StateStore {
 
   /** The lease entries (dynamodb-leases.ts), paged by sort key. */
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
-    return this.run(() => pageLiveEntries(page, (after, count) => readLeaseEntries(this.ctx.doc, this.ctx.table, { before, now: this.now() }, after, count)));
+    return this.run(() => pageLiveEntries(page, (after, count) => readLeaseEntries(this.ctx.wire, this.ctx.table, { before, now: this.now() }, after, count)));
   }
 
   /** The archive entries (dynamodb-archive.ts), paged by sort key. */
@@ -151,11 +147,11 @@ export class DynamoDbStateStore extends StateStore {
   }
 
   override async appendStreamEvents(tenantId: string, taskId: string, seq: number, events: StreamEvent[], requestId?: string): Promise<void> {
-    if (events.length) await this.run(() => appendStreamItems(this.ctx.doc, this.ctx.table, tenantId, taskId, seq, events, requestId));
+    if (events.length) await this.run(() => appendStreamItems(this.ctx.wire, this.ctx.table, tenantId, taskId, seq, events, requestId));
   }
 
   override async readStreamEvents(tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
-    return this.run(() => readStreamItems(this.ctx.doc, this.ctx.table, tenantId, taskId, seq, after));
+    return this.run(() => readStreamItems(this.ctx.wire, this.ctx.table, tenantId, taskId, seq, after));
   }
 
   async ping(): Promise<void> {
@@ -164,7 +160,7 @@ export class DynamoDbStateStore extends StateStore {
   }
 
   async close(): Promise<void> {
-    this.client.destroy();
+    // Nothing to close: the kept-alive sockets are shared, unref'd when idle and closed after 30 s idle.
   }
 
   private async run<T>(fn: () => Promise<T>): Promise<T> {
