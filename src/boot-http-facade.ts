@@ -6,7 +6,7 @@ const UNDICI_EXPORTS = ['WebSocket', 'CloseEvent', 'MessageEvent'] as const;
  * imports 'http'; Node then builds that module's ES facade by reading every export once, and those
  * getters load and run the whole of undici (measured: ~100 ms of a boot, and the memory it holds)
  * although nothing in the server uses them: the model calls go over the server's own sockets
- * (src/llm/http-exchange.ts), and undici loads on the first use of `fetch` and the like as before.
+ * (src/common/http-client/http-exchange.ts), and undici loads on the first use of `fetch` and the like as before.
  *
  * The getters are back once `load` returns: `require('node:http').WebSocket` and the default
  * export's `.WebSocket` are undici's as ever. The one difference: the ES facade keeps the value it

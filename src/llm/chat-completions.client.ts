@@ -8,7 +8,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
-import { exchange, ExchangeOptions, HttpExchange, ModelCallAbortedError, ModelTimeoutError, openEventStream } from './http-exchange';
+import { exchange, ExchangeOptions, HttpExchange, HttpCallAbortedError, HttpTimeoutError, openEventStream } from '../common/http-client/http-exchange';
 import { retryDelayMs, shouldRetry } from './model-retry.policy';
 import { chatBodyBytes } from './openai.params';
 import { HeaderOf, llmErrorOfStatus } from './provider-status.mapper';
@@ -122,7 +122,7 @@ export class ChatCompletionsClient {
       try {
         answer = await send(url, { method: 'POST', headers, body: payload, timeoutMs: this.limits.timeoutMs, signal });
       } catch (err) {
-        if (mayRetry && !(err instanceof ModelCallAbortedError) && !signal?.aborted) {
+        if (mayRetry && !(err instanceof HttpCallAbortedError) && !signal?.aborted) {
           await pause(retryDelayMs(undefined, retry), signal);
           continue;
         }
@@ -143,8 +143,8 @@ export class ChatCompletionsClient {
 /** A failed exchange as a domain error; `before` when no answer had begun (after, a timeout is a stream gone silent). */
 function transportFailure(err: unknown, signal: AbortSignal | undefined, timeoutMs: number, before: boolean): DomainError {
   if (err instanceof DomainError) return err;
-  if (err instanceof ModelCallAbortedError || signal?.aborted) return canceled(err);
-  if (err instanceof ModelTimeoutError) {
+  if (err instanceof HttpCallAbortedError || signal?.aborted) return canceled(err);
+  if (err instanceof HttpTimeoutError) {
     const what = before ? 'The model provider did not answer in time' : `The model provider stopped sending for ${timeoutMs} ms`;
     return new DomainError(ErrorCode.LLM_TIMEOUT, what, { cause: err });
   }

@@ -1,7 +1,7 @@
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { ProviderHttpError } from './chat-completions.client';
-import { ModelConnectionError, ModelTimeoutError } from './http-exchange';
+import { HttpConnectionError, HttpTimeoutError } from '../common/http-client/http-exchange';
 import { llmFailureLogFields } from './llm-failure-log';
 import { llmErrorOfStatus } from './provider-status.mapper';
 
@@ -62,14 +62,14 @@ describe('llmFailureLogFields', () => {
 
   it('names a transport error by class and socket error code', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
-    const unreachable = new DomainError(ErrorCode.LLM_UNAVAILABLE, 'x', { cause: new ModelConnectionError('The connection failed', { cause: refused }) });
+    const unreachable = new DomainError(ErrorCode.LLM_UNAVAILABLE, 'x', { cause: new HttpConnectionError('The connection failed', { cause: refused }) });
     expect(llmFailureLogFields(unreachable)).toEqual({
       code: ErrorCode.LLM_UNAVAILABLE,
-      provider_error: 'ModelConnectionError',
+      provider_error: 'HttpConnectionError',
       transport_error: 'ECONNREFUSED',
     });
-    const slow = new DomainError(ErrorCode.LLM_TIMEOUT, 'x', { cause: new ModelTimeoutError('No answer') });
-    expect(llmFailureLogFields(slow)).toEqual({ code: ErrorCode.LLM_TIMEOUT, provider_error: 'ModelTimeoutError' });
+    const slow = new DomainError(ErrorCode.LLM_TIMEOUT, 'x', { cause: new HttpTimeoutError('No answer') });
+    expect(llmFailureLogFields(slow)).toEqual({ code: ErrorCode.LLM_TIMEOUT, provider_error: 'HttpTimeoutError' });
   });
 
   it('ignores errors that are not provider failures', () => {

@@ -1,9 +1,9 @@
 /**
- * The model transport (src/llm/http-exchange.ts) against a real HTTP server: a whole answer, an
+ * The model transport (src/common/http-client/http-exchange.ts) against a real HTTP server: a whole answer, an
  * event stream read event by event as it arrives (split anywhere, CRLF, several data lines,
  * `[DONE]`), kept-alive sockets reused after a stream, an error status read whole, and every way a
  * call ends early: a stall, an abort, a refused connection, a stream cut mid-way, an oversize line.
- * The transport speaks HTTP/1.1 itself (http1-response.parser.ts, model-sockets.ts), so the wire's
+ * The transport speaks HTTP/1.1 itself (http1-response.parser.ts, origin-sockets.ts), so the wire's
  * cases are here too: chunked and read-to-the-end answers, Connection: close, interim answers, a
  * socket the server closed while idle, malformed answers, header injection, TLS, the socket bound.
  */
@@ -13,8 +13,15 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { createServer as createHttpsServer } from 'node:https';
 import { AddressInfo, createServer as createTcpServer, Socket } from 'node:net';
 import { getCACertificates, setDefaultCACertificates, TLSSocket } from 'node:tls';
-import { exchange, ExchangeOptions, ModelCallAbortedError, ModelConnectionError, ModelTimeoutError, openEventStream } from '../../src/llm/http-exchange';
-import { OriginSockets } from '../../src/llm/model-sockets';
+import {
+  exchange,
+  ExchangeOptions,
+  HttpCallAbortedError,
+  HttpConnectionError,
+  HttpTimeoutError,
+  openEventStream,
+} from '../../src/common/http-client/http-exchange';
+import { OriginSockets } from '../../src/common/http-client/origin-sockets';
 import { ensureBuilt } from '../support/built-cli';
 import { selfSignedCert } from '../support/self-signed-cert';
 
@@ -144,7 +151,7 @@ describe('model transport (http-exchange)', () => {
       for await (const batch of (await openEventStream(new URL(`${base}/stall`), post({ timeoutMs: 300 }))).events!) seen.push(...batch);
     })().catch((e: unknown) => e);
     expect(seen).toEqual(['first']);
-    expect(err).toBeInstanceOf(ModelTimeoutError);
+    expect(err).toBeInstanceOf(HttpTimeoutError);
     expect(Date.now() - started).toBeGreaterThanOrEqual(280);
     await new Promise((r) => setTimeout(r, 100));
     expect(closed).toContain('/stall');
@@ -169,7 +176,7 @@ describe('model transport (http-exchange)', () => {
     const pending = openEventStream(new URL(`${base}/never`), post({ signal: before.signal }));
     await new Promise((r) => setTimeout(r, 100));
     before.abort();
-    await expect(pending).rejects.toBeInstanceOf(ModelCallAbortedError);
+    await expect(pending).rejects.toBeInstanceOf(HttpCallAbortedError);
 
     handler = (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -180,7 +187,7 @@ describe('model transport (http-exchange)', () => {
     const err = await (async () => {
       for await (const _ of r.events!) during.abort();
     })().catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ModelCallAbortedError);
+    expect(err).toBeInstanceOf(HttpCallAbortedError);
     await new Promise((r) => setTimeout(r, 100));
     expect(closed).toEqual(expect.arrayContaining(['/never', '/during']));
   });
@@ -196,7 +203,7 @@ describe('model transport (http-exchange)', () => {
       for await (const batch of (await openEventStream(new URL(`${base}/cut`), post())).events!) seen.push(...batch);
     })().catch((e: unknown) => e);
     expect(seen).toEqual(['one']);
-    expect(err).toBeInstanceOf(ModelConnectionError);
+    expect(err).toBeInstanceOf(HttpConnectionError);
   });
 
   it('a reader that stops early drops the connection rather than leave it mid-answer for the next call', async () => {
@@ -220,7 +227,7 @@ describe('model transport (http-exchange)', () => {
       more();
     };
     const err = await drain((await openEventStream(new URL(`${base}/huge`), post())).events!).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ModelConnectionError);
+    expect(err).toBeInstanceOf(HttpConnectionError);
     expect((err as Error).message).toMatch(/exceeded/);
   });
 
@@ -231,7 +238,7 @@ describe('model transport (http-exchange)', () => {
     await new Promise<void>((r) => unused.close(() => r()));
     for (const call of [exchange, openEventStream]) {
       const err = await call(new URL(`http://127.0.0.1:${port}/`), post()).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ModelConnectionError);
+      expect(err).toBeInstanceOf(HttpConnectionError);
       expect((err as { cause?: { code?: string } }).cause?.code).toBe('ECONNREFUSED');
     }
   });
@@ -323,7 +330,7 @@ describe('model transport (http-exchange)', () => {
       await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
       try {
         const err = await exchange(new URL(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/`), post()).catch((e: unknown) => e);
-        expect(err).toBeInstanceOf(ModelConnectionError);
+        expect(err).toBeInstanceOf(HttpConnectionError);
         expect((err as Error).message).toMatch(message);
       } finally {
         await new Promise<void>((r) => raw.close(() => r()));
@@ -386,7 +393,7 @@ describe('model transport (http-exchange)', () => {
   it('an idle kept-alive socket does not keep a process alive (a CLI run ends once its calls have)', async () => {
     handler = (_req, res) => res.end('{"ok":true}');
     ensureBuilt();
-    const module = join(resolve(__dirname, '../..'), 'dist', 'llm', 'http-exchange.js');
+    const module = join(resolve(__dirname, '../..'), 'dist', 'common', 'http-client', 'http-exchange.js');
     const script = `require(${JSON.stringify(module)}).exchange(new URL(${JSON.stringify(`${base}/cli`)}), { method: 'POST', headers: {}, body: '{}', timeoutMs: 5000 }).then((r) => console.log(r.status))`;
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -434,7 +441,7 @@ describe('model transport (http-exchange)', () => {
       expect(tlsSockets.size).toBe(1);
       // The same server under its address, which the certificate does not name: refused by TLS.
       const refused = await exchange(new URL(`https://127.0.0.1:${port}/v1/chat/completions`), post()).catch((e: unknown) => e);
-      expect(refused).toBeInstanceOf(ModelConnectionError);
+      expect(refused).toBeInstanceOf(HttpConnectionError);
       expect((refused as { cause?: { code?: string } }).cause?.code).toBe('ERR_TLS_CERT_ALTNAME_INVALID');
       expect(servernames).toHaveLength(2);
     });

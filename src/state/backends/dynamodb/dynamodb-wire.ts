@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { exchange, HttpExchange, ModelTimeoutError } from '../../../llm/http-exchange';
+import { exchange, HttpExchange, HttpTimeoutError } from '../../../common/http-client/http-exchange';
 import { CredentialsOption, credentialSource } from './aws-credentials';
 import { AwsCredentials, signRequest } from './aws-sigv4';
 import { AttributeValue, marshall, unmarshall } from './dynamodb-json';
@@ -135,7 +135,7 @@ export interface DynamoDbWireOptions {
 
 /**
  * The store's DynamoDB client (issue 27): the JSON protocol over the process's kept-alive HTTP/1.1
- * sockets (src/llm/http-exchange.ts, the model client's), signed with Signature Version 4, items
+ * sockets (src/common/http-client/http-exchange.ts, as the model client), signed with Signature Version 4, items
  * converted as the DocumentClient converts them. It replaces the AWS SDK's client and
  * DocumentClient on every call the store makes: their middleware, schema serde and node:http
  * request cost about 1.5 ms of CPU per call, more than the rest of a turn; this costs a JSON
@@ -184,7 +184,7 @@ export class DynamoDbWire {
     try {
       answer = await exchange(this.url, { method: 'POST', headers: { ...headers, ...signed }, body, timeoutMs: this.attemptTimeoutMs });
     } catch (err) {
-      const timedOut = err instanceof ModelTimeoutError;
+      const timedOut = err instanceof HttpTimeoutError;
       throw new DynamoDbConnectionError(`DynamoDB ${operation}: ${(err as Error).message}`, err as Error, timedOut);
     }
     const date = answer.headers.date;

@@ -1,4 +1,4 @@
-/** The longest event (bytes of one `data`, or a line without its end) a stream may send: MAX_MODEL_ANSWER_BYTES bounds the whole. */
+/** The longest event (bytes of one `data`, or a line without its end) a stream may send: MAX_ANSWER_BYTES bounds the whole. */
 export const MAX_EVENT_BYTES = 8 * 1024 * 1024;
 
 /** An event or a line longer than MAX_EVENT_BYTES. */

@@ -2,33 +2,33 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import { HTTP_TOKEN, Http1ParseError, Http1ResponseParser, ResponseHead } from './http1-response.parser';
-import { OriginSockets } from './model-sockets';
+import { OriginSockets } from './origin-sockets';
 import { SseDataParser, SseEventTooLongError } from './sse-data.parser';
 
 /**
- * Sockets kept open per model origin, each reused for call after call (keep-alive). Sized for the
+ * Sockets kept open per origin (a model provider, DynamoDB), each reused for call after call (keep-alive). Sized for the
  * concurrency one replica serves; calls beyond it wait for a free socket. Documented in
  * docs/configuration.md (the model provider).
  */
-export const MODEL_SOCKETS_PER_ORIGIN = 256;
+export const SOCKETS_PER_ORIGIN = 256;
 /** An idle kept-alive socket is closed after this long (ms). */
 const IDLE_SOCKET_MS = 30_000;
 /**
- * The largest answer read from the model provider (bytes). A chat completion is a few KiB, a
+ * The largest answer read (bytes). A chat completion is a few KiB, a
  * long one a few MiB; anything near this is a broken or hostile endpoint, not an answer.
  */
-export const MAX_MODEL_ANSWER_BYTES = 64 * 1024 * 1024;
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 /** Idle kept-alive sockets kept per origin (more are closed as calls release them). */
 const IDLE_SOCKETS_PER_ORIGIN = 64;
 
-/** Each model origin's kept-alive sockets (model-sockets.ts), made on its first call: one per origin the configuration names. */
+/** Each origin's kept-alive sockets (origin-sockets.ts), made on its first call: one per origin the configuration names (models, DynamoDB). */
 const origins = new Map<string, OriginSockets>();
 
 function socketsOf(url: URL): OriginSockets {
   let sockets = origins.get(url.origin);
   if (!sockets) {
-    sockets = new OriginSockets(url, { max: MODEL_SOCKETS_PER_ORIGIN, maxIdle: IDLE_SOCKETS_PER_ORIGIN, idleMs: IDLE_SOCKET_MS });
+    sockets = new OriginSockets(url, { max: SOCKETS_PER_ORIGIN, maxIdle: IDLE_SOCKETS_PER_ORIGIN, idleMs: IDLE_SOCKET_MS });
     origins.set(url.origin, sockets);
   }
   return sockets;
@@ -79,21 +79,21 @@ export interface HttpExchange {
 }
 
 /** The provider could not be reached, or the connection failed before the whole answer came. */
-export class ModelConnectionError extends Error {
-  override readonly name = 'ModelConnectionError';
+export class HttpConnectionError extends Error {
+  override readonly name = 'HttpConnectionError';
 }
 
 /** No whole answer within the call's time limit. */
-export class ModelTimeoutError extends Error {
-  override readonly name = 'ModelTimeoutError';
+export class HttpTimeoutError extends Error {
+  override readonly name = 'HttpTimeoutError';
 }
 
 /** The caller's signal ended the call. */
-export class ModelCallAbortedError extends Error {
-  override readonly name = 'ModelCallAbortedError';
+export class HttpCallAbortedError extends Error {
+  override readonly name = 'HttpCallAbortedError';
 }
 
-const abortedBy = (signal: AbortSignal) => new ModelCallAbortedError('The call was aborted', { cause: signal.reason });
+const abortedBy = (signal: AbortSignal) => new HttpCallAbortedError('The call was aborted', { cause: signal.reason });
 
 export interface ExchangeOptions {
   method: string;
@@ -154,7 +154,7 @@ class Call {
     this.sockets = sockets;
     this.onFailure = reject;
     const timedOut = silence ? `Nothing came for ${options.timeoutMs} ms` : `No answer within ${options.timeoutMs} ms`;
-    this.timer = setTimeout(() => this.fail(new ModelTimeoutError(timedOut)), options.timeoutMs);
+    this.timer = setTimeout(() => this.fail(new HttpTimeoutError(timedOut)), options.timeoutMs);
     if (signal) {
       this.onAbort = () => this.fail(abortedBy(signal));
       signal.addEventListener('abort', this.onAbort, { once: true });
@@ -175,7 +175,7 @@ class Call {
 
   /** What the caller is told of a socket's failure: our own reason (timeout, abort) over the socket error it caused. */
   failureOf(err: Error): Error {
-    return this.failure ?? (err instanceof ModelConnectionError ? err : new ModelConnectionError(`The connection failed: ${err.message}`, { cause: err }));
+    return this.failure ?? (err instanceof HttpConnectionError ? err : new HttpConnectionError(`The connection failed: ${err.message}`, { cause: err }));
   }
 
   /** The failure the call ended with, if any. */
@@ -229,7 +229,7 @@ class Call {
     try {
       this.parser.push(chunk);
     } catch (err) {
-      this.fail(err instanceof Http1ParseError ? new ModelConnectionError(`The answer was not valid HTTP: ${err.message}`, { cause: err }) : (err as Error));
+      this.fail(err instanceof Http1ParseError ? new HttpConnectionError(`The answer was not valid HTTP: ${err.message}`, { cause: err }) : (err as Error));
     }
   };
 
@@ -286,7 +286,7 @@ function answerOf(head: ResponseHead, body: Buffer, events?: AsyncGenerator<stri
   };
 }
 
-/** Reads an answer whole (at most MAX_MODEL_ANSWER_BYTES) into an exchange. */
+/** Reads an answer whole (at most MAX_ANSWER_BYTES) into an exchange. */
 function readWhole(resolve: (answer: HttpExchange) => void): AnswerSink {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -299,7 +299,7 @@ function readWhole(resolve: (answer: HttpExchange) => void): AnswerSink {
     },
     body: (chunk) => {
       size += chunk.length;
-      if (size > MAX_MODEL_ANSWER_BYTES) return call.fail(new ModelConnectionError(`The answer exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`));
+      if (size > MAX_ANSWER_BYTES) return call.fail(new HttpConnectionError(`The answer exceeded ${MAX_ANSWER_BYTES} bytes`));
       chunks.push(chunk);
     },
     end: () => resolve(answerOf(head, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))),
@@ -307,8 +307,8 @@ function readWhole(resolve: (answer: HttpExchange) => void): AnswerSink {
 }
 
 /**
- * One HTTP request to the model provider and its whole answer, on the kept-alive sockets. Rejects
- * with ModelConnectionError, ModelTimeoutError or ModelCallAbortedError (the socket is destroyed,
+ * One HTTP request and its whole answer, on the origin's kept-alive sockets (the model client's calls, the DynamoDB store's). Rejects
+ * with HttpConnectionError, HttpTimeoutError or HttpCallAbortedError (the socket is destroyed,
  * so the provider sees the call dropped); an HTTP error status is an answer, not a rejection.
  */
 export function exchange(url: URL, options: ExchangeOptions): Promise<HttpExchange> {
@@ -326,11 +326,11 @@ export interface StreamExchange extends HttpExchange {
 }
 
 /**
- * One streamed request to the model provider, on the kept-alive sockets. Resolves when the answer's
+ * One streamed request (a model's), on the origin's kept-alive sockets. Resolves when the answer's
  * headers arrive: an error status with its whole body (as `exchange`), a 2xx with its events to
  * read. `timeoutMs` bounds the wait for the headers and then each silence of the stream (the timer
  * restarts with every chunk), as the SDK's timeout and our stall guard did together. Rejections,
- * before or during the events, are ModelConnectionError, ModelTimeoutError or ModelCallAbortedError;
+ * before or during the events, are HttpConnectionError, HttpTimeoutError or HttpCallAbortedError;
  * the socket is destroyed on any of them and when the reader stops early, and kept for the next
  * call when the stream ended whole.
  */
@@ -391,11 +391,11 @@ class EventReader implements Pick<AnswerSink, 'body' | 'end'> {
     const chunk = this.decoder.write(bytes);
     this.size += chunk.length;
     try {
-      if (this.size > MAX_MODEL_ANSWER_BYTES) throw new ModelConnectionError(`The stream exceeded ${MAX_MODEL_ANSWER_BYTES} bytes`);
+      if (this.size > MAX_ANSWER_BYTES) throw new HttpConnectionError(`The stream exceeded ${MAX_ANSWER_BYTES} bytes`);
       const got = this.parser.push(chunk);
       if (got.length) this.ready = this.ready.length ? this.ready.concat(got) : got;
     } catch (err) {
-      this.error = err instanceof SseEventTooLongError ? new ModelConnectionError(err.message) : (err as Error);
+      this.error = err instanceof SseEventTooLongError ? new HttpConnectionError(err.message) : (err as Error);
     }
     if (this.ready.length && !this.parser.done) call.pause();
     if (this.ready.length || this.parser.done || this.error) this.rouse();
@@ -442,7 +442,7 @@ class EventReader implements Pick<AnswerSink, 'body' | 'end'> {
     } catch (err) {
       // After `[DONE]` the answer is whole: a failure reading what follows is not the caller's.
       if (this.parser.done) return;
-      if (err instanceof ModelConnectionError) call.fail(err);
+      if (err instanceof HttpConnectionError) call.fail(err);
       throw call.failureOf(err as Error);
     } finally {
       call.settle();

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-/** The head of a model's answer: its status, headers (names lower-cased) and whether the connection may serve another call. */
+/** The head of an answer: its status, headers (names lower-cased) and whether the connection may serve another call. */
 export interface ResponseHead {
   status: number;
   /** Made from the header lines when first read (a 2xx answer's seldom are). */

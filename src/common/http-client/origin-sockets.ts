@@ -22,11 +22,11 @@ interface IdleWatch {
 }
 
 /**
- * The kept-alive connections to one model origin (scheme, host, port): plain TCP or TLS with the
+ * The kept-alive connections to one origin (scheme, host, port): plain TCP or TLS with the
  * host's name for SNI and certificate checks, HTTP/1.1 only. The most recently released idle
  * socket is handed out first (the likeliest to be warm and open); an idle one its peer closes,
  * that errs or that receives anything is dropped; one idle for `idleMs` is closed. At most `max`
- * sockets exist at once; calls beyond wait in order. The model client's own, in place of Node's
+ * sockets exist at once; calls beyond wait in order. The model client's and the DynamoDB store's, in place of Node's
  * http Agent (issue 27): see http-exchange.ts.
  */
 export class OriginSockets {
