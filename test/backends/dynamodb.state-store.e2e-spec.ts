@@ -1,6 +1,7 @@
-import { DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
+import { stateTableDefinition } from '../../src/state/backends/dynamodb/dynamodb-table';
 import { HEADER_SK, IDEMPOTENCY_SK, idempotencyPk, requestIndexPk, requestSk, taskPk, tenantPkPrefix } from '../../src/state/backends/dynamodb/dynamodb-keys';
 import { IdempotencyKeyTakenError, StateCorruptError } from '../../src/state/state.errors';
 import { describeStateStoreConformance } from '../conformance/state-store.conformance';
@@ -59,6 +60,23 @@ describe('DynamoDbStateStore', () => {
     const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
     expect(Table?.BillingModeSummary?.BillingMode).toBe('PAY_PER_REQUEST');
     const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: table }));
+    expect(ttl.TimeToLiveDescription).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: 'ttl' });
+  });
+
+  it('createStateTable on a table made without TTL (by hand, by a deploy job) enables it, and reports it found', async () => {
+    const bare = uniqueName('bare-table');
+    await client.send(new CreateTableCommand(stateTableDefinition(bare) as unknown as ConstructorParameters<typeof CreateTableCommand>[0]));
+    expect((await client.send(new DescribeTimeToLiveCommand({ TableName: bare }))).TimeToLiveDescription?.TimeToLiveStatus).toBe('DISABLED');
+    expect(await createTestStateTable(bare)).toBe(false);
+    const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: bare }));
+    expect(ttl.TimeToLiveDescription).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: 'ttl' });
+  });
+
+  it('createStateTable creates a missing table: ACTIVE, with TTL, reported created', async () => {
+    const fresh = uniqueName('fresh-table');
+    expect(await createTestStateTable(fresh)).toBe(true);
+    expect((await client.send(new DescribeTableCommand({ TableName: fresh }))).Table?.TableStatus).toBe('ACTIVE');
+    const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: fresh }));
     expect(ttl.TimeToLiveDescription).toMatchObject({ TimeToLiveStatus: 'ENABLED', AttributeName: 'ttl' });
   });
 
