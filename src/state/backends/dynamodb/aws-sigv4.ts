@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, hash, KeyObject } from 'node:crypto';
 
 /** An AWS key pair (and the session token of temporary credentials). */
 export interface AwsCredentials {
@@ -15,7 +15,8 @@ export interface AwsCredentials {
  * the headers to send besides `headers` (`X-Amz-Date`, `X-Amz-Security-Token` for temporary
  * credentials, `Authorization`). Every header in `headers` is signed, and `host` must be one of
  * them. The day's signing key is derived once per key, day, region and service (four HMACs) and
- * kept; a request then costs two SHA-256 and one HMAC. The AWS SDK's signer computes the same
+ * kept as a KeyObject (an HMAC keyed with bytes prepares the key anew each time: ~15 µs against
+ * ~2); a request then costs two one-shot SHA-256 and one HMAC. The AWS SDK's signer computes the same
  * (aws-sigv4.spec.ts compares the two).
  */
 export function signRequest(
@@ -39,10 +40,10 @@ export function signRequest(
     '',
     names.map((n) => `${n}:${lines.get(n)}\n`).join(''),
     signedHeaders,
-    createHash('sha256').update(request.body).digest('hex'),
+    hash('sha256', request.body, 'hex'),
   ].join('\n');
   const credentialScope = `${day}/${scope.region}/${scope.service}/aws4_request`;
-  const toSign = `AWS4-HMAC-SHA256\n${amzDate}\n${credentialScope}\n${createHash('sha256').update(canonical).digest('hex')}`;
+  const toSign = `AWS4-HMAC-SHA256\n${amzDate}\n${credentialScope}\n${hash('sha256', canonical, 'hex')}`;
   const signature = createHmac('sha256', signingKey(credentials.secretAccessKey, day, scope))
     .update(toSign)
     .digest('hex');
@@ -54,13 +55,13 @@ export function signRequest(
 }
 
 /** The last signing key derived: one key pair, one region and service, a new one each UTC day. */
-let lastKey: { id: string; key: Buffer } | undefined;
+let lastKey: { id: string; key: KeyObject } | undefined;
 
-function signingKey(secret: string, day: string, scope: { region: string; service: string }): Buffer {
+function signingKey(secret: string, day: string, scope: { region: string; service: string }): KeyObject {
   const id = `${day}/${scope.region}/${scope.service}/${secret}`;
   if (lastKey?.id === id) return lastKey.key;
   const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
-  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, day), scope.region), scope.service), 'aws4_request');
+  const key = createSecretKey(hmac(hmac(hmac(hmac(`AWS4${secret}`, day), scope.region), scope.service), 'aws4_request'));
   lastKey = { id, key };
   return key;
 }
