@@ -7,7 +7,6 @@
  * ids and payloads the live records derive; the timeline, the plans, and the timeline after a
  * deletion read the same through either replica. (The memory store: archive.e2e-spec.ts.)
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Client } from 'pg';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
@@ -49,8 +48,7 @@ const backends: Backend[] = [
     name: 'DynamoDB Local',
     setup: async () => {
       const table = uniqueName('archive-stores');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createTestStateTable(table).finally(() => client.destroy());
+      await createTestStateTable(table);
       return () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL, archiveIndex: true });
     },
   },

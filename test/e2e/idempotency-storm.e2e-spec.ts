@@ -7,7 +7,6 @@
  * retries on the other replica gets the one run's answer. (One replica, the in-memory store and
  * every route: v3-idempotency.e2e-spec.ts.)
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import Redis from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -53,8 +52,7 @@ const backends: Backend[] = [
     name: 'DynamoDB Local',
     setup: async () => {
       const table = uniqueName('idempotency');
-      const client = new DynamoDBClient({ endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL });
-      await createTestStateTable(table).finally(() => client.destroy());
+      await createTestStateTable(table);
       return { store: () => new DynamoDbStateStore({ table, endpoint: testDynamoDbEndpoint(), ...DYNAMODB_LOCAL }), stop: async () => undefined };
     },
   },

@@ -6,7 +6,6 @@
  * (the fake model receiving the follow-on's call is the proof; the store is read directly).
  * Two real server processes on one store, on Redis and on DynamoDB Local.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEV_TENANT_ID } from '../../src/auth/principal';
 import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
@@ -61,8 +60,7 @@ const BACKENDS: Backend[] = [
     async start() {
       const table = uniqueName('lease-sweep');
       const endpoint = testDynamoDbEndpoint();
-      const client = new DynamoDBClient({ endpoint, ...DYNAMODB_LOCAL });
-      await createTestStateTable(table).finally(() => client.destroy());
+      await createTestStateTable(table);
       const store = new DynamoDbStateStore({ table, endpoint, ...DYNAMODB_LOCAL });
       const env = dynamoDbServerEnv(table, endpoint);
       return { env, store, stop: () => store.close() };

@@ -7,7 +7,6 @@
  * leaves the request `Failed` (`abandoned`), closed by the other replica's lease sweep, and a
  * `request.failed` webhook says so. Only the model vendor is fake.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingHttpHeaders, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -17,15 +16,7 @@ import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.serve
 import { waitFor } from '../support/faults';
 import { request } from '../support/http';
 import { postgresStores } from '../support/postgres-stores';
-import {
-  createTestStateTable,
-  DYNAMODB_LOCAL,
-  dynamoDbServerEnv,
-  RedisServerHandle,
-  startRedisServer,
-  testDynamoDbEndpoint,
-  uniqueName,
-} from '../support/services';
+import { createTestStateTable, dynamoDbServerEnv, RedisServerHandle, startRedisServer, testDynamoDbEndpoint, uniqueName } from '../support/services';
 import { writeAgentDir } from '../support/test-app';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -55,8 +46,7 @@ const BACKENDS: Backend[] = [
     async start() {
       const table = uniqueName('webhooks');
       const endpoint = testDynamoDbEndpoint();
-      const client = new DynamoDBClient({ endpoint, ...DYNAMODB_LOCAL });
-      await createTestStateTable(table).finally(() => client.destroy());
+      await createTestStateTable(table);
       const env = dynamoDbServerEnv(table, endpoint);
       return { env, stop: async () => undefined };
     },
