@@ -1,4 +1,4 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, request, Server, ServerResponse } from 'node:http';
 import { credentialSource } from '../../src/state/backends/dynamodb/aws-credentials';
 import { toStateError } from '../../src/state/backends/dynamodb/dynamodb-errors';
 import {
@@ -11,6 +11,9 @@ import {
 } from '../../src/state/backends/dynamodb/dynamodb-wire';
 import { StateStoreUnavailableError } from '../../src/state/state.errors';
 import { sdkSigner } from '../support/aws-sdk-signer';
+import { makeRequest, makeTask } from '../conformance/fixtures';
+import { createTestStateTable, DYNAMODB_LOCAL, testDynamoDbEndpoint, uniqueName } from '../support/services';
+import { DynamoDbStateStore } from '../../src/state/backends/dynamodb/dynamodb.state-store';
 
 /**
  * The DynamoDB wire (dynamodb-wire.ts) against a DynamoDB of our own at the HTTP boundary: what it
@@ -41,7 +44,7 @@ class FakeDynamoDb {
         this.received.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
         const answer = this.answers.shift() ?? { status: 200, body: {} };
         if (answer === 'hang') return;
-        res.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0', date: 'Sun, 29 Nov 2026 12:00:00 GMT', ...answer.headers });
+        res.writeHead(answer.status, { 'content-type': 'application/x-amz-json-1.0', date: new Date().toUTCString(), ...answer.headers });
         res.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
       });
     });
@@ -129,6 +132,7 @@ describe('DynamoDbWire: what it sends', () => {
         },
         { Delete: { TableName: 't', Key: { pk: { S: 'q' }, sk: { S: 'r' } } } },
       ],
+      ClientRequestToken: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
     const { Item } = await wire().send(new GetCommand({ TableName: 't', Key: { pk: 'p' } }));
     expect(Item).toEqual({ pk: 'p', n: 42, part: Buffer.from([0, 1, 255]), m: { l: [true, null] } });
@@ -136,10 +140,11 @@ describe('DynamoDbWire: what it sends', () => {
 
   it('tells the clock the Date of every answer, an error answer too, with when the attempt was sent and answered', async () => {
     const dates: number[][] = [];
-    fake.answers = [{ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ValidationException', message: 'no' } }];
+    const date = new Date(Math.floor(Date.now() / 1000) * 1000).toUTCString();
+    fake.answers = [{ status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ValidationException', message: 'no' }, headers: { date } }];
     const before = Date.now();
     await expect(wire({ onDate: (...d) => dates.push(d) }).send(new GetCommand({ TableName: 't', Key: { pk: 'p' } }))).rejects.toThrow('no');
-    expect(dates).toEqual([[Date.parse('Sun, 29 Nov 2026 12:00:00 GMT'), expect.any(Number), expect.any(Number)]]);
+    expect(dates).toEqual([[Date.parse(date), expect.any(Number), expect.any(Number)]]);
     expect(dates[0]![1]).toBeGreaterThanOrEqual(before);
     expect(dates[0]![2]).toBeGreaterThanOrEqual(dates[0]![1]!);
   });
@@ -211,6 +216,102 @@ describe('DynamoDbWire: errors and retries', () => {
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ECONNREFUSED' });
     expect(toStateError(err, 't')).toMatchObject({ unsent: true });
+  });
+});
+
+describe('DynamoDbWire: a replica whose clock is off', () => {
+  it("signs at DynamoDB's time once its Date is a minute or more from ours: a refused signature is signed again at once", async () => {
+    const ahead = new Date(Math.floor(Date.now() / 1000) * 1000 + 10 * 60_000);
+    fake.answers = [
+      {
+        status: 400,
+        body: { __type: 'com.amazon.coral.service#InvalidSignatureException', message: 'Signature expired' },
+        headers: { date: ahead.toUTCString() },
+      },
+      { status: 200, body: {}, headers: { date: ahead.toUTCString() } },
+      { status: 200, body: {}, headers: { date: new Date().toUTCString() } },
+      { status: 200, body: {} },
+    ];
+    const w = wire({ maxAttempts: 2 });
+    await w.send(new GetCommand({ TableName: 't', Key: { pk: 'p' } }));
+    const signedAt = fake.received.map((r) => {
+      const d = String(r.headers['x-amz-date']);
+      return Date.parse(`${d.slice(0, 4)}-${d.slice(4, 6)}-${d.slice(6, 8)}T${d.slice(9, 11)}:${d.slice(11, 13)}:${d.slice(13, 15)}Z`);
+    });
+    expect(fake.received).toHaveLength(2);
+    expect(Math.abs(signedAt[0]! - Date.now())).toBeLessThan(5_000);
+    expect(Math.abs(signedAt[1]! - ahead.getTime())).toBeLessThan(5_000);
+    // Our clock agrees with DynamoDB's again: signed at ours.
+    await w.send(new GetCommand({ TableName: 't', Key: { pk: 'p' } }));
+    await w.send(new GetCommand({ TableName: 't', Key: { pk: 'p' } }));
+    expect(fake.received).toHaveLength(4);
+  });
+
+  it('a refused signature with no clock to correct is not retried', async () => {
+    fake.answers = [{ status: 400, body: { __type: 'com.amazon.coral.service#InvalidSignatureException', message: 'bad key' } }];
+    await expect(wire().send(new GetCommand({ TableName: 't', Key: { pk: 'p' } }))).rejects.toMatchObject({ name: 'InvalidSignatureException' });
+    expect(fake.received).toHaveLength(1);
+  });
+});
+
+describe('DynamoDbWire: a transaction whose answer is lost', () => {
+  it('carries a ClientRequestToken, the same on its retry and another on the next transaction (as the AWS SDK fills it)', async () => {
+    fake.answers = [
+      { status: 500, body: { __type: 'InternalServerError', message: 'blip' } },
+      { status: 200, body: {} },
+      { status: 200, body: {} },
+    ];
+    const w = wire();
+    await w.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: { pk: 'p' } } }] }));
+    await w.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: { pk: 'p' } } }] }));
+    const tokens = fake.received.map((r) => (JSON.parse(r.body) as { ClientRequestToken?: string }).ClientRequestToken);
+    expect(tokens[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(tokens[1]).toBe(tokens[0]);
+    expect(tokens[2]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(tokens[2]).not.toBe(tokens[0]);
+  });
+
+  it('on DynamoDB Local: a commit applied whose answer the connection lost is retried and succeeds, not a conflict', async () => {
+    const table = uniqueName('lost-answer');
+    await createTestStateTable(table);
+    // In front of DynamoDB Local: the first transaction is applied there, and its answer dropped.
+    const target = new URL(testDynamoDbEndpoint());
+    let dropped = 0;
+    const proxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          const body: Buffer[] = [];
+          answer.on('data', (c: Buffer) => body.push(c));
+          answer.on('end', () => {
+            if (String(req.headers['x-amz-target']).endsWith('TransactWriteItems') && dropped === 0) {
+              dropped++;
+              req.socket.destroy();
+              return;
+            }
+            res.writeHead(answer.statusCode!, answer.headers);
+            res.end(Buffer.concat(body));
+          });
+        });
+        upstream.end(Buffer.concat(chunks));
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const store = new DynamoDbStateStore({ table, endpoint: `http://127.0.0.1:${(proxy.address() as { port: number }).port}`, ...DYNAMODB_LOCAL });
+    try {
+      const tenant = uniqueName('tenant');
+      const task = makeTask(tenant);
+      const stored = await store.commit(tenant, { task, expectedVersion: 0, requests: [makeRequest(task, 0)] });
+      expect(dropped).toBe(1);
+      expect(stored.version).toBe(1);
+      expect((await store.getTask(tenant, task.taskId))?.version).toBe(1);
+      expect(await store.listRequests(tenant, task.taskId)).toHaveLength(1);
+    } finally {
+      await store.close();
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });
 

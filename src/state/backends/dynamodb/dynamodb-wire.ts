@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exchange, HttpExchange, HttpTimeoutError } from '../../../common/http-client/http-exchange';
 import { CredentialsOption, credentialSource } from './aws-credentials';
@@ -81,6 +82,8 @@ export class DynamoDbServiceError extends Error {
   readonly $metadata: { httpStatusCode: number };
   CancellationReasons?: { Code?: string; Message?: string; Item?: Record<string, AttributeValue> }[];
   Item?: Record<string, AttributeValue>;
+  /** Refused for a clock that its own answer corrected (DynamoDbWire's skew): worth signing again. */
+  signedAtWrongTime?: boolean;
 
   constructor(name: string, message: string, status: number, fields: Record<string, unknown>) {
     super(message);
@@ -120,6 +123,18 @@ const THROTTLING = new Set([
   'TransactionInProgressException',
 ]);
 
+/** Beyond this, our clock and DynamoDB's (its answers' Date) disagree: requests are signed at its time. */
+const CLOCK_SKEW_TOLERANCE_MS = 60_000;
+/** Refusals of a signature made at the wrong time (the AWS SDK's list). */
+const CLOCK_SKEW_ERRORS = new Set([
+  'AuthFailure',
+  'InvalidSignatureException',
+  'RequestExpired',
+  'RequestInTheFuture',
+  'RequestTimeTooSkewed',
+  'SignatureDoesNotMatch',
+]);
+
 export interface DynamoDbWireOptions {
   region: string;
   /** DynamoDB Local or another endpoint; unset: `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL`, else the region's. */
@@ -140,7 +155,9 @@ export interface DynamoDbWireOptions {
  * DocumentClient on every call the store makes: their middleware, schema serde and node:http
  * request cost about 1.5 ms of CPU per call, more than the rest of a turn; this costs a JSON
  * stringify and parse, two SHA-256 and an HMAC. Retries as the SDK's standard mode with
- * `maxAttempts` (jittered: up to 100 ms, 500 ms after throttling); no retry token bucket.
+ * `maxAttempts` (jittered: up to 100 ms, 500 ms after throttling); no retry token bucket. As the
+ * SDK does, a transaction carries a ClientRequestToken (withToken) and requests are signed at
+ * DynamoDB's time once its answers' Date is more than a minute from ours.
  */
 export class DynamoDbWire {
   readonly url: URL;
@@ -148,6 +165,8 @@ export class DynamoDbWire {
   private readonly credentials: () => Promise<AwsCredentials>;
   private readonly maxAttempts: number;
   private readonly attemptTimeoutMs: number;
+  /** How far DynamoDB's clock is ahead of ours (ms), once beyond CLOCK_SKEW_TOLERANCE_MS: requests are signed at its time. */
+  private skewMs = 0;
 
   constructor(private readonly options: DynamoDbWireOptions) {
     this.region = options.region;
@@ -159,7 +178,7 @@ export class DynamoDbWire {
   }
 
   async send(command: WireCommand): Promise<WireOutput> {
-    const body = JSON.stringify(toWire(command.input));
+    const body = JSON.stringify(toWire(withToken(command)));
     for (let attempt = 1; ; attempt++) {
       try {
         return fromWire(await this.attempt(command.operation, body));
@@ -178,7 +197,12 @@ export class DynamoDbWire {
       'content-type': 'application/x-amz-json-1.0',
       'x-amz-target': `DynamoDB_20120810.${operation}`,
     };
-    const signed = signRequest({ method: 'POST', path: this.url.pathname, headers, body }, credentials, { region: this.region, service: 'dynamodb' });
+    const signed = signRequest(
+      { method: 'POST', path: this.url.pathname, headers, body },
+      credentials,
+      { region: this.region, service: 'dynamodb' },
+      new Date(Date.now() + this.skewMs),
+    );
     const sentAt = Date.now();
     let answer: HttpExchange;
     try {
@@ -187,8 +211,15 @@ export class DynamoDbWire {
       const timedOut = err instanceof HttpTimeoutError;
       throw new DynamoDbConnectionError(`DynamoDB ${operation}: ${(err as Error).message}`, err as Error, timedOut);
     }
+    const skewBefore = this.skewMs;
     const date = answer.headers.date;
-    if (date && this.options.onDate) this.options.onDate(Date.parse(date), sentAt, Date.now());
+    if (date) {
+      const serverMs = Date.parse(date);
+      const receivedAt = Date.now();
+      this.options.onDate?.(serverMs, sentAt, receivedAt);
+      // AWS refuses a signature more than 5 minutes off its clock; the SDK corrects alike.
+      if (Number.isFinite(serverMs)) this.skewMs = Math.abs(serverMs - receivedAt) > CLOCK_SKEW_TOLERANCE_MS ? serverMs - receivedAt : 0;
+    }
     const text = answer.body.toString('utf8');
     let parsed: Record<string, unknown> = {};
     try {
@@ -201,8 +232,23 @@ export class DynamoDbWire {
     const type = String(parsed.__type ?? (Array.isArray(typeHeader) ? typeHeader[0] : typeHeader) ?? `HTTP${answer.status}`);
     const name = type.split('#').pop()!.split(':')[0]!;
     const { __type: _type, message, Message, ...fields } = parsed;
-    throw new DynamoDbServiceError(name, String(message ?? Message ?? `DynamoDB ${operation} failed with HTTP ${answer.status}`), answer.status, fields);
+    const err = new DynamoDbServiceError(name, String(message ?? Message ?? `DynamoDB ${operation} failed with HTTP ${answer.status}`), answer.status, fields);
+    // Refused for our clock, which this answer just corrected: signed again at once.
+    if (CLOCK_SKEW_ERRORS.has(name) && this.skewMs !== skewBefore) err.signedAtWrongTime = true;
+    throw err;
   }
+}
+
+/**
+ * A transaction's input with a ClientRequestToken (the AWS SDK fills one in alike): DynamoDB
+ * applies a transaction with the same token only once (for 10 minutes), so the retry of one whose
+ * answer was lost (applied, then the connection dropped or the attempt timed out) succeeds instead
+ * of failing its own condition as a conflict. The body is serialized once, so every attempt of a
+ * call carries the same token.
+ */
+function withToken(command: WireCommand): WireInput {
+  if (command.operation !== 'TransactWriteItems' || command.input.ClientRequestToken !== undefined) return command.input;
+  return { ...command.input, ClientRequestToken: randomUUID() };
 }
 
 /** AWS's public endpoint of DynamoDB in `region` (China's regions under amazonaws.com.cn). */
@@ -215,6 +261,7 @@ function regionEndpoint(region: string): string {
 function retryDelay(err: unknown): number | undefined {
   if (err instanceof DynamoDbConnectionError) return Math.random() * 100;
   if (!(err instanceof DynamoDbServiceError)) return undefined;
+  if (err.signedAtWrongTime) return 0;
   if (THROTTLING.has(err.name)) return Math.random() * 500;
   const status = err.$metadata.httpStatusCode;
   return status === 500 || status === 502 || status === 503 || status === 504 ? Math.random() * 100 : undefined;
