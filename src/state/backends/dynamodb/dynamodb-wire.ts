@@ -27,50 +27,35 @@ export interface WireOutput {
   [field: string]: unknown;
 }
 
-/**
- * One DynamoDB operation and its input; the classes below name the operations the store makes
- * (the DocumentClient's names, so a call reads as it did with the AWS SDK).
- */
-export abstract class WireCommand<I extends WireInput = WireInput> {
-  abstract readonly operation: string;
-  constructor(readonly input: I) {}
+/** One DynamoDB operation and its input (items and keys as plain values). */
+export class WireCommand<I extends WireInput = WireInput> {
+  constructor(
+    readonly operation: string,
+    readonly input: I,
+  ) {}
 }
-export class GetCommand extends WireCommand {
-  readonly operation = 'GetItem';
+
+/** The command class of one operation, named as the DocumentClient names it (a call reads as it did with the AWS SDK). */
+function operation<I extends WireInput = WireInput>(name: string) {
+  return class extends WireCommand<I> {
+    constructor(input: I) {
+      super(name, input);
+    }
+  };
 }
-export class PutCommand extends WireCommand {
-  readonly operation = 'PutItem';
-}
-export class DeleteCommand extends WireCommand {
-  readonly operation = 'DeleteItem';
-}
-export class UpdateCommand extends WireCommand {
-  readonly operation = 'UpdateItem';
-}
-export class QueryCommand extends WireCommand {
-  readonly operation = 'Query';
-}
-export class ScanCommand extends WireCommand {
-  readonly operation = 'Scan';
-}
-export class BatchGetCommand extends WireCommand {
-  readonly operation = 'BatchGetItem';
-}
-export class TransactWriteCommand extends WireCommand<{ TransactItems: TransactItem[] } & WireInput> {
-  readonly operation = 'TransactWriteItems';
-}
-export class CreateTableCommand extends WireCommand {
-  readonly operation = 'CreateTable';
-}
-export class DescribeTableCommand extends WireCommand {
-  readonly operation = 'DescribeTable';
-}
-export class DescribeTimeToLiveCommand extends WireCommand {
-  readonly operation = 'DescribeTimeToLive';
-}
-export class UpdateTimeToLiveCommand extends WireCommand {
-  readonly operation = 'UpdateTimeToLive';
-}
+
+export const GetCommand = operation('GetItem');
+export const PutCommand = operation('PutItem');
+export const DeleteCommand = operation('DeleteItem');
+export const UpdateCommand = operation('UpdateItem');
+export const QueryCommand = operation('Query');
+export const ScanCommand = operation('Scan');
+export const BatchGetCommand = operation('BatchGetItem');
+export const TransactWriteCommand = operation<{ TransactItems: TransactItem[] } & WireInput>('TransactWriteItems');
+export const CreateTableCommand = operation('CreateTable');
+export const DescribeTableCommand = operation('DescribeTable');
+export const DescribeTimeToLiveCommand = operation('DescribeTimeToLive');
+export const UpdateTimeToLiveCommand = operation('UpdateTimeToLive');
 
 /**
  * DynamoDB's answer to a request it refused: `name` is its error type (`ConditionalCheckFailedException`,
@@ -149,9 +134,9 @@ export interface DynamoDbWireOptions {
 }
 
 /**
- * The store's DynamoDB client (issue 27): the JSON protocol over the process's kept-alive HTTP/1.1
- * sockets (src/common/http-client/http-exchange.ts, as the model client), signed with Signature Version 4, items
- * converted as the DocumentClient converts them. It replaces the AWS SDK's client and
+ * The store's DynamoDB client (issue 27): the JSON protocol over the process's kept-alive
+ * HTTP/1.1 sockets (src/common/http-client/http-exchange.ts, as the model client), signed with
+ * Signature Version 4, items converted as the DocumentClient converts them. It replaces the AWS SDK's client and
  * DocumentClient on every call the store makes: their middleware, schema serde and node:http
  * request cost about 1.5 ms of CPU per call, more than the rest of a turn; this costs a JSON
  * stringify and parse, two SHA-256 and an HMAC. Retries as the SDK's standard mode with
