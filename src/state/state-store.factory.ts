@@ -7,7 +7,7 @@ import { MemoryStateStore } from './backends/memory/memory.state-store';
 export interface StateStoreFactoryOptions {
   /** Prefix of every Redis key (default `ta:`); tests give each file its own. */
   redisKeyPrefix?: string;
-  /** Explicit DynamoDB credentials (DynamoDB Local in tests); unset: the SDK's default chain. */
+  /** Explicit DynamoDB credentials (DynamoDB Local in tests); unset: the environment's, else the AWS SDK's default chain. */
   dynamoDbCredentials?: DynamoDbStateStoreOptions['credentials'];
   /** NODE_ENV=production: a Redis `allkeys-*` eviction policy refuses the boot (otherwise a warning). */
   production?: boolean;
