@@ -1,5 +1,7 @@
 import { Agent, createServer, request as httpRequest } from 'node:http';
-import { HistoryStore, Msg, openHistoryStore } from './baseline-stores';
+import { dirname, extname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { HistoryStore, Msg } from './baseline-stores';
 
 /**
  * The baseline: a bare Node HTTP server doing the same stateful turn as a v3 invoke, with nothing
@@ -152,7 +154,18 @@ function listen(store: HistoryStore | undefined): void {
   });
 }
 
-openHistoryStore(process.env.BASELINE_STORE ?? 'memory').then(listen, (err: Error) => {
+/**
+ * bench/baseline-stores.ts, beside this file. Run from source (the tests) Node strips the types of
+ * both and loads them as ES modules, whose imports must name the file's extension; compiled, both
+ * are .js. So the module is named by this script's own path and extension.
+ */
+async function openStore(): Promise<HistoryStore | undefined> {
+  const script = process.argv[1]!;
+  const stores = (await import(pathToFileURL(join(dirname(script), `baseline-stores${extname(script)}`)).href)) as typeof import('./baseline-stores');
+  return stores.openHistoryStore(process.env.BASELINE_STORE ?? 'memory');
+}
+
+openStore().then(listen, (err: Error) => {
   process.stderr.write(`${err.stack ?? err}\n`);
   process.exit(1);
 });
