@@ -1,4 +1,4 @@
-import { DeleteCommand, DynamoDbWire, GetCommand, PutCommand } from './dynamodb-wire';
+import { DeleteCommand, DynamoDbWire, GetCommand, isConditionFailure, PutCommand } from './dynamodb-wire';
 import type { StreamEvent } from '../../state-store';
 import { isExpired } from '../../state-store.util';
 import type { TaskRecord } from '../../state.entities';
@@ -120,6 +120,6 @@ async function ignoringConditionFailure(put: Promise<unknown>): Promise<void> {
     await put;
   } catch (err) {
     // Already there (a retried append), or no longer this incarnation's (a conditioned delete).
-    if ((err as { name?: string }).name !== 'ConditionalCheckFailedException') throw err;
+    if (!isConditionFailure(err)) throw err;
   }
 }

@@ -3,7 +3,7 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   DescribeTimeToLiveCommand,
-  DynamoDbServiceError,
+  isServiceError,
   DynamoDbWire,
   UpdateTimeToLiveCommand,
   WireInput,
@@ -41,7 +41,7 @@ export async function createStateTable(wire: DynamoDbWire, tableName: string, ma
       created = true;
     } catch (err) {
       // Another replica (or deploy job) created it since.
-      if (!(err instanceof DynamoDbServiceError && err.name === 'ResourceInUseException')) throw err;
+      if (!isServiceError(err, 'ResourceInUseException')) throw err;
     }
   }
   if (status !== 'ACTIVE') await waitUntilActive(wire, tableName, maxWaitSeconds);
@@ -79,6 +79,6 @@ async function ttlStatus(wire: DynamoDbWire, tableName: string): Promise<string 
 }
 
 function missingTable(err: unknown): undefined {
-  if (err instanceof DynamoDbServiceError && err.name === 'ResourceNotFoundException') return undefined;
+  if (isServiceError(err, 'ResourceNotFoundException')) return undefined;
   throw err;
 }

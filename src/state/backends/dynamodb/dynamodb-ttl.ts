@@ -1,4 +1,4 @@
-import { DynamoDbWire, QueryCommand, UpdateCommand } from './dynamodb-wire';
+import { DynamoDbWire, isConditionFailure, QueryCommand, UpdateCommand } from './dynamodb-wire';
 import { ttlHorizon } from '../ttl-horizon.util';
 import { HEADER_SK, REQUEST_INDEX_SK, requestIndexPk, taskPk } from './dynamodb-keys';
 
@@ -75,6 +75,6 @@ async function extendOne(wire: DynamoDbWire, table: string, key: { pk: string; s
       }),
     );
   } catch (err) {
-    if ((err as { name?: string }).name !== 'ConditionalCheckFailedException') throw err;
+    if (!isConditionFailure(err)) throw err;
   }
 }

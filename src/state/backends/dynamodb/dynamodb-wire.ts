@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exchange, HttpExchange, HttpTimeoutError } from '../../../common/http-client/http-exchange';
+import { newUuid } from '../../../common/ids/uuid.util';
 import { CredentialsOption, credentialSource } from './aws-credentials';
 import { AwsCredentials, signRequest } from './aws-sigv4';
 import { AttributeValue, marshall, unmarshall } from './dynamodb-json';
@@ -233,7 +233,7 @@ export class DynamoDbWire {
  */
 function withToken(command: WireCommand): WireInput {
   if (command.operation !== 'TransactWriteItems' || command.input.ClientRequestToken !== undefined) return command.input;
-  return { ...command.input, ClientRequestToken: randomUUID() };
+  return { ...command.input, ClientRequestToken: newUuid() };
 }
 
 /** AWS's public endpoint of DynamoDB in `region` (China's regions under amazonaws.com.cn). */
@@ -306,7 +306,12 @@ function fromWire(output: WireOutput): WireOutput {
   return output;
 }
 
+/** Whether `err` is DynamoDB's answer refusing a request with the error type `name`. */
+export function isServiceError(err: unknown, name: string): boolean {
+  return err instanceof DynamoDbServiceError && err.name === name;
+}
+
 /** Whether `err` is DynamoDB's refusal of a write whose condition did not hold. */
 export function isConditionFailure(err: unknown): boolean {
-  return err instanceof DynamoDbServiceError && err.name === 'ConditionalCheckFailedException';
+  return isServiceError(err, 'ConditionalCheckFailedException');
 }
