@@ -23,8 +23,9 @@ export interface StateStoreFactoryOptions {
 /**
  * The store `TA_STATE_STORE` selects. For DynamoDB with `TA_DYNAMODB_CREATE_TABLE=true` the table
  * (and its TTL) is created at boot when missing; otherwise it must exist (see create-table.cli.ts).
- * Backends are loaded only when selected: the AWS SDK, ioredis and pg add hundreds of modules to
- * the start-up of a server that does not use them. For Redis, the eviction policy is checked at boot
+ * Backends are loaded only when selected: pg and the AWS SDK's credential chain add many modules
+ * to the start-up of a server that does not use them (the Redis and DynamoDB stores speak their
+ * protocols themselves: redis-wire.ts, dynamodb-wire.ts). For Redis, the eviction policy is checked at boot
  * (redis-eviction.ts): `allkeys-*` refuses a production boot and warns otherwise. For PostgreSQL,
  * the schema is migrated at boot (`TA_POSTGRES_MIGRATE=auto`) or checked (`off`: postgres-migrate.ts);
  * a database it cannot reach or a schema newer than this release refuses the boot in one line.

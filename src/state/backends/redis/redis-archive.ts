@@ -1,6 +1,8 @@
 import { ArchiveEntry, Page } from '../../state-store';
 import { pageLiveEntries } from '../live-page.util';
+import { ARCHIVE_LIST_LUA, ARCHIVE_MARK_LUA } from './redis-archive.lua';
 import { RedisContext } from './redis-context';
+import { RedisScript } from './redis-wire';
 import { archiveIndexKey, parseTaskKey, RedisKeys } from './redis-keys';
 
 /**
@@ -15,7 +17,7 @@ export async function readUnarchived(ctx: RedisContext, before: number, page: { 
   return ctx.run(key, () =>
     pageLiveEntries(page, async (after, count) => {
       const [score, member] = after === undefined ? ['', ''] : splitPosition(after);
-      const [flat, more] = await ctx.redis.taArchiveList(1, key, upTo, count, score, member, ctx.now());
+      const [flat, more] = (await ctx.redis.runScript(ARCHIVE_LIST, 1, key, upTo, count, score, member, ctx.now())) as [(string | number)[], number];
       const entries = [];
       for (let i = 0; i < flat.length; i += 3) {
         const [m, s, version] = [String(flat[i]), String(flat[i + 1]), Number(flat[i + 2])];
@@ -33,7 +35,7 @@ export async function markArchivedEntries(ctx: RedisContext, entries: { tenantId
   if (!ctx.archiveIndex || !entries.length) return;
   const key = archiveIndexKey(ctx.prefix);
   const args = entries.flatMap((e) => [new RedisKeys(ctx.prefix, e.tenantId).task(e.taskId), e.version]);
-  await ctx.run(key, () => ctx.redis.taArchiveMark(1, key, ...args));
+  await ctx.run(key, () => ctx.redis.runScript(ARCHIVE_MARK, 1, key, ...args));
 }
 
 /** An index position (`{score}\0{member}`) as the script's two arguments. */
@@ -41,3 +43,6 @@ function splitPosition(position: string): [string, string] {
   const at = position.indexOf('\u0000');
   return at < 0 ? ['', ''] : [position.slice(0, at), position.slice(at + 1)];
 }
+
+const ARCHIVE_LIST = new RedisScript(ARCHIVE_LIST_LUA);
+const ARCHIVE_MARK = new RedisScript(ARCHIVE_MARK_LUA);

@@ -3,11 +3,11 @@ import { TaskRecord } from '../../state.entities';
 import { IdempotencyKeyTakenError, StateCorruptError, StateStoreUnavailableError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
 import { frozenOwn, wakeAt } from '../../state-store.util';
-import { createHash } from 'node:crypto';
 import { bulkTimeout, CommitReply, RedisContext, redisTimeMs } from './redis-context';
 import { COMMIT_LUA } from './redis-commit.lua';
 import { parseEntry } from './redis-idempotency';
 import { archiveIndexKey, enc, leaseIndexKey } from './redis-keys';
+import { isNoScript, RedisScript } from './redis-wire';
 
 /**
  * The commit (StateStore.commit): the keys and arguments of redis-commit.lua.ts, which checks the
@@ -16,11 +16,9 @@ import { archiveIndexKey, enc, leaseIndexKey } from './redis-keys';
  * A claimed Idempotency-Key (TaskWrite.idempotency) is one more key and two arguments; without one
  * the header stands in for the key, and the script does nothing more.
  *
- * Sent as EVALSHA (EVAL when the server answers NOSCRIPT), not through a command ioredis defines:
- * ioredis sends those through a Command subclass that sets a closure on `this.reject` as it writes
- * the command, and in this Node (V8 13) that kept every commit's arguments (the task's and its
- * requests' JSON) alive through the young collections: promoted to the old generation on every
- * commit (docs/performance.md, What V8 promotes).
+ * Sent as EVALSHA (EVAL when the server answers NOSCRIPT), each in its own bounded call: the EVAL
+ * carries the commit's longer reply timeout too (RedisWire.runScript would send it with the
+ * default one).
  */
 export async function commitTask(ctx: RedisContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
   const k = ctx.keys(tenantId);
@@ -65,11 +63,12 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
   const timeoutMs = bulkTimeout(ctx.timeoutMs, bytes);
   let reply: CommitReply;
   try {
-    reply = await ctx.run(keys[0], () => ctx.redis.evalsha(COMMIT_SHA, keys.length, ...keys, ...args) as Promise<CommitReply>, timeoutMs);
+    reply = await ctx.run(keys[0], () => ctx.redis.evalsha(COMMIT.sha, keys.length, ...keys, ...args) as Promise<CommitReply>, timeoutMs);
   } catch (err) {
     // The server has not cached the script yet (it is new, or restarted): that call ran nothing.
-    if (!isNoScript(err)) throw err;
-    reply = await ctx.run(keys[0], () => ctx.redis.eval(COMMIT_LUA, keys.length, ...keys, ...args) as Promise<CommitReply>, timeoutMs);
+    // The NOSCRIPT reply, as ctx.run passes it on (an unavailable store, the reply its cause).
+    if (!isNoScript(err instanceof StateStoreUnavailableError ? err.cause : err)) throw err;
+    reply = await ctx.run(keys[0], () => ctx.redis.eval(COMMIT.lua, keys.length, ...keys, ...args) as Promise<CommitReply>, timeoutMs);
   }
   if (reply[0] === 'ok') ctx.clock.observe(redisTimeMs(reply[1], reply[2]), sentAt, Date.now());
   if (reply[0] === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply[1]));
@@ -81,11 +80,5 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
   return frozenOwn(stored);
 }
 
-/** The SHA1 by which Redis knows the commit script once it has run it (EVALSHA). */
-const COMMIT_SHA = createHash('sha1').update(COMMIT_LUA).digest('hex');
-
-/** The server's NOSCRIPT reply, as ctx.run passes it on (an unavailable store, the reply its cause). */
-function isNoScript(err: unknown): boolean {
-  const reply = err instanceof StateStoreUnavailableError ? err.cause : err;
-  return (reply as { name?: string })?.name === 'ReplyError' && String((reply as Error).message).startsWith('NOSCRIPT');
-}
+/** The commit script and the SHA-1 by which Redis knows it once it has run it (EVALSHA). */
+const COMMIT = new RedisScript(COMMIT_LUA);

@@ -1,25 +1,16 @@
-import Redis from 'ioredis';
 import { StoreClock } from '../../store-clock';
 import { RedisKeys } from './redis-keys';
+import { RedisWire } from './redis-wire';
 
 /** What the commit script (redis-commit.lua.ts) answers. */
 export type CommitReply = ['ok', string, string] | ['conflict', number] | ['corrupt', string] | ['taken', string];
-
-/** The connection with the scripts the facade defines on it (the `*.lua.ts` files). */
-export type WithCommit = Redis & {
-  taDeleteBatch(numKeys: number, ...args: (string | number)[]): Promise<'gone' | 'changed' | 'more' | 'done'>;
-  taStreamAppend(numKeys: number, ...args: (string | number)[]): Promise<number>;
-  taLeases(numKeys: number, ...args: (string | number)[]): Promise<[(string | number)[], number]>;
-  taArchiveList(numKeys: number, ...args: (string | number)[]): Promise<[(string | number)[], number]>;
-  taArchiveMark(numKeys: number, ...args: (string | number)[]): Promise<number>;
-};
 
 /**
  * What the facade (redis.state-store.ts) hands each room (src/state/backends/README.md): the
  * connection, the key prefix, the store's clock, and its bounded call.
  */
 export interface RedisContext {
-  readonly redis: WithCommit;
+  readonly redis: RedisWire;
   readonly prefix: string;
   /** The bound on each wait (RedisStateStoreOptions.timeoutMs). */
   readonly timeoutMs: number;

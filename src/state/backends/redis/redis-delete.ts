@@ -1,5 +1,7 @@
 import { TaskRecord } from '../../state.entities';
 import { RedisContext } from './redis-context';
+import { DELETE_BATCH_LUA } from './redis-delete.lua';
+import { RedisScript } from './redis-wire';
 import { archiveIndexKey } from './redis-keys';
 
 /**
@@ -23,7 +25,9 @@ export async function deleteTaskStep(ctx: RedisContext, tenantId: string, taskId
     archiveIndexKey(ctx.prefix),
   ];
   const args = [task.version, Math.max(1, Math.floor(batchSize)), k.requestIndexPrefix, taskId, task.sessionId, task.writeId ?? ''];
-  const reply = await ctx.run(keys[0], () => ctx.redis.taDeleteBatch(keys.length, ...keys, ...args));
+  const reply = await ctx.run(keys[0], () => ctx.redis.runScript(DELETE_BATCH, keys.length, ...keys, ...args) as Promise<'gone' | 'changed' | 'more' | 'done'>);
   // 'changed': the marked header is gone and the id holds another task since.
   return reply !== 'more';
 }
+
+const DELETE_BATCH = new RedisScript(DELETE_BATCH_LUA);

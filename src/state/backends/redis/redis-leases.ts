@@ -1,6 +1,8 @@
 import { LeaseEntry, Page } from '../../state-store';
 import { pageLiveEntries } from '../live-page.util';
 import { RedisContext } from './redis-context';
+import { LEASES_LUA } from './redis-leases.lua';
+import { RedisScript } from './redis-wire';
 import { leaseIndexKey, parseTaskKey } from './redis-keys';
 
 /** The lease index's entries (redis-leases.lua.ts), paged by their (score, member) position. */
@@ -9,7 +11,7 @@ export async function readLapsedLeases(ctx: RedisContext, before: number, page: 
   return ctx.run(key, () =>
     pageLiveEntries(page, async (after, count) => {
       const [score, member] = after === undefined ? ['', ''] : splitPosition(after);
-      const [flat, more] = await ctx.redis.taLeases(1, key, before, count, score, member, ctx.now());
+      const [flat, more] = (await ctx.redis.runScript(LEASES, 1, key, before, count, score, member, ctx.now())) as [(string | number)[], number];
       const entries = [];
       for (let i = 0; i < flat.length; i += 3) {
         const [m, s, alive] = [String(flat[i]), String(flat[i + 1]), flat[i + 2] === 1];
@@ -26,3 +28,5 @@ function splitPosition(position: string): [string, string] {
   const at = position.indexOf('\u0000');
   return at < 0 ? ['', ''] : [position.slice(0, at), position.slice(at + 1)];
 }
+
+const LEASES = new RedisScript(LEASES_LUA);

@@ -1,5 +1,7 @@
 import { StreamEvent } from '../../state-store';
 import { RedisContext } from './redis-context';
+import { STREAM_APPEND_LUA } from './redis-stream.lua';
+import { RedisScript } from './redis-wire';
 import { resultsOf } from './redis-errors';
 import { enc } from './redis-keys';
 import { parseRecord } from '../parse-record.util';
@@ -21,7 +23,7 @@ export async function appendStreamEntries(
   // The request-ids set holds the members as the commit script adds them (encoded).
   const args: (string | number)[] = [seq, requestId === undefined ? '' : enc(requestId)];
   for (const e of events) args.push(e.n, JSON.stringify({ s: seq, n: e.n, e: e.event, d: e.data }));
-  await ctx.run(k.task(taskId), () => ctx.redis.taStreamAppend(3, k.task(taskId), k.stream(taskId), k.requestIds(taskId), ...args));
+  await ctx.run(k.task(taskId), () => ctx.redis.runScript(STREAM_APPEND, 3, k.task(taskId), k.stream(taskId), k.requestIds(taskId), ...args));
 }
 
 export async function readStreamEntries(ctx: RedisContext, tenantId: string, taskId: string, seq: number, after: number): Promise<StreamEvent[]> {
@@ -36,3 +38,5 @@ export async function readStreamEntries(ctx: RedisContext, tenantId: string, tas
       .map((x) => ({ n: x.n, event: x.e, data: x.d }));
   });
 }
+
+const STREAM_APPEND = new RedisScript(STREAM_APPEND_LUA);

@@ -1,22 +1,18 @@
-import Redis from 'ioredis';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
 import { StateStoreUnavailableError } from '../../state.errors';
 import { StoreClock } from '../../store-clock';
 import { markArchivedEntries, readUnarchived } from './redis-archive';
-import { ARCHIVE_LIST_LUA, ARCHIVE_MARK_LUA } from './redis-archive.lua';
 import { commitTask } from './redis-commit';
-import { RedisContext, redisTimeMs, WithCommit } from './redis-context';
+import { RedisContext, redisTimeMs } from './redis-context';
 import { deleteTaskStep } from './redis-delete';
-import { DELETE_BATCH_LUA } from './redis-delete.lua';
 import { readIdempotencyEntry } from './redis-idempotency';
 import { readLapsedLeases } from './redis-leases';
-import { LEASES_LUA } from './redis-leases.lua';
 import { readOwnerSessions, readRequest, readRequests, readSessionTasks, readTask } from './redis-query';
 import { appendStreamEntries, readStreamEntries } from './redis-stream';
-import { STREAM_APPEND_LUA } from './redis-stream.lua';
 import { toStateError } from './redis-errors';
 import { RedisKeys } from './redis-keys';
+import { RedisScript, RedisWire } from './redis-wire';
 
 // The key layout is documented in redis-keys.ts, the commit in redis-commit.lua.ts; each concern
 // has its room beside this facade (src/state/backends/README.md).
@@ -52,12 +48,12 @@ export const REDIS_CLOCK_SKEW_MS = 250;
  * a second write.
  */
 export class RedisStateStore extends StateStore {
-  private readonly redis: WithCommit;
+  private readonly redis: RedisWire;
   private readonly prefix: string;
   private readonly timeoutMs: number;
   private readyWait?: Promise<void>;
-  /** Scripts of other parts (runScript), by text → the command defined for them. */
-  private readonly scripts = new Map<string, string>();
+  /** Scripts of other parts (runScript), by their text. */
+  private readonly scripts = new Map<string, RedisScript>();
   /** The Redis server's clock (`TIME`): sampled on every connect and by every commit. */
   private readonly clock = new StoreClock({ resolutionMs: 0.001 });
   override readonly clockSkewMs = REDIS_CLOCK_SKEW_MS;
@@ -68,26 +64,16 @@ export class RedisStateStore extends StateStore {
     super();
     this.prefix = options.keyPrefix ?? 'ta:';
     this.timeoutMs = options.timeoutMs ?? 1000;
-    this.redis = new Redis(options.url, {
-      connectTimeout: this.timeoutMs,
-      commandTimeout: this.timeoutMs,
-      // Commands are never queued while disconnected (a queued commit could run long after its caller
-      // was told it failed); whenReady() waits, boundedly, for the connection instead.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      // Keep reconnecting, quickly, for as long as the store lives: Redis coming back must heal it.
-      retryStrategy: (times) => Math.min(times * 100, 1000),
-      lazyConnect: true,
-    }) as WithCommit;
-    // Without a listener ioredis prints every connection error to stderr; failures surface per call.
-    this.redis.on('error', () => undefined);
+    // Commands are never queued while disconnected (a queued commit could run long after its caller
+    // was told it failed); whenReady() waits, boundedly, for the connection instead. The wire keeps
+    // reconnecting, quickly, for as long as the store lives: Redis coming back must heal it.
+    this.redis = new RedisWire(options.url, {
+      connectTimeoutMs: this.timeoutMs,
+      commandTimeoutMs: this.timeoutMs,
+      retryDelayMs: (attempt) => Math.min(attempt * 100, 1000),
+    });
     // Sent ahead of whatever waits for the connection, so the first decision already has the clock.
-    this.redis.on('ready', () => void this.sampleClock());
-    this.redis.defineCommand('taDeleteBatch', { lua: DELETE_BATCH_LUA });
-    this.redis.defineCommand('taStreamAppend', { lua: STREAM_APPEND_LUA });
-    this.redis.defineCommand('taLeases', { lua: LEASES_LUA });
-    this.redis.defineCommand('taArchiveList', { lua: ARCHIVE_LIST_LUA });
-    this.redis.defineCommand('taArchiveMark', { lua: ARCHIVE_MARK_LUA });
+    this.redis.onReady(() => void this.sampleClock());
     this.ctx = {
       redis: this.redis,
       prefix: this.prefix,
@@ -112,15 +98,13 @@ export class RedisStateStore extends StateStore {
    * StateStoreUnavailableError like every call of the store.
    */
   async runScript(lua: string, keys: string[], args: (string | number)[]): Promise<unknown> {
-    let name = this.scripts.get(lua);
-    if (!name) {
-      name = `taScript${this.scripts.size}`;
-      this.redis.defineCommand(name, { lua });
-      this.scripts.set(lua, name);
+    let script = this.scripts.get(lua);
+    if (!script) {
+      script = new RedisScript(lua);
+      this.scripts.set(lua, script);
     }
-    const command = name;
-    const redis = this.redis as unknown as Record<string, (...a: (string | number)[]) => Promise<unknown>>;
-    return this.run(keys[0] ?? command, () => redis[command](keys.length, ...keys, ...args));
+    const known = script;
+    return this.run(keys[0] ?? 'EVALSHA', () => this.redis.runScript(known, keys.length, ...keys, ...args));
   }
 
   private keys(tenantId: string): RedisKeys {
@@ -238,17 +222,16 @@ export class RedisStateStore extends StateStore {
   }
 
   /**
-   * Calls `fn`, whose commands ioredis sends synchronously, with `timeoutMs` as their reply timeout
-   * (ioredis reads `commandTimeout` as each command is sent; the one option is put back at once).
+   * Calls `fn`, whose commands the wire sends synchronously, with `timeoutMs` as their reply timeout
+   * (the wire reads `commandTimeoutMs` as each command is sent; it is put back at once).
    */
   private sent<T>(fn: () => Promise<T>, timeoutMs: number): Promise<T> {
     if (timeoutMs === this.timeoutMs) return fn();
-    const options = this.redis.options;
-    options.commandTimeout = timeoutMs;
+    this.redis.commandTimeoutMs = timeoutMs;
     try {
       return fn();
     } finally {
-      options.commandTimeout = this.timeoutMs;
+      this.redis.commandTimeoutMs = this.timeoutMs;
     }
   }
 
@@ -260,14 +243,15 @@ export class RedisStateStore extends StateStore {
     if (redis.status === 'wait') redis.connect().catch(() => undefined); // first use (lazyConnect)
     this.readyWait ??= new Promise<void>((resolve, reject) => {
       const onReady = () => {
+        redis.offReady(onReady);
         clearTimeout(timer);
         resolve();
       };
       const timer = setTimeout(() => {
-        redis.off('ready', onReady);
+        redis.offReady(onReady);
         reject(new StateStoreUnavailableError(`Redis is unavailable: not connected within ${this.timeoutMs} ms`, undefined, true));
       }, this.timeoutMs);
-      redis.once('ready', onReady);
+      redis.onReady(onReady);
     }).finally(() => {
       this.readyWait = undefined;
     });
