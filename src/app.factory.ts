@@ -77,21 +77,23 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   const logger = options.shared?.logger ?? createLogger(env.telemetry.logLevel, options.logDestination, activeTraceIds);
   const configPath = options.configPath ?? env.serviceConfigPath;
   if (!configPath) throw new ConfigError(['TA_SERVICE_CONFIG is not set: name an agent YAML file or a directory of them']);
-  const agents = loadAgentConfigs(configPath, isKnownLocalModel, (warning) => logger.warn(warning));
+  // With an archive, the store keeps the archive index its catch-up reads (StateStore.listUnarchived).
+  const archiveIndex = !!env.archive;
+  // The store's connection is begun before the agents are read, so the database's side of it (a
+  // PostgreSQL backend's fork, a TLS handshake) overlaps that work; it is awaited after them, so a
+  // config error is still reported first (and the store it began is closed).
+  const storeReady = options.shared?.store ?? options.store ?? createStateStore(env.state, { production: env.production, logger, archiveIndex });
+  const closeStore = () => void Promise.resolve(storeReady).then((s) => s.close(), () => undefined);
+  if (storeReady instanceof Promise) storeReady.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   const llm = new LlmProvider(env.llm);
-  const providerProblems: string[] = [];
-  for (const a of agents) {
-    const specs = a.sequential ? [...a.sequential.agents.values()] : [a.agent];
-    for (const s of specs) {
-      try {
-        llm.assertServable(s.model, `${a.file}: ${a.sequential ? `spec.agents[${s.name}]` : 'spec.agent'}.model`);
-      } catch (e) {
-        if (!(e instanceof LlmProviderConfigError)) throw e;
-        providerProblems.push(e.message);
-      }
-    }
+  let agents: AgentDefinition[];
+  try {
+    agents = loadAgentConfigs(configPath, isKnownLocalModel, (warning) => logger.warn(warning));
+    assertProvidersServe(agents, llm);
+  } catch (err) {
+    if (!options.shared && !options.store) closeStore();
+    throw err;
   }
-  if (providerProblems.length) throw new ConfigError(providerProblems);
   if (env.auth.mode === 'dev' && !options.shared) {
     logger.warn('TA_AUTH_MODE=dev: requests are NOT authenticated; every caller is the development identity. Never use this in production.');
   }
@@ -104,9 +106,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
       otlpEndpoint: env.telemetry.otlpEndpoint,
       prometheus: env.telemetry.prometheus,
     });
-  // With an archive, the store keeps the archive index its catch-up reads (StateStore.listUnarchived).
-  const archiveIndex = !!env.archive;
-  const store = options.shared?.store ?? options.store ?? (await createStateStore(env.state, { production: env.production, logger, archiveIndex }));
+  const store = await storeReady;
   const archive = options.shared ? options.shared.archive : (options.archive ?? (await createArchiveOrClose(env, store)));
   // The pool's waits and connections (PostgreSQL), only for a store that keeps a pool; a reload shares both, already observed.
   if (!options.shared && isPooledStore(store)) telemetry.observeStorePool(store);
@@ -175,4 +175,21 @@ async function createArchiveOrClose(env: EnvConfig, store: StateStore): Promise<
     await store.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** Every agent's model can be served by the configured provider: all problems at once, as a ConfigError. */
+function assertProvidersServe(agents: AgentDefinition[], llm: LlmProvider): void {
+  const problems: string[] = [];
+  for (const a of agents) {
+    const specs = a.sequential ? [...a.sequential.agents.values()] : [a.agent];
+    for (const s of specs) {
+      try {
+        llm.assertServable(s.model, `${a.file}: ${a.sequential ? `spec.agents[${s.name}]` : 'spec.agent'}.model`);
+      } catch (e) {
+        if (!(e instanceof LlmProviderConfigError)) throw e;
+        problems.push(e.message);
+      }
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
 }

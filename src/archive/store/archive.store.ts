@@ -96,7 +96,8 @@ export class ArchiveStore implements ArchivePort, PooledStore {
         mode,
       );
     } finally {
-      await client.end().catch(() => undefined);
+      // Not awaited, as PostgresStateStore.prepare: Terminate is written at once; the close would only delay the boot.
+      void client.end().catch(() => undefined);
     }
   }
 

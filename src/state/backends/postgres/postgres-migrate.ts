@@ -89,13 +89,23 @@ async function apply(client: ClientBase, target: VersionedSchema, m: Migration):
   }
 }
 
-/** The schema's version: 0 when it (or its schema_version table) does not exist yet. */
+/**
+ * The schema's version: 0 when it (or its schema_version table) does not exist yet. One round trip
+ * on every boot after the first: the table is read, and only a missing one (or schema) is an error
+ * that means version 0. Outside a transaction, so the failed statement leaves nothing to roll back.
+ */
 async function currentVersion(client: ClientBase, target: VersionedSchema): Promise<number> {
-  const { rows } = await client.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [target.versionTable]);
-  if (!rows[0]?.exists) return 0;
-  const result = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${target.versionTable}`);
-  return result.rows[0]?.v ?? 0;
+  try {
+    const result = await client.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${target.versionTable}`);
+    return result.rows[0]?.v ?? 0;
+  } catch (err) {
+    if (MISSING.has((err as { code?: string }).code ?? '')) return 0;
+    throw err;
+  }
 }
+
+/** undefined_table, invalid_schema_name: what reading a schema_version table not made yet answers. */
+const MISSING = new Set(['42P01', '3F000']);
 
 function checkVersion(version: number, target: VersionedSchema, latest: number, mode: MigrateMode): MigrationOutcome {
   if (version > latest) {
