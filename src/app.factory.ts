@@ -83,7 +83,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   // PostgreSQL backend's fork, a TLS handshake) overlaps that work; it is awaited after them, so a
   // config error is still reported first (and the store it began is closed).
   const storeReady = options.shared?.store ?? options.store ?? createStateStore(env.state, { production: env.production, logger, archiveIndex });
-  const closeStore = () => void Promise.resolve(storeReady).then((s) => s.close(), () => undefined);
+  const closeStore = () =>
+    void Promise.resolve(storeReady).then(
+      (s) => s.close(),
+      () => undefined,
+    );
   if (storeReady instanceof Promise) storeReady.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   const llm = new LlmProvider(env.llm);
   let agents: AgentDefinition[];

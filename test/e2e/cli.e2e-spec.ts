@@ -152,6 +152,17 @@ describe('teal-agent-server: a configuration that cannot be served', () => {
     expect(await isListening(port)).toBe(false);
   });
 
+  it("reports the agents' problems, not the store its boot began connecting to meanwhile (unreachable here)", async () => {
+    const dir = join(FIXTURES, 'broken');
+    const problems = allBrokenProblems(dir);
+    const started = Date.now();
+    // Nothing listens on port 9: the store's connection, begun before the agents are read, fails too.
+    const run = cli(['serve', dir, '--port', '0'], { ...DEV, TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: 'postgres://ta@127.0.0.1:9/ta' });
+    expect(await run.exited).toEqual({ code: 1, signal: null });
+    expect(run.stderr()).toBe(`Invalid agent configuration (${problems.length} problems):\n${problems.map((p) => `  - ${p}\n`).join('')}`);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('reports environment and agent problems together', async () => {
     const dir = join(FIXTURES, 'broken', 'duplicate-prefix');
     const run = cli(['serve', dir], { ...DEV, TA_PORT: 'abc', TA_STATE_STORE: 'redis' });
