@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { AddressInfo, connect as netConnect } from 'node:net';
+import { AddressInfo, connect as netConnect, createServer as createNetServer } from 'node:net';
 import { createServer as createTlsServer, getCACertificates, setDefaultCACertificates, Server as TlsServer } from 'node:tls';
 import {
   MAX_PENDING_COMMANDS,
@@ -200,6 +200,30 @@ describe('RedisWire on a real Redis', () => {
       await proxy.close();
     }
   }, 30_000);
+
+  it('drops a connection that does not speak RESP (or answers what was not asked), fails what awaited it, and connects again', async () => {
+    // A server that answers the first command with garbage, the second connection's with an extra reply, then properly.
+    let connections = 0;
+    const fake = createNetServer((socket) => {
+      const n = ++connections;
+      socket.on('data', () => socket.write(n === 1 ? '?what\r\n' : n === 2 ? '+PONG\r\n+EXTRA\r\n' : '+PONG\r\n'));
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    try {
+      const w = await wire(`redis://127.0.0.1:${(fake.address() as AddressInfo).port}`);
+      const garbled = await w.ping().catch((e: unknown) => e);
+      expect(garbled).toBeInstanceOf(RedisConnectionError);
+      expect((garbled as Error).message).toMatch(/unknown reply type 0x3f/);
+      await waitFor(async () => expect(w.status).toBe('ready'));
+      expect(await w.ping()).toBe('PONG'); // the second connection: its extra reply drops it
+      await waitFor(async () => expect(connections).toBe(3));
+      await waitFor(() => w.ping());
+      expect(await w.ping()).toBe('PONG');
+    } finally {
+      for (const w of wires.splice(0)) w.disconnect(); // the server's close waits for its connections
+      await new Promise((resolve) => fake.close(resolve));
+    }
+  });
 
   describe('rediss:// (TLS)', () => {
     let proxy: TlsServer;
