@@ -84,9 +84,23 @@ describe('RedisWire on a real Redis', () => {
     const first = (await w.runScript(script, 1, 'a', 'b')) as unknown[];
     expect(first.slice(0, 2)).toEqual(['a', 'b']);
     expect(await check.script('EXISTS', script.sha)).toEqual([1]); // EVAL cached it
-    expect(((await w.evalsha(script.sha, 1, 'c', 'd')) as unknown[]).slice(0, 2)).toEqual(['c', 'd']);
-    const missing = await w.evalsha('0'.repeat(40), 0).catch((e: unknown) => e);
+    expect(((await w.call('EVALSHA', script.sha, 1, 'c', 'd')) as unknown[]).slice(0, 2)).toEqual(['c', 'd']);
+    const missing = await w.call('EVALSHA', '0'.repeat(40), 0).catch((e: unknown) => e);
     expect((missing as Error).message).toMatch(/^NOSCRIPT/);
+  });
+
+  it('a script sent whole after NOSCRIPT waits for its reply as long as its caller set when calling', async () => {
+    const w = await wire();
+    // Runs ~300 ms: longer than the timeout put back, shorter than the one the call was made with.
+    const slow = new RedisScript(
+      `local s = redis.call('TIME'); repeat local n = redis.call('TIME') until (n[1] - s[1]) * 1000000 + (n[2] - s[2]) > 300000; return 'done'`,
+    );
+    await check.script('FLUSH');
+    w.commandTimeoutMs = 3000;
+    const reply = w.runScript(slow, 0);
+    w.commandTimeoutMs = 100; // put back at once, as the store does around a commit (its `sent`)
+    expect(await reply).toBe('done');
+    expect(await check.script('EXISTS', slow.sha)).toEqual([1]); // it went as EVAL
   });
 
   it('MULTI … EXEC: replies per command, errors inline; an aborted transaction is null; a refused one rejects', async () => {

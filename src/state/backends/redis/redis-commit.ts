@@ -1,13 +1,13 @@
 import { TaskWrite } from '../../state-store';
 import { TaskRecord } from '../../state.entities';
-import { IdempotencyKeyTakenError, StateCorruptError, StateStoreUnavailableError, VersionConflictError } from '../../state.errors';
+import { IdempotencyKeyTakenError, StateCorruptError, VersionConflictError } from '../../state.errors';
 import { expiresAtMs, ttlHorizon } from '../ttl-horizon.util';
 import { frozenOwn, wakeAt } from '../../state-store.util';
 import { bulkTimeout, CommitReply, RedisContext, redisTimeMs } from './redis-context';
 import { COMMIT_LUA } from './redis-commit.lua';
 import { parseEntry } from './redis-idempotency';
 import { archiveIndexKey, enc, leaseIndexKey } from './redis-keys';
-import { isNoScript, RedisScript } from './redis-wire';
+import { RedisScript } from './redis-wire';
 
 /**
  * The commit (StateStore.commit): the keys and arguments of redis-commit.lua.ts, which checks the
@@ -16,9 +16,8 @@ import { isNoScript, RedisScript } from './redis-wire';
  * A claimed Idempotency-Key (TaskWrite.idempotency) is one more key and two arguments; without one
  * the header stands in for the key, and the script does nothing more.
  *
- * Sent as EVALSHA (EVAL when the server answers NOSCRIPT), each in its own bounded call: the EVAL
- * carries the commit's longer reply timeout too (RedisWire.runScript would send it with the
- * default one).
+ * Sent as EVALSHA, EVAL when the server answers NOSCRIPT (RedisWire.runScript), both with the
+ * commit's reply timeout: longer by the size it carries (bulkTimeout).
  */
 export async function commitTask(ctx: RedisContext, tenantId: string, write: TaskWrite): Promise<TaskRecord> {
   const k = ctx.keys(tenantId);
@@ -61,15 +60,7 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
   const sentAt = Date.now();
   const bytes = args.reduce<number>((sum, a) => sum + (typeof a === 'string' ? a.length : 8), 0);
   const timeoutMs = bulkTimeout(ctx.timeoutMs, bytes);
-  let reply: CommitReply;
-  try {
-    reply = await ctx.run(keys[0], () => ctx.redis.evalsha(COMMIT.sha, keys.length, ...keys, ...args) as Promise<CommitReply>, timeoutMs);
-  } catch (err) {
-    // The server has not cached the script yet (it is new, or restarted): that call ran nothing.
-    // The NOSCRIPT reply, as ctx.run passes it on (an unavailable store, the reply its cause).
-    if (!isNoScript(err instanceof StateStoreUnavailableError ? err.cause : err)) throw err;
-    reply = await ctx.run(keys[0], () => ctx.redis.eval(COMMIT.lua, keys.length, ...keys, ...args) as Promise<CommitReply>, timeoutMs);
-  }
+  const reply = (await ctx.run(keys[0], () => ctx.redis.runScript(COMMIT, keys.length, ...keys, ...args), timeoutMs)) as CommitReply;
   if (reply[0] === 'ok') ctx.clock.observe(redisTimeMs(reply[1], reply[2]), sentAt, Date.now());
   if (reply[0] === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply[1]));
   if (reply[0] === 'corrupt') throw new StateCorruptError(String(reply[1]));

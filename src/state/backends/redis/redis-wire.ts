@@ -39,7 +39,7 @@ export const MAX_PENDING_COMMANDS = 10_000;
 
 /** One command awaiting its reply, in the order sent (Redis replies in that order). */
 interface Pending {
-  /** Its caller's callback, or none for a command whose reply only its batch reads (see `batch`). */
+  /** Its caller's callback; cleared once the caller was told it timed out (its late reply is dropped). */
   settle?: (err: Error | undefined, reply: RespReply) => void;
   /** When (performance.now()) its caller stops waiting; 0: no deadline of its own. */
   deadline: number;
@@ -64,7 +64,7 @@ export class RedisBatch {
   ) {}
 
   hget(key: string, field: string): this {
-    return this.add([`HGET`, key, field]);
+    return this.add(['HGET', key, field]);
   }
 
   hgetall(key: string): this {
@@ -188,11 +188,7 @@ export class RedisWire {
 
   /** One command; its reply as RESP gives it (bulk strings as UTF-8 strings, errors rejected as ReplyError). */
   call(...args: RespArg[]): Promise<RespReply> {
-    return new Promise((resolve, reject) => {
-      if (!this.writable(reject)) return;
-      this.enqueue({ settle: (err, reply) => (err ? reject(err) : resolve(reply)), deadline: performance.now() + this.commandTimeoutMs });
-      this.socket!.write(encodeCommand(args));
-    });
+    return this.send(args, this.commandTimeoutMs);
   }
 
   get(key: string): Promise<string | null> {
@@ -223,21 +219,18 @@ export class RedisWire {
     return this.call('ZRANGEBYSCORE', key, ...args) as Promise<string[]>;
   }
 
-  evalsha(sha: string, numKeys: number, ...args: RespArg[]): Promise<RespReply> {
-    return this.call('EVALSHA', sha, numKeys, ...args);
-  }
-
-  eval(lua: string, numKeys: number, ...args: RespArg[]): Promise<RespReply> {
-    return this.call('EVAL', lua, numKeys, ...args);
-  }
-
-  /** A Lua script's call: EVALSHA, and EVAL once when Redis does not have the script (NOSCRIPT: that call ran nothing). */
+  /**
+   * A Lua script's call: EVALSHA, and EVAL once when Redis does not have the script (NOSCRIPT: that
+   * call ran nothing). Both wait for the reply timeout as it was when called: the EVAL is sent after
+   * the caller may have put `commandTimeoutMs` back (a commit's longer timeout holds for it too).
+   */
   async runScript(script: RedisScript, numKeys: number, ...args: RespArg[]): Promise<RespReply> {
+    const timeoutMs = this.commandTimeoutMs;
     try {
-      return await this.evalsha(script.sha, numKeys, ...args);
+      return await this.send(['EVALSHA', script.sha, numKeys, ...args], timeoutMs);
     } catch (err) {
       if (!isNoScript(err)) throw err;
-      return this.eval(script.lua, numKeys, ...args);
+      return this.send(['EVAL', script.lua, numKeys, ...args], timeoutMs);
     }
   }
 
@@ -286,6 +279,15 @@ export class RedisWire {
         },
       });
       this.socket!.write(text);
+    });
+  }
+
+  /** One command, its reply waited for `timeoutMs`. */
+  private send(args: readonly RespArg[], timeoutMs: number): Promise<RespReply> {
+    return new Promise((resolve, reject) => {
+      if (!this.writable(reject)) return;
+      this.enqueue({ settle: (err, reply) => (err ? reject(err) : resolve(reply)), deadline: performance.now() + timeoutMs });
+      this.socket!.write(encodeCommand(args));
     });
   }
 
@@ -405,9 +407,9 @@ export class RedisWire {
       this.parser.reset();
       this.failPending(new RedisConnectionError(`Redis connection lost${failure ? `: ${failure.message}` : ''}`));
       if (this.status === 'end') return;
-      const wasConnecting = this.status === 'connecting';
       this.status = 'reconnecting';
-      if (wasConnecting && onFirstFailure && this.attempts === 0) onFirstFailure(failure ?? new RedisConnectionError('Redis connection closed'));
+      // The first connection's loss fails `connect()` (nothing, once it was ready: its promise resolved).
+      onFirstFailure?.(failure ?? new RedisConnectionError('Redis connection closed'));
       onFirstFailure = undefined;
       this.retry = setTimeout(() => this.status !== 'end' && this.open(), this.options.retryDelayMs(++this.attempts));
       this.retry.unref();
