@@ -82,20 +82,19 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   // The store's connection is begun before the agents are read, so the database's side of it (a
   // PostgreSQL backend's fork, a TLS handshake) overlaps that work; it is awaited after them, so a
   // config error is still reported first (and the store it began is closed).
-  const storeReady = options.shared?.store ?? options.store ?? createStateStore(env.state, { production: env.production, logger, archiveIndex });
-  const closeStore = () =>
-    void Promise.resolve(storeReady).then(
-      (s) => s.close(),
-      () => undefined,
-    );
-  if (storeReady instanceof Promise) storeReady.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+  const givenStore = options.shared?.store ?? options.store;
+  const creating = givenStore ? undefined : createStateStore(env.state, { production: env.production, logger, archiveIndex });
+  creating?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   const llm = new LlmProvider(env.llm);
   let agents: AgentDefinition[];
   try {
     agents = loadAgentConfigs(configPath, isKnownLocalModel, (warning) => logger.warn(warning));
     assertProvidersServe(agents, llm);
   } catch (err) {
-    if (!options.shared && !options.store) closeStore();
+    void creating?.then(
+      (s) => s.close(),
+      () => undefined,
+    );
     throw err;
   }
   if (env.auth.mode === 'dev' && !options.shared) {
@@ -110,7 +109,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
       otlpEndpoint: env.telemetry.otlpEndpoint,
       prometheus: env.telemetry.prometheus,
     });
-  const store = await storeReady;
+  const store = givenStore ?? (await creating!);
   const archive = options.shared ? options.shared.archive : (options.archive ?? (await createArchiveOrClose(env, store)));
   // The pool's waits and connections (PostgreSQL), only for a store that keeps a pool; a reload shares both, already observed.
   if (!options.shared && isPooledStore(store)) telemetry.observeStorePool(store);

@@ -1,7 +1,7 @@
-import { Client, ClientConfig } from 'pg';
+import { ClientConfig } from 'pg';
 import { PostgresPool } from '../../state/backends/postgres/postgres-pool';
 import { ConnectionPoolStats, PooledStore, PoolWaitListener } from '../../state/connection-pool';
-import { MigrateMode, MigrationOutcome, migrateVersioned } from '../../state/backends/postgres/postgres-migrate';
+import { MigrateMode, MigrationOutcome, migrateVersioned, onOwnConnection } from '../../state/backends/postgres/postgres-migrate';
 import { ArchiveEvent } from '../archive-event';
 import { ArchivePort } from '../archive.port';
 import { ArchiveContext } from './archive-context';
@@ -79,11 +79,8 @@ export class ArchiveStore implements ArchivePort, PooledStore {
    * postgresBootError (unreachable, login refused, no right to create the schema…).
    */
   async migrate(mode: MigrateMode = 'auto'): Promise<MigrationOutcome> {
-    const client = new Client(this.config);
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      return await migrateVersioned(
+    return onOwnConnection(this.config, (client) =>
+      migrateVersioned(
         client,
         {
           schema: this.names.schema,
@@ -94,11 +91,8 @@ export class ArchiveStore implements ArchivePort, PooledStore {
           offHint: 'let a replica migrate it (auto)',
         },
         mode,
-      );
-    } finally {
-      // Not awaited, as PostgresStateStore.prepare: Terminate is written at once; the close would only delay the boot.
-      void client.end().catch(() => undefined);
-    }
+      ),
+    );
   }
 
   /**

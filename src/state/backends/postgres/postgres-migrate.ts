@@ -1,4 +1,4 @@
-import type { ClientBase } from 'pg';
+import { Client, ClientBase, ClientConfig } from 'pg';
 import { BackendBootError } from '../../backend-boot-error';
 import { PostgresNames } from './postgres-keys';
 import { Migration, MIGRATIONS } from './migrations/migration-list';
@@ -30,6 +30,23 @@ export interface VersionedSchema {
   label: string;
   /** What an operator runs when `off` finds the schema behind this release. */
   offHint: string;
+}
+
+/**
+ * Runs `work` on a connection of its own, not a pooled one (no statement timeout: a migration may
+ * take longer than a turn's statement), then closes it without waiting for the server: Terminate is
+ * written at once, and the close (~10 ms, the backend's exit) would only delay the boot. The state
+ * store's `prepare` and the archive's `migrate` both migrate through it.
+ */
+export async function onOwnConnection<T>(config: ClientConfig, work: (client: ClientBase) => Promise<T>): Promise<T> {
+  const client = new Client(config);
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await work(client);
+  } finally {
+    void client.end().catch(() => undefined);
+  }
 }
 
 /** The state store's schema brought to this release's version (migrateVersioned). */

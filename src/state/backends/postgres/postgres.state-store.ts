@@ -1,4 +1,4 @@
-import { Client, ClientBase, ClientConfig, QueryResult } from 'pg';
+import { ClientBase, ClientConfig, QueryResult } from 'pg';
 import { ConnectionPoolStats, PooledStore, PoolWaitListener } from '../../connection-pool';
 import { ArchiveEntry, LeaseEntry, Page, StateStore, StreamEvent, TaskWrite } from '../../state-store';
 import { IdempotencyEntry, RequestRecord, TaskRecord } from '../../state.entities';
@@ -13,7 +13,7 @@ import { readIdempotencyEntry } from './postgres-idempotency';
 import { DEFAULT_SCHEMA, PostgresNames } from './postgres-keys';
 import { PostgresPool } from './postgres-pool';
 import { readLapsedLeases } from './postgres-leases';
-import { MigrateMode, migrateSchema, MigrationOutcome } from './postgres-migrate';
+import { MigrateMode, migrateSchema, MigrationOutcome, onOwnConnection } from './postgres-migrate';
 import { readOwnerSessions, readRequest, readRequests, readSessionTasks, readTask } from './postgres-query';
 import { appendStreamEntries, readStreamEntries } from './postgres-stream';
 import { ExpirySweep } from './postgres-ttl';
@@ -102,18 +102,9 @@ export class PostgresStateStore extends StateStore implements PooledStore {
    * the statement timeout (a migration may take longer than a turn's statement; see postgres-migrate.ts).
    */
   async prepare(mode: MigrateMode = 'auto'): Promise<MigrationOutcome> {
-    const client = new Client(this.config);
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      const outcome = await migrateSchema(client, this.names, mode);
-      this.sweep.start();
-      return outcome;
-    } finally {
-      // Not awaited: the Terminate message is written at once, and waiting for the server to close
-      // the socket (~10 ms, the backend's exit) would only delay the boot.
-      void client.end().catch(() => undefined);
-    }
+    const outcome = await onOwnConnection(this.config, (client) => migrateSchema(client, this.names, mode));
+    this.sweep.start();
+    return outcome;
   }
 
   async getTask(tenantId: string, taskId: string): Promise<TaskRecord | undefined> {
