@@ -21,7 +21,7 @@ const log = createLogger('info');
 const burst = Number(process.argv[1]);
 let i = 0;
 const next = () => {
-  log.info({ i, pad: 'x'.repeat(100) }, 'line');
+  log.info({ i, pad: 'x'.repeat(1000) }, 'line');
   if (++i < burst) setTimeout(next, 1);
   else setTimeout(rest, 300);
 };
@@ -49,7 +49,7 @@ describe('stdout log batching', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as { i: number; msg: string });
     expect(lines.map((l) => l.i)).toEqual(Array.from({ length: 102 }, (_, i) => i));
-    // ~200-byte lines: 100 of them are ~20 KiB, about five 4 KiB batches and a flush per 100 ms
+    // ~1.1 KB lines: 100 of them are ~110 KB, about four 32 KiB batches and a flush per 100 ms
     // (a write per line would be about 100).
     expect(counts.afterBurst).toBeGreaterThanOrEqual(2);
     expect(counts.afterBurst).toBeLessThanOrEqual(20);

@@ -39,8 +39,14 @@ export function toLogLevel(value: string | undefined): LogLevel | undefined {
   return (LOG_LEVELS as readonly string[]).includes(v) ? (v as LogLevel) : undefined;
 }
 
-/** Log lines are written to stdout in batches of about this many bytes... */
-export const LOG_BATCH_BYTES = 4096;
+/**
+ * Log lines are written to stdout in batches of about this many bytes... Each batch is one write on
+ * libuv's thread pool, and waking a pool thread and hearing back from it cost more CPU than the
+ * write: with 4 KiB batches (one per ~5 turns) the pool's thread spent ~11 µs of every turn, mostly
+ * in futex waits and wake-ups (issue 27, docs/performance.md). Half a pipe's default 64 KiB buffer,
+ * so a batch does not fill a pipe whose reader keeps up.
+ */
+export const LOG_BATCH_BYTES = 32 * 1024;
 /** ...or this long (ms) after the first line of a batch, whichever comes first. */
 export const LOG_FLUSH_MS = 100;
 /** Lines waiting for a stdout that does not keep up are dropped past this many bytes (never blocking a request). */
