@@ -259,10 +259,13 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     }
   }
   // Two turns sent at once on a queueing task: the one answered 202 Queued waited for the other, so it is stored after it.
+  // When both were answered Queued, each waited behind an earlier request (one the client stopped
+  // waiting for, its replica killed under it): neither waited for the other, and either order is right.
+  const wasQueued = (o: Operation) => o.attempts.some((a) => a.status === 202 && a.outcome === 'Queued');
   for (const op of operations) {
-    const queued = op.attempts.find((a) => a.status === 202 && a.outcome === 'Queued');
-    if (!queued || !TURNS.has(op.kind)) continue;
+    if (!wasQueued(op) || !TURNS.has(op.kind)) continue;
     const partner = operations.find((o) => o !== op && o.conversation === op.conversation && o.index === op.index && TURNS.has(o.kind));
+    if (partner && wasQueued(partner)) continue;
     const seqOf = (o: Operation) => (stored.get(o.text) ?? []).find((p) => p.conversation === o.conversation)?.request.seq;
     const [mine, theirs] = [seqOf(op), partner ? seqOf(partner) : undefined];
     if (partner && mine !== undefined && theirs !== undefined && mine < theirs)

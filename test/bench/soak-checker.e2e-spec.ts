@@ -272,6 +272,19 @@ describe('the soak checker', () => {
       expect(v).toEqual([expect.objectContaining({ rule: 'queue-order', operations: ['q-1a', 'q-1b'] })]);
     });
 
+    it('both turns of a pair answered 202 Queued (both behind an earlier request still running): stored in either order, nothing found', () => {
+      // The client sends the pair once its last step ended, or once it stopped waiting for a queued one
+      // (a replica killed under it holds the task until the lease lapses): then each waits behind that
+      // request, not behind its pair, and the queue keeps them in the order they were admitted.
+      const bothQueued = () => [
+        op('q', 0, [answered('Completed', 't-q')]),
+        { ...op('q', 1, [{ ...queued(), requestId: 'r-q turn 1a-1' }]), id: 'q-1a', text: 'q turn 1a' },
+        { ...op('q', 1, [queued()]), id: 'q-1b', text: 'q turn 1b' },
+      ];
+      expect(check(bothQueued(), qTask([stored('q turn 0', 0), stored('q turn 1b', 1), stored('q turn 1a', 2)]))).toEqual([]);
+      expect(check(bothQueued(), qTask([stored('q turn 0', 0), stored('q turn 1a', 1), stored('q turn 1b', 2)]))).toEqual([]);
+    });
+
     it('a queued turn still Queued long after the end: stuck-running; ended Canceled without a reason: failure-without-reason', () => {
       const waiting = stored('q turn 1b', 2, 'Queued', { updated_at: new Date(NOW - 60_000).toISOString() });
       expect(rules(queueOps(), qTask([stored('q turn 0', 0), stored('q turn 1a', 1), waiting]))).toEqual(['stuck-running']);
