@@ -259,8 +259,9 @@ export function checkHistory(operations: Operation[], reads: FinalRead[], option
     }
   }
   // Two turns sent at once on a queueing task: the one answered 202 Queued waited for the other, so it is stored after it.
-  // When both were answered Queued, each waited behind an earlier request (one the client stopped
-  // waiting for, its replica killed under it): neither waited for the other, and either order is right.
+  // When both were answered Queued, each waited behind an earlier request still running (one whose
+  // replica was killed under it holds the task until its lease lapses): neither waited for the other,
+  // and either order is right.
   const wasQueued = (o: Operation) => o.attempts.some((a) => a.status === 202 && a.outcome === 'Queued');
   for (const op of operations) {
     if (!wasQueued(op) || !TURNS.has(op.kind)) continue;

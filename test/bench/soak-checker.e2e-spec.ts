@@ -273,9 +273,9 @@ describe('the soak checker', () => {
     });
 
     it('both turns of a pair answered 202 Queued (both behind an earlier request still running): stored in either order, nothing found', () => {
-      // The client sends the pair once its last step ended, or once it stopped waiting for a queued one
-      // (a replica killed under it holds the task until the lease lapses): then each waits behind that
-      // request, not behind its pair, and the queue keeps them in the order they were admitted.
+      // An earlier request still running when the pair is sent (for instance one whose replica was
+      // killed under it: it holds the task until its lease lapses): each waits behind it, not behind
+      // its pair, and the queue keeps them in the order they were admitted.
       const bothQueued = () => [
         op('q', 0, [answered('Completed', 't-q')]),
         { ...op('q', 1, [{ ...queued(), requestId: 'r-q turn 1a-1' }]), id: 'q-1a', text: 'q turn 1a' },
