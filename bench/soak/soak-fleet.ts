@@ -67,18 +67,33 @@ const BREAKS: Record<string, [string, string][]> = {
 };
 export const BROKEN_DIST = join(ROOT, '.soak-broken-dist');
 
+/**
+ * Patches `kind`'s guarantee out of the Redis commit script of the built server in `dist` (a copy):
+ * in the script's module, and in the one-file server (dist/cli.js, scripts/bundle-vendor.mjs),
+ * which holds its own copy of it. Patching the module alone left the bundle's script whole: such a
+ * "test build" kept every guarantee, and its soak found nothing. A cli.js built by tsc alone
+ * requires the module instead; a bundle that holds part of the script must hold all of it.
+ */
+export function breakBuild(dist: string, kind: string): void {
+  const script = join(dist, 'state', 'backends', 'redis', 'redis-commit.lua.js');
+  const bundle = join(dist, 'cli.js');
+  for (const file of [script, bundle]) {
+    let source = readFileSync(file, 'utf8');
+    if (file === bundle && !BREAKS[kind]!.some(([from]) => source.includes(from))) continue;
+    for (const [from, to] of BREAKS[kind]!) {
+      if (!source.includes(from)) throw new Error(`SOAK_BREAK=${kind}: "${from}" is not in ${file}`);
+      source = source.replace(from, to);
+    }
+    writeFileSync(file, source);
+  }
+}
+
 /** The server to run: dist/, or with SOAK_BREAK a patched copy of it beside dist/ (so its requires find node_modules/). */
 export function serverEntry(): string {
   if (!BREAK) return join(ROOT, 'bin', 'teal-agent-server.js');
   rmSync(BROKEN_DIST, { recursive: true, force: true });
   cpSync(join(ROOT, 'dist'), BROKEN_DIST, { recursive: true });
-  const script = join(BROKEN_DIST, 'state', 'backends', 'redis', 'redis-commit.lua.js');
-  let source = readFileSync(script, 'utf8');
-  for (const [from, to] of BREAKS[BREAK]!) {
-    if (!source.includes(from)) throw new Error(`SOAK_BREAK=${BREAK}: "${from}" is not in ${script}`);
-    source = source.replace(from, to);
-  }
-  writeFileSync(script, source);
+  breakBuild(BROKEN_DIST, BREAK);
   const entry = join(BROKEN_DIST, 'soak-entry.js');
   writeFileSync(entry, `require('./cli.js').runCli(process.argv.slice(2));\n`);
   return entry;

@@ -1,8 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensureBuilt } from '../support/built-cli';
+import { artifactDir } from '../support/console-browser';
 
 /**
  * The short soak of the test command (issue 28): `npm run soak`'s program (bench/soak/soak-run.ts,
@@ -69,7 +70,14 @@ describe('the short soak: 2 replicas on Redis under faults, checked by the indep
       const violations = /## Violations: (\d+)/.exec(text)?.[1];
       // On a failure the message shows the report's violations, each with the operations that show it
       // (or, with no report, the end of what the soak printed).
-      const detail = code === 0 && violations === '0' ? '' : text ? text.slice(text.indexOf('## Violations')) : output.slice(-4000);
+      let detail = code === 0 && violations === '0' ? '' : text ? text.slice(text.indexOf('## Violations')) : output.slice(-4000);
+      // A failed run's whole report (its faults, its figures and every violation) is kept with the
+      // run's other artifacts: the test run removes its temporary directory, and this one with it.
+      if (detail && text) {
+        const kept = join(artifactDir('short-soak'), 'soak-report.md');
+        copyFileSync(report, kept);
+        detail += `\n(the whole report: ${kept})`;
+      }
       expect({ code, violations, detail }).toEqual({ code: 0, violations: '0', detail: '' });
       expect(countOf(text, /\| follow-on \| (\d+) \|/g)).toBeGreaterThan(500);
       expect(countOf(text, /- kill -9 and restart: (\d+)/g)).toBeGreaterThanOrEqual(1);
