@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensureBuilt } from '../support/built-cli';
-import { artifactDir } from '../support/console-browser';
+import { artifactDir } from '../support/test-artifacts';
 
 /**
  * The short soak of the test command (issue 28): `npm run soak`'s program (bench/soak/soak-run.ts,

@@ -42,7 +42,7 @@ export function toLogLevel(value: string | undefined): LogLevel | undefined {
 /**
  * Log lines are written to stdout in batches of about this many bytes... Each batch is one write on
  * libuv's thread pool, and waking a pool thread and hearing back from it cost more CPU than the
- * write: with 4 KiB batches (one per ~5 turns) the pool's thread spent ~11 µs of every turn, mostly
+ * write: with 4 KiB batches (one per ~4 turns) the pool's thread spent ~11 µs of every turn, mostly
  * in futex waits and wake-ups (issue 27, docs/performance.md). Half a pipe's default 64 KiB buffer,
  * so a batch does not fill a pipe whose reader keeps up.
  */
