@@ -5,11 +5,13 @@ import { ROUND_TRIPS, StoreCounter } from './store-counters';
  * PostgreSQL: a TCP proxy to `targetPort` that reads the wire protocol as it passes. A round trip
  * is one ReadyForQuery (`Z`) the server sends: it ends every statement's answer (a function call
  * and a read alike: the extended protocol's Parse/Bind/Execute/Sync go out in one write) and the
- * start-up of a new connection. Statements are also counted by what they do: the store function
- * they call (`commit_task`, `append_stream`, `delete_batch`, `sweep_expired`), `stream read` (the
- * stream log), the archive index's `markArchived` (clearing entries) and `listUnarchived` (a
- * catch-up's read), `insert` (an INSERT, as the bench's same-store baseline sends) or `read`. Point the
- * server's TA_POSTGRES_URL at `127.0.0.1:{port}`. Plain connections only (no TLS to read through).
+ * start-up of a new connection. Statements are also counted as each runs (its Bind, or a simple
+ * query: a named prepared statement is parsed once per connection and bound each time) by what
+ * they do: the store function they call (`commit_task`, `append_stream`, `delete_batch`,
+ * `sweep_expired`), `stream read` (the stream log), the archive index's `markArchived` (clearing
+ * entries) and `listUnarchived` (a catch-up's read), `insert` (an INSERT, as the bench's same-store
+ * baseline sends) or `read`; Parse messages are counted as `parse`. Point the server's
+ * TA_POSTGRES_URL at `127.0.0.1:{port}`. Plain connections only (no TLS to read through).
  */
 export async function postgresCountingProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<StoreCounter & { port: number }> {
   const counts: Record<string, number> = { [ROUND_TRIPS]: 0 };
@@ -23,21 +25,18 @@ export async function postgresCountingProxy(targetPort: number, targetHost = '12
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
     // The client's first message (start-up) has no type byte; every later one, and every server message, has one.
+    // What each statement of this connection does, by its name ('' the unnamed one), learned from its Parse.
+    const statements = new Map<string, string>();
     const fromClient = messageReader(true, (type, body) => {
-      if (type === 'P' || type === 'Q') {
-        const text = body.toString('utf8', type === 'P' ? body.indexOf(0) + 1 : 0);
+      if (type === 'P') {
+        const nameEnd = body.indexOf(0);
+        statements.set(body.toString('utf8', 0, nameEnd), statementOp(body.toString('utf8', nameEnd + 1)));
+        counts[PARSES] = (counts[PARSES] ?? 0) + 1;
+      } else if (type === 'B' || type === 'Q') {
+        // A statement runs: a Bind of a parsed one (after its portal's name, the statement's), or a simple query.
         const op =
-          /\.(commit_task|append_stream|delete_batch|sweep_expired)\(/.exec(text)?.[1] ??
-          (/\.stream_events\b/.test(text)
-            ? 'stream read'
-            : /\bSET unarchived_at = NULL\b/.test(text)
-              ? 'markArchived'
-              : /\bunarchived_at IS NOT NULL\b/.test(text)
-                ? 'listUnarchived'
-                : /^\s*INSERT\b/i.test(text)
-                  ? 'insert'
-                  : 'read');
-        counts[op] = (counts[op] ?? 0) + 1;
+          type === 'Q' ? statementOp(body.toString('utf8')) : statements.get(body.toString('utf8', body.indexOf(0) + 1, body.indexOf(0, body.indexOf(0) + 1)));
+        if (op !== undefined) counts[op] = (counts[op] ?? 0) + 1;
       }
     });
     const fromServer = messageReader(false, (type) => {
@@ -61,6 +60,25 @@ export async function postgresCountingProxy(targetPort: number, targetHost = '12
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The counter's key for Parse messages: statements parsed (a named prepared statement is parsed once per connection). */
+export const PARSES = 'parse';
+
+/** What a statement does, by its text: the store function it calls, else what it reads or writes. */
+function statementOp(text: string): string {
+  return (
+    /\.(commit_task|append_stream|delete_batch|sweep_expired)\(/.exec(text)?.[1] ??
+    (/\.stream_events\b/.test(text)
+      ? 'stream read'
+      : /\bSET unarchived_at = NULL\b/.test(text)
+        ? 'markArchived'
+        : /\bunarchived_at IS NOT NULL\b/.test(text)
+          ? 'listUnarchived'
+          : /^\s*INSERT\b/i.test(text)
+            ? 'insert'
+            : 'read')
+  );
 }
 
 /** Splits a stream of protocol messages (a type byte, then an int32 length that counts itself) and hands each to `onMessage`. */

@@ -94,6 +94,7 @@ describe('loadEnvConfig', () => {
       acquireTimeoutMs: 2000,
       statementTimeoutMs: 5000,
       migrate: 'auto',
+      preparedStatements: true,
     });
     const env = {
       ...DEV,
@@ -104,6 +105,7 @@ describe('loadEnvConfig', () => {
       TA_POSTGRES_ACQUIRE_TIMEOUT_MS: '250',
       TA_POSTGRES_STATEMENT_TIMEOUT_MS: '800',
       TA_POSTGRES_MIGRATE: 'off',
+      TA_POSTGRES_PREPARED_STATEMENTS: 'false',
     };
     expect(loadEnvConfig(env).state.postgres).toEqual({
       url: 'postgresql:///agents',
@@ -112,6 +114,7 @@ describe('loadEnvConfig', () => {
       acquireTimeoutMs: 250,
       statementTimeoutMs: 800,
       migrate: 'off',
+      preparedStatements: false,
     });
     expect(loadEnvConfig(DEV).state.postgres).toBeUndefined();
   });

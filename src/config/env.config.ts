@@ -95,7 +95,15 @@ export interface EnvConfig {
     redisUrl?: string;
     dynamodb?: { table: string; endpoint?: string; region: string; createTable: boolean };
     /** TA_POSTGRES_* (docs/configuration.md, PostgreSQL); set when TA_STATE_STORE=postgres or TA_POSTGRES_URL is. */
-    postgres?: { url: string; schema: string; poolMax: number; acquireTimeoutMs: number; statementTimeoutMs: number; migrate: 'auto' | 'off' };
+    postgres?: {
+      url: string;
+      schema: string;
+      poolMax: number;
+      acquireTimeoutMs: number;
+      statementTimeoutMs: number;
+      migrate: 'auto' | 'off';
+      preparedStatements: boolean;
+    };
   };
   /** TA_ARCHIVE_* (docs/archive.md); set when TA_ARCHIVE_URL is. */
   archive?: {
@@ -214,6 +222,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
             acquireTimeoutMs: vars.TA_POSTGRES_ACQUIRE_TIMEOUT_MS,
             statementTimeoutMs: vars.TA_POSTGRES_STATEMENT_TIMEOUT_MS,
             migrate: vars.TA_POSTGRES_MIGRATE,
+            preparedStatements: vars.TA_POSTGRES_PREPARED_STATEMENTS,
           }
         : undefined,
     },

@@ -105,6 +105,8 @@ export class EnvVars {
   @IsOptional() @Transform(toInt) @EnvInt(1) TA_POSTGRES_STATEMENT_TIMEOUT_MS = 5000;
   /** `auto`: apply missing migrations at boot; `off`: only check the schema (run `teal-agent-server migrate` from a deploy job). */
   @IsOptional() @EnvOneOf(['auto', 'off']) TA_POSTGRES_MIGRATE: 'auto' | 'off' = 'auto';
+  /** Named prepared statements for the commit (false: every statement unnamed, for poolers that cannot keep them). */
+  @IsOptional() @Transform(toBool) @EnvBool() TA_POSTGRES_PREPARED_STATEMENTS = true;
   /** DynamoDB's own rule for table names. */
   @IsOptional()
   @EnvRule((v) => typeof v === 'string' && /^[A-Za-z0-9_.-]{3,255}$/.test(v), '3 to 255 of A-Z a-z 0-9 _ . -')

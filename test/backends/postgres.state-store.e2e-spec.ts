@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { PARSES, postgresCountingProxy } from '../../bench/postgres-counter';
 import { loadEnvConfig } from '../../src/config/env.config';
 import { BackendBootError } from '../../src/state/backend-boot-error';
 import { MIGRATION_0001 } from '../../src/state/backends/postgres/migrations/0001-init.sql';
@@ -8,7 +9,7 @@ import { MIGRATIONS, SCHEMA_VERSION } from '../../src/state/backends/postgres/mi
 import { APPLICATION_NAME, PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { createStateStore } from '../../src/state/state-store.factory';
 import { IdempotencyEntry } from '../../src/state/state.entities';
-import { StateCorruptError } from '../../src/state/state.errors';
+import { StateCorruptError, VersionConflictError } from '../../src/state/state.errors';
 import { describeStateStoreConformance } from '../conformance/state-store.conformance';
 import { makeRequest, makeTask } from '../conformance/fixtures';
 import { testPostgresUrl, uniqueName, uniqueSchema } from '../support/services';
@@ -103,6 +104,34 @@ describe('PostgresStateStore', () => {
     const { rows } = await raw.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [APPLICATION_NAME]);
     expect(rows[0].n).toBeGreaterThan(0);
   });
+
+  it.each([
+    { prepared: true, parses: 1 },
+    { prepared: false, parses: 7 },
+  ])(
+    'commits as a named prepared statement, parsed once per connection (preparedStatements $prepared: $parses parses of 7 commits); a stale one conflicts either way',
+    async ({ prepared, parses }) => {
+      // Through the bench's counter, which reads the wire protocol: Parse messages and, per Bind, the function called.
+      const proxy = await postgresCountingProxy(Number(new URL(testPostgresUrl()).port));
+      const counted = new PostgresStateStore({ url: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`, schema, poolMax: 1, preparedStatements: prepared });
+      try {
+        const tenant = uniqueName('tenant');
+        const created = makeTask(tenant);
+        let task = await counted.commit(tenant, { task: created, expectedVersion: 0, requests: [makeRequest(created, 0)] });
+        for (let seq = 1; seq < 6; seq++) {
+          const write = { task: { ...task, requestCount: seq + 1, writeId: randomUUID() }, expectedWriteId: task.writeId, requests: [makeRequest(task, seq)] };
+          task = await counted.commit(tenant, { ...write, expectedVersion: task.version });
+        }
+        const stale = { task: { ...task, writeId: randomUUID() }, expectedVersion: task.version - 1, requests: [makeRequest(task, 6)] };
+        await expect(counted.commit(tenant, stale)).rejects.toBeInstanceOf(VersionConflictError);
+        expect(await proxy.snapshot()).toMatchObject({ commit_task: 7, [PARSES]: parses });
+        expect(await counted.listRequests(tenant, task.taskId)).toHaveLength(6);
+      } finally {
+        await counted.close();
+        await proxy.close();
+      }
+    },
+  );
 
   describe('migrations', () => {
     const other = () => uniqueSchema('ta_migrate');

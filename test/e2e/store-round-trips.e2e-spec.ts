@@ -7,10 +7,11 @@
  * last (two: the decision's commit and the finish), and a JSON resume reads no stream log.
  * Issue 22: the same on PostgreSQL, counted by a proxy reading the wire protocol (one ReadyForQuery
  * per round trip: bench/postgres-counter.ts) in front of the run's server, in a schema of this
- * file's own; finding a request by id is one statement there, so a cold resume costs one less.
+ * file's own; finding a request by id is one statement there, so a cold resume costs one less; and
+ * a follow-on turn parses no statement (the commit is prepared once per connection).
  */
 import { Client } from 'pg';
-import { postgresCountingProxy } from '../../bench/postgres-counter';
+import { PARSES, postgresCountingProxy } from '../../bench/postgres-counter';
 import { perTurn, redisCounter, ROUND_TRIPS, StoreCounter } from '../../bench/store-counters';
 import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { RedisStateStore } from '../../src/state/backends/redis/redis.state-store';
@@ -67,6 +68,8 @@ const backends: {
   /** The counter's key for a read of the stream log. */
   streamReads: string;
   expected: { turns: Record<'first' | 'followOn' | 'elsewhere', number>; resumes: Record<'warm' | 'cold', number> };
+  /** Statements parsed per follow-on turn, where the counter sees them (PostgreSQL: the commits are prepared once per connection). */
+  parsesPerFollowOn?: number;
 }[] = [
   {
     name: 'Redis',
@@ -108,10 +111,11 @@ const backends: {
     streamReads: 'stream read',
     // Cold resume: finding the request (one), reading the task and its requests (two), then the same two.
     expected: { turns: { first: 2, followOn: 2, elsewhere: 4 }, resumes: { warm: 2, cold: 5 } },
+    parsesPerFollowOn: 0,
   },
 ];
 
-describe.each(backends)('store round trips per plain v3 turn ($name)', ({ start, streamReads, expected }) => {
+describe.each(backends)('store round trips per plain v3 turn ($name)', ({ start, streamReads, expected, parsesPerFollowOn }) => {
   let llm: FakeOpenAi;
   let shared: CountedStore;
   let a: TestApp;
@@ -142,11 +146,12 @@ describe.each(backends)('store round trips per plain v3 turn ($name)', ({ start,
     await llm?.close();
   });
 
-  /** Round trips per turn of `turns()` (which sends `TURNS` turns, one at a time). */
-  async function counted(turns: () => Promise<void>): Promise<number> {
+  /** Round trips per turn of `turns()` (which sends `TURNS` turns, one at a time); the counter's other counts per turn in `counts`. */
+  async function counted(turns: () => Promise<void>, counts: Record<string, number> = {}): Promise<number> {
     const before = await counter.snapshot();
     await turns();
-    return perTurn(before, await counter.snapshot(), TURNS)[ROUND_TRIPS]!;
+    Object.assign(counts, perTurn(before, await counter.snapshot(), TURNS));
+    return counts[ROUND_TRIPS]!;
   }
 
   it('two per first turn and two per follow-on on the replica that served the task; four on the other', async () => {
@@ -160,12 +165,13 @@ describe.each(backends)('store round trips per plain v3 turn ($name)', ({ start,
         ids.push(r.body.task_id);
       }
     });
+    const followOnCounts: Record<string, number> = {};
     const followOn = await counted(async () => {
       for (const [i, id] of ids.entries()) {
         llm.script(reply.text(`again ${i}`));
         expect((await api.say('again', { task_id: id })).status).toBe(200);
       }
-    });
+    }, followOnCounts);
     const elsewhere = await counted(async () => {
       for (const [i, id] of ids.entries()) {
         llm.script(reply.text(`there ${i}`));
@@ -173,6 +179,7 @@ describe.each(backends)('store round trips per plain v3 turn ($name)', ({ start,
       }
     });
     expect({ first, followOn, elsewhere }).toEqual(expected.turns);
+    if (parsesPerFollowOn !== undefined) expect(followOnCounts[PARSES] ?? 0).toBe(parsesPerFollowOn);
 
     // And back on A, whose view is now stale: its cached commit loses, it reads, and the turn sees all of B's.
     llm.script(reply.text('back'));

@@ -11,14 +11,16 @@ export interface PostgresContext {
   readonly clock: StoreClock;
   /** Whether commits keep the archive index (PostgresStateStoreOptions.archiveIndex). */
   readonly archiveIndex: boolean;
+  /** Whether the commit is a named prepared statement (PostgresStateStoreOptions.preparedStatements). */
+  readonly preparedStatements: boolean;
   now(): number;
   /**
    * Runs one statement (one round trip) on a pooled connection: the wait for a connection is
    * bounded (TA_POSTGRES_ACQUIRE_TIMEOUT_MS), the statement too (TA_POSTGRES_STATEMENT_TIMEOUT_MS on
    * the server, a little more for the answer here), and failures are mapped to the contract's errors
-   * (`what` names what failed).
+   * (`what` names what failed). With `name`, a named prepared statement (PostgresPool.query).
    */
-  query<R>(what: string, text: string, values?: unknown[]): Promise<R[]>;
+  query<R>(what: string, text: string, values?: unknown[], name?: string): Promise<R[]>;
 }
 
 /** The database's clock in epoch ms, as a column of a statement that samples it. */

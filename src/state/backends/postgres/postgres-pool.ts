@@ -55,8 +55,13 @@ export class PostgresPool {
     this.waitListeners.push(listener);
   }
 
-  /** One statement on a pooled connection; what node-postgres throws goes through `mapError` (`unsent`: no connection was had). */
-  async query<R>(text: string, values: unknown[] | undefined, mapError: (err: unknown, unsent: boolean) => unknown): Promise<R[]> {
+  /**
+   * One statement on a pooled connection; what node-postgres throws goes through `mapError`
+   * (`unsent`: no connection was had). With `name`, a named prepared statement: parsed and planned
+   * once per connection, then only bound and run (node-postgres remembers, per connection, the
+   * names it prepared; one name must always come with one text).
+   */
+  async query<R>(text: string, values: unknown[] | undefined, mapError: (err: unknown, unsent: boolean) => unknown, name?: string): Promise<R[]> {
     let client: PoolClient;
     const waitFrom = this.waitListeners.length && mustWaitForConnection(this.stats()) ? performance.now() : undefined;
     try {
@@ -76,7 +81,7 @@ export class PostgresPool {
     this.watch(client);
     let failure: unknown;
     try {
-      return (await queryOn<R>(client, text, values)).rows;
+      return (await queryOn<R>(client, text, values, name)).rows;
     } catch (err) {
       failure = err;
       throw mapError(err, false);
@@ -143,8 +148,10 @@ function dropStalled(client: PoolClient, ms: number): void {
  * collections: promoted to the old generation on every statement (docs/performance.md, What V8
  * promotes). Given to the constructor, it is not.
  */
-function queryOn<R>(client: PoolClient, text: string, values: unknown[] | undefined): Promise<QueryResult<R & QueryResultRow>> {
+function queryOn<R>(client: PoolClient, text: string, values: unknown[] | undefined, name?: string): Promise<QueryResult<R & QueryResultRow>> {
   return new Promise((resolve, reject) => {
-    client.query<R & QueryResultRow>(text, values ?? [], (err: Error | undefined, res: QueryResult<R & QueryResultRow>) => (err ? reject(err) : resolve(res)));
+    const done = (err: Error | undefined, res: QueryResult<R & QueryResultRow>) => (err ? reject(err) : resolve(res));
+    if (name === undefined) client.query<R & QueryResultRow>(text, values ?? [], done);
+    else client.query<R & QueryResultRow>({ name, text, values: values ?? [] }, done);
   });
 }

@@ -38,6 +38,13 @@ export interface PostgresStateStoreOptions {
   sweepBatch?: number;
   /** Keep the archive index (StateStore.listUnarchived; default false: commits leave its column alone). */
   archiveIndex?: boolean;
+  /**
+   * The commit as a named prepared statement, parsed and planned once per connection (default
+   * true); false sends it unnamed, parsed and planned each time, for a pooler in front of the
+   * database that cannot keep a connection's prepared statements (PgBouncer before 1.21 in
+   * transaction mode).
+   */
+  preparedStatements?: boolean;
 }
 
 /** How far two replicas' estimates of the database's clock may disagree (as Redis: `clock_timestamp()` is exact to the microsecond). */
@@ -85,8 +92,9 @@ export class PostgresStateStore extends StateStore implements PooledStore {
       names: this.names,
       clock: this.clock,
       archiveIndex: options.archiveIndex ?? false,
+      preparedStatements: options.preparedStatements ?? true,
       now: () => this.now(),
-      query: (what, text, values) => this.query(what, text, values),
+      query: (what, text, values, name) => this.query(what, text, values, name),
     };
     this.sweep = new ExpirySweep(this.ctx, { intervalMs: options.sweepMs ?? 60_000, batch: options.sweepBatch ?? 500 });
   }
@@ -217,8 +225,8 @@ export class PostgresStateStore extends StateStore implements PooledStore {
    * contract's errors: a connection never had means the statement was never sent (`unsent`). A
    * connection that failed is discarded rather than put back.
    */
-  private async query<R>(what: string, text: string, values?: unknown[]): Promise<R[]> {
+  private async query<R>(what: string, text: string, values?: unknown[], name?: string): Promise<R[]> {
     if (this.closed) throw new StateStoreUnavailableError('PostgreSQL state store is closed', undefined, true);
-    return this.pool.query<R>(text, values, (err, unsent) => toStateError(err, what, unsent));
+    return this.pool.query<R>(text, values, (err, unsent) => toStateError(err, what, unsent), name);
   }
 }
