@@ -7,7 +7,9 @@
  * (its version is another). When the condition fails nothing was written, and the commit takes the
  * path it always took, which tells a conflict from an expired or missing header. Replaced in place
  * (the same signature and answers), so replicas of the previous release, during a rolling deploy,
- * run it too. Measured in docs/performance.md (the PostgreSQL turn).
+ * run it too. Its answer 'ok' is returned as the function's output columns (RETURN NEXT), not by a
+ * query run for it (RETURN QUERY SELECT: an executor started and ended per commit). Measured in
+ * docs/performance.md (the PostgreSQL turn).
  */
 export const MIGRATION_0004 = {
   version: 4,
@@ -39,7 +41,8 @@ BEGIN
           SELECT p_tenant, p_task, u.seq, u.request_id, u.data FROM unnest(p_seqs, p_request_ids, p_requests) AS u(seq, request_id, data)
           ON CONFLICT (tenant_id, task_id, seq) DO UPDATE SET request_id = excluded.request_id, data = excluded.data;
       END IF;
-      RETURN QUERY SELECT 'ok'::text, p_expected + 1, t, NULL::jsonb;
+      outcome := 'ok'; version := p_expected + 1; now_ms := t; held := NULL;
+      RETURN NEXT;
       RETURN;
     END IF;
   END IF;
@@ -100,7 +103,8 @@ BEGIN
       SELECT p_tenant, p_task, u.seq, u.request_id, u.data FROM unnest(p_seqs, p_request_ids, p_requests) AS u(seq, request_id, data)
       ON CONFLICT (tenant_id, task_id, seq) DO UPDATE SET request_id = excluded.request_id, data = excluded.data;
   END IF;
-  RETURN QUERY SELECT 'ok'::text, p_expected + 1, t, NULL::jsonb;
+  outcome := 'ok'; version := p_expected + 1; now_ms := t; held := NULL;
+  RETURN NEXT;
 END $$;
 `,
 };
