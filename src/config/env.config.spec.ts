@@ -95,6 +95,7 @@ describe('loadEnvConfig', () => {
       statementTimeoutMs: 5000,
       migrate: 'auto',
       preparedStatements: true,
+      pipeline: true,
     });
     const env = {
       ...DEV,
@@ -106,6 +107,7 @@ describe('loadEnvConfig', () => {
       TA_POSTGRES_STATEMENT_TIMEOUT_MS: '800',
       TA_POSTGRES_MIGRATE: 'off',
       TA_POSTGRES_PREPARED_STATEMENTS: 'false',
+      TA_POSTGRES_PIPELINE: 'false',
     };
     expect(loadEnvConfig(env).state.postgres).toEqual({
       url: 'postgresql:///agents',
@@ -115,6 +117,7 @@ describe('loadEnvConfig', () => {
       statementTimeoutMs: 800,
       migrate: 'off',
       preparedStatements: false,
+      pipeline: false,
     });
     expect(loadEnvConfig(DEV).state.postgres).toBeUndefined();
   });

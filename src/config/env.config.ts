@@ -103,6 +103,7 @@ export interface EnvConfig {
       statementTimeoutMs: number;
       migrate: 'auto' | 'off';
       preparedStatements: boolean;
+      pipeline: boolean;
     };
   };
   /** TA_ARCHIVE_* (docs/archive.md); set when TA_ARCHIVE_URL is. */
@@ -223,6 +224,7 @@ export function loadEnvConfig(env: NodeJS.ProcessEnv = process.env): EnvConfig {
             statementTimeoutMs: vars.TA_POSTGRES_STATEMENT_TIMEOUT_MS,
             migrate: vars.TA_POSTGRES_MIGRATE,
             preparedStatements: vars.TA_POSTGRES_PREPARED_STATEMENTS,
+            pipeline: vars.TA_POSTGRES_PIPELINE,
           }
         : undefined,
     },

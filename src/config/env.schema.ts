@@ -107,6 +107,8 @@ export class EnvVars {
   @IsOptional() @EnvOneOf(['auto', 'off']) TA_POSTGRES_MIGRATE: 'auto' | 'off' = 'auto';
   /** Named prepared statements for the commit (false: every statement unnamed, for poolers that cannot keep them). */
   @IsOptional() @Transform(toBool) @EnvBool() TA_POSTGRES_PREPARED_STATEMENTS = true;
+  /** Commits pipelined on one of the pool's connections (false: every statement on a pooled connection of its own). */
+  @IsOptional() @Transform(toBool) @EnvBool() TA_POSTGRES_PIPELINE = true;
   /** DynamoDB's own rule for table names. */
   @IsOptional()
   @EnvRule((v) => typeof v === 'string' && /^[A-Za-z0-9_.-]{3,255}$/.test(v), '3 to 255 of A-Z a-z 0-9 _ . -')

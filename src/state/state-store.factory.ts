@@ -66,10 +66,10 @@ export async function createStateStore(config: EnvConfig['state'], options: Stat
     }
     case 'postgres': {
       if (!config.postgres) throw new Error('TA_POSTGRES_URL is required when TA_STATE_STORE=postgres');
-      const { url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs, migrate, preparedStatements } = config.postgres;
+      const { url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs, migrate, preparedStatements, pipeline } = config.postgres;
       const { PostgresStateStore } = require('./backends/postgres/postgres.state-store') as typeof import('./backends/postgres/postgres.state-store');
       const { postgresBootError } = require('./backends/postgres/postgres-errors') as typeof import('./backends/postgres/postgres-errors');
-      const store = new PostgresStateStore({ url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs, archiveIndex, preparedStatements });
+      const store = new PostgresStateStore({ url, schema, poolMax, acquireTimeoutMs, statementTimeoutMs, archiveIndex, preparedStatements, pipeline });
       try {
         await store.prepare(migrate);
       } catch (err) {

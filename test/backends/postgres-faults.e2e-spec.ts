@@ -104,7 +104,8 @@ describe('PostgresStateStore when PostgreSQL goes away', () => {
     const acquireTimeoutMs = 400;
     // Its connections named apart (the connection string's application_name wins), to count them.
     const url = `postgres://postgres@127.0.0.1:${server.port}/postgres?application_name=faults-pool`;
-    const store = await storeOf({ url, poolMax: 5, acquireTimeoutMs, statementTimeoutMs: 10_000 });
+    // Every commit on a pooled connection (no pipelined lane): this is the pool's bound.
+    const store = await storeOf({ url, poolMax: 5, acquireTimeoutMs, statementTimeoutMs: 10_000, pipeline: false });
     const task = makeTask(tenant);
     await store.commit(tenant, { task, expectedVersion: 0 });
     // Five commits wait on the header's row lock, holding every pooled connection.

@@ -31,7 +31,15 @@ describe('a PostgreSQL pool of 5, every connection held, and 200 concurrent turn
     llm = await startFakeOpenAi();
     ({ schema } = await postgresStores('pool'));
     // The follow-ons' commits wait on the lock for seconds: the statement timeout outlasts that.
-    const store = new PostgresStateStore({ url: testPostgresUrl(), schema, poolMax: 5, acquireTimeoutMs: ACQUIRE_TIMEOUT_MS, statementTimeoutMs: 30_000 });
+    // Every commit on a pooled connection (no pipelined lane: postgres-pipeline.e2e-spec.ts): this is the pool's bound.
+    const store = new PostgresStateStore({
+      url: testPostgresUrl(),
+      schema,
+      poolMax: 5,
+      acquireTimeoutMs: ACQUIRE_TIMEOUT_MS,
+      statementTimeoutMs: 30_000,
+      pipeline: false,
+    });
     const env = { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LLM_MAX_RETRIES: '0' };
     app = await startTestApp({ agents: { 'pool.yaml': v3Agent('Pool') }, env, store });
     locker = new Client({ connectionString: testPostgresUrl() });

@@ -49,7 +49,7 @@ export async function commitTask(ctx: PostgresContext, tenantId: string, write: 
     names.row('tasks', tenantId, taskId),
     statement.text,
     values,
-    ctx.preparedStatements ? statement.name : undefined,
+    { name: ctx.preparedStatements ? statement.name : undefined, pipelined: true },
   );
   ctx.clock.observe(reply.now_ms, sentAt, Date.now());
   if (reply.outcome === 'conflict') throw new VersionConflictError(taskId, write.expectedVersion, Number(reply.version));

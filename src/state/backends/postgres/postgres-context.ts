@@ -18,9 +18,10 @@ export interface PostgresContext {
    * Runs one statement (one round trip) on a pooled connection: the wait for a connection is
    * bounded (TA_POSTGRES_ACQUIRE_TIMEOUT_MS), the statement too (TA_POSTGRES_STATEMENT_TIMEOUT_MS on
    * the server, a little more for the answer here), and failures are mapped to the contract's errors
-   * (`what` names what failed). With `name`, a named prepared statement (PostgresPool.query).
+   * (`what` names what failed). With `name`, a named prepared statement (PostgresPool.query); with
+   * `pipelined`, sent on the pipelined lane when it can take it (PostgresPool.queryPipelined).
    */
-  query<R>(what: string, text: string, values?: unknown[], name?: string): Promise<R[]>;
+  query<R>(what: string, text: string, values?: unknown[], options?: { name?: string; pipelined?: boolean }): Promise<R[]>;
 }
 
 /** The database's clock in epoch ms, as a column of a statement that samples it. */

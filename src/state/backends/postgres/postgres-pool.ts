@@ -1,6 +1,8 @@
-import { ClientBase, ClientConfig, Pool, PoolClient, Query, QueryResult, QueryResultRow } from 'pg';
+import { ClientBase, ClientConfig, Pool, PoolClient } from 'pg';
 import { ConnectionPoolStats, mustWaitForConnection, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
 import { brokenConnection } from './postgres-errors';
+import { PipelineLane } from './postgres-pipeline';
+import { queryOn } from './postgres-query-on';
 
 export interface PostgresPoolOptions {
   /** Connections at most. */
@@ -9,6 +11,11 @@ export interface PostgresPoolOptions {
   statementTimeoutMs: number;
   /** Before a new connection serves anything (it must SET the statement timeout: onConnect's job). */
   onConnect(client: ClientBase): Promise<void>;
+  /**
+   * One of the `max` connections is a pipelined lane (postgres-pipeline.ts) for the statements
+   * sent with `pipelined` (default false; never with `max` 1: the one connection is the pool's).
+   */
+  pipeline?: boolean;
 }
 
 /**
@@ -28,15 +35,24 @@ export class PostgresPool {
   private readonly awaiting = new Map<PoolClient, number>();
   /** Drops the connections in `awaiting` past their time; runs while statements are awaited (see watch). */
   private sweeper?: NodeJS.Timeout;
+  /** The pipelined connection, when the pool has one (PostgresPoolOptions.pipeline). */
+  private readonly lane?: PipelineLane;
+  /** Connections node-postgres' pool may open: `max`, less the lane's. */
+  private readonly pooledMax: number;
 
   constructor(
     config: ClientConfig,
     private readonly options: PostgresPoolOptions,
   ) {
     this.readTimeoutMs = options.statementTimeoutMs + 1000;
+    const laned = options.pipeline === true && options.max > 1;
+    this.pooledMax = laned ? options.max - 1 : options.max;
+    if (laned) {
+      this.lane = new PipelineLane(config, { readTimeoutMs: this.readTimeoutMs, onConnect: options.onConnect, onSend: () => this.startSweeper() });
+    }
     this.pool = new Pool({
       ...config,
-      max: options.max,
+      max: this.pooledMax,
       idleTimeoutMillis: 30_000,
       keepAlive: true,
       onConnect: (client) => options.onConnect(client),
@@ -47,7 +63,8 @@ export class PostgresPool {
 
   /** The pool's counts now, for the app's metrics. */
   stats(): ConnectionPoolStats {
-    return { max: this.options.max, total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+    const lane = this.lane?.open ? 1 : 0;
+    return { max: this.options.max, total: this.pool.totalCount + lane, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   /** Told how long each call that had to wait for a connection waited, and how that ended (none: calls are not timed). */
@@ -63,7 +80,8 @@ export class PostgresPool {
    */
   async query<R>(text: string, values: unknown[] | undefined, mapError: (err: unknown, unsent: boolean) => unknown, name?: string): Promise<R[]> {
     let client: PoolClient;
-    const waitFrom = this.waitListeners.length && mustWaitForConnection(this.stats()) ? performance.now() : undefined;
+    const pooled = { max: this.pooledMax, total: this.pool.totalCount, idle: this.pool.idleCount };
+    const waitFrom = this.waitListeners.length && mustWaitForConnection(pooled) ? performance.now() : undefined;
     try {
       client = await this.pool.connect();
     } catch (err) {
@@ -93,12 +111,31 @@ export class PostgresPool {
   }
 
   /**
+   * One statement on the pipelined lane when it can take it now (connected, flowing: see
+   * PipelineLane.take), else on a pooled connection as `query`. On the lane no connection is waited
+   * for, so a failure there is never `unsent`.
+   */
+  async queryPipelined<R>(text: string, values: unknown[] | undefined, mapError: (err: unknown, unsent: boolean) => unknown, name?: string): Promise<R[]> {
+    const answer = this.lane?.take<R>(text, values, name);
+    if (!answer) return this.query<R>(text, values, mapError, name);
+    try {
+      return (await answer).rows;
+    } catch (err) {
+      throw mapError(err, false);
+    }
+  }
+
+  /**
    * Gives `client`'s statement readTimeoutMs from now. The sweeper looks every quarter of that (at
    * most every second, at least every 50 ms), so a stalled statement fails at most that much past
    * its time; it stops on a sweep that finds nothing awaited, so an idle pool runs no timer.
    */
   private watch(client: PoolClient): void {
     this.awaiting.set(client, performance.now() + this.readTimeoutMs);
+    this.startSweeper();
+  }
+
+  private startSweeper(): void {
     if (this.sweeper) return;
     const period = Math.max(50, Math.min(1000, this.readTimeoutMs / 4));
     this.sweeper = setInterval(() => this.sweep(), period);
@@ -106,12 +143,13 @@ export class PostgresPool {
   }
 
   private sweep(): void {
-    if (!this.awaiting.size) {
+    if (!this.awaiting.size && !this.lane?.inFlight) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
       return;
     }
     const now = performance.now();
+    this.lane?.sweep(now);
     for (const [client, until] of this.awaiting) {
       if (until > now) continue;
       this.awaiting.delete(client);
@@ -122,7 +160,7 @@ export class PostgresPool {
   async end(): Promise<void> {
     clearInterval(this.sweeper);
     this.sweeper = undefined;
-    await this.pool.end().catch(() => undefined);
+    await Promise.all([this.lane?.end(), this.pool.end().catch(() => undefined)]);
   }
 
   private waited(from: number, outcome: PoolWaitOutcome): void {
@@ -139,23 +177,4 @@ type ClientSocket = PoolClient & { connection?: { stream?: { destroy(err?: Error
 /** Ends a statement whose answer did not come in time: its connection is dropped, so the statement fails. */
 function dropStalled(client: PoolClient, ms: number): void {
   (client as ClientSocket).connection?.stream?.destroy(new Error(`Query read timeout: no answer within ${ms} ms`));
-}
-
-/**
- * `client.query` with a callback, not its promise: without one node-postgres sets a closure on the
- * statement's Query after making it, and in this Node (V8 13) a closure stored into a field after the
- * object was made kept the statement's text, values and result alive through the young
- * collections: promoted to the old generation on every statement (docs/performance.md, What V8
- * promotes). Given to the constructor, it is not. The Query is made from the text, and named after:
- * given a config object instead, node-postgres copies it property by property
- * (`Object.getOwnPropertyDescriptors`), ~1 % of a PostgreSQL turn in a CPU profile.
- */
-function queryOn<R>(client: PoolClient, text: string, values: unknown[] | undefined, name?: string): Promise<QueryResult<R & QueryResultRow>> {
-  return new Promise((resolve, reject) => {
-    const query = new Query<R & QueryResultRow>(text, values ?? [], (err: Error | undefined, res: unknown) =>
-      err ? reject(err) : resolve(res as QueryResult<R & QueryResultRow>),
-    );
-    if (name !== undefined) (query as Query & { name?: string }).name = name;
-    client.query(query);
-  });
 }

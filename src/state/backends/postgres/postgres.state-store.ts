@@ -45,6 +45,11 @@ export interface PostgresStateStoreOptions {
    * transaction mode).
    */
   preparedStatements?: boolean;
+  /**
+   * Commits pipelined on one of the pool's connections (default true; postgres-pipeline.ts): sent
+   * at once, several in one socket write, each its own transaction. Not with `poolMax` 1.
+   */
+  pipeline?: boolean;
 }
 
 /** How far two replicas' estimates of the database's clock may disagree (as Redis: `clock_timestamp()` is exact to the microsecond). */
@@ -87,6 +92,7 @@ export class PostgresStateStore extends StateStore implements PooledStore {
       // Before a new connection serves anything: its statement timeout, and the clock, so the first
       // decision already has it.
       onConnect: (client) => this.prepareConnection(client, statementTimeoutMs),
+      pipeline: options.pipeline ?? true,
     });
     this.ctx = {
       names: this.names,
@@ -94,7 +100,7 @@ export class PostgresStateStore extends StateStore implements PooledStore {
       archiveIndex: options.archiveIndex ?? false,
       preparedStatements: options.preparedStatements ?? true,
       now: () => this.now(),
-      query: (what, text, values, name) => this.query(what, text, values, name),
+      query: (what, text, values, options) => this.query(what, text, values, options),
     };
     this.sweep = new ExpirySweep(this.ctx, { intervalMs: options.sweepMs ?? 60_000, batch: options.sweepBatch ?? 500 });
   }
@@ -225,8 +231,10 @@ export class PostgresStateStore extends StateStore implements PooledStore {
    * contract's errors: a connection never had means the statement was never sent (`unsent`). A
    * connection that failed is discarded rather than put back.
    */
-  private async query<R>(what: string, text: string, values?: unknown[], name?: string): Promise<R[]> {
+  private async query<R>(what: string, text: string, values?: unknown[], options: { name?: string; pipelined?: boolean } = {}): Promise<R[]> {
     if (this.closed) throw new StateStoreUnavailableError('PostgreSQL state store is closed', undefined, true);
-    return this.pool.query<R>(text, values, (err, unsent) => toStateError(err, what, unsent), name);
+    const mapError = (err: unknown, unsent: boolean) => toStateError(err, what, unsent);
+    if (options.pipelined) return this.pool.queryPipelined<R>(text, values, mapError, options.name);
+    return this.pool.query<R>(text, values, mapError, options.name);
   }
 }
