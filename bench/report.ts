@@ -1,6 +1,7 @@
 import { cpus } from 'node:os';
 import { Measured } from './measure';
 import { ROUND_TRIPS } from './store-counters';
+import { PARSES } from './postgres-counter';
 import { ArchiveReceived, EVENTS_PER_PLAIN_TURN } from './archive';
 import {
   ARCHIVE_RATIOS,
@@ -265,7 +266,7 @@ function roundTripSection(stores: StoreReport[]): string[] {
       'Redis: round trips = INFO stats total_reads_processed (one read per pipeline / MULTI block / command sent alone); commands from MONITOR: those the server sent ' +
       "(a MULTI block's one by one beside MULTI and EXEC) and, as lua:…, those its scripts ran. " +
       'DynamoDB: HTTP requests through a counting proxy in front of DynamoDB Local, by X-Amz-Target. ' +
-      'PostgreSQL: ReadyForQuery messages through a proxy reading the wire protocol (one per statement: a parameterised one is sent in one write), statements by the store function they call, else read / insert. ' +
+      'PostgreSQL: ReadyForQuery messages through a proxy reading the wire protocol (one per statement: a parameterised one is sent in one write), statements by the store function they call, else read / insert, and Parse messages as parse (a named prepared statement is parsed once per connection; unnamed ones each time). ' +
       `Targets, ours: ${Object.entries(ROUND_TRIP_LIMITS)
         .map(([store, n]) => `${store} ≤ ${n}`)
         .join(', ')} round trips a turn. ` +
@@ -288,7 +289,8 @@ function roundTripSection(stores: StoreReport[]): string[] {
         ['follow-on', perTurn.followOn],
       ] as const) {
         const entries = Object.entries(counts).filter(([k]) => k !== ROUND_TRIPS);
-        const sum = (lua: boolean) => entries.filter(([k]) => k.startsWith('lua:') === lua).reduce((n, [, v]) => n + v, 0);
+        // PostgreSQL's Parse messages are listed, not counted as statements sent (a statement is counted at its Bind).
+        const sum = (lua: boolean) => entries.filter(([k]) => k !== PARSES && k.startsWith('lua:') === lua).reduce((n, [, v]) => n + v, 0);
         const parts = entries.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f(v, 2)}`);
         const roundTrips = counts[ROUND_TRIPS] ?? 0;
         const limit = who === 'ours' ? ROUND_TRIP_LIMITS[s.store] : undefined;

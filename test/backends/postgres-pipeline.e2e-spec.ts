@@ -32,10 +32,10 @@ afterAll(async () => {
 });
 
 /** A store whose connections carry an application_name of their own, so the test can count and find them. */
-async function laneStore(): Promise<{ store: PostgresStateStore; name: string }> {
+async function laneStore(options: { statementTimeoutMs?: number } = {}): Promise<{ store: PostgresStateStore; name: string }> {
   const name = uniqueName('pipe').slice(0, 40);
   const url = `${testPostgresUrl()}?application_name=${name}`;
-  const store = new PostgresStateStore({ url, schema, sweepMs: 0, poolMax: 4, statementTimeoutMs: 10_000 });
+  const store = new PostgresStateStore({ url, schema, sweepMs: 0, poolMax: 4, statementTimeoutMs: 10_000, ...options });
   return { store, name };
 }
 
@@ -43,6 +43,12 @@ async function laneStore(): Promise<{ store: PostgresStateStore; name: string }>
 async function connections(name: string): Promise<number> {
   const { rows } = await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [name]);
   return rows[0].n;
+}
+
+/** The backends' pids of `name`'s connections, sorted. */
+async function pids(name: string): Promise<number[]> {
+  const { rows } = await admin.query(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 ORDER BY pid`, [name]);
+  return rows.map((r: { pid: number }) => r.pid);
 }
 
 /** `n` created tasks of one tenant, and a store whose lane is connected (one pooled connection and the lane's). */
@@ -118,6 +124,32 @@ describe('PostgreSQL commits on the pipelined lane', () => {
     } finally {
       await locker.query('ROLLBACK').catch(() => undefined);
       await store.close();
+    }
+  });
+
+  it('a commit on the lane cancelled by the statement timeout fails alone: the one sent behind it applies, and the lane goes on', async () => {
+    const { store: slow, name } = await laneStore({ statementTimeoutMs: 300 });
+    const tenant = uniqueName('tenant');
+    const tasks: TaskRecord[] = [];
+    for (const task of [makeTask(tenant), makeTask(tenant), makeTask(tenant)]) tasks.push(await slow.commit(tenant, { task, expectedVersion: 0 }));
+    await waitFor(async () => expect(await connections(name)).toBe(2));
+    await new Promise((r) => setTimeout(r, 200));
+    const backends = await pids(name);
+    const [a, b, c] = tasks;
+    await locker.query('BEGIN');
+    try {
+      await locker.query(`SELECT 1 FROM ${schema}.tasks WHERE tenant_id = $1 AND task_id = $2 FOR UPDATE`, [tenant, a.taskId]);
+      const [first, behind] = await Promise.allSettled([slow.commit(tenant, followOn(a, 0)), slow.commit(tenant, followOn(b, 0))]);
+      await locker.query('ROLLBACK');
+      expect(first).toMatchObject({ status: 'rejected', reason: expect.any(StateStoreUnavailableError) });
+      expect(behind).toMatchObject({ status: 'fulfilled', value: { version: 2 } });
+      expect(await slow.getTask(tenant, a.taskId)).toMatchObject({ version: 1 });
+      // Not a broken connection: the lane is kept, and the next commit goes on it.
+      await expect(slow.commit(tenant, followOn(c, 0))).resolves.toMatchObject({ version: 2 });
+      expect(await pids(name)).toEqual(backends);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await slow.close();
     }
   });
 
