@@ -9,7 +9,8 @@ import { PostgresNames } from './postgres-keys';
 
 /**
  * The commit (StateStore.commit): one call of `commit_task` (migrations/0001-init.sql.ts; the
- * version with `p_archive` and `p_claim` of migrations/0003-idempotency-keys.sql.ts), which locks
+ * version with `p_archive` and `p_claim` of migrations/0003-idempotency-keys.sql.ts, its body now
+ * that of migrations/0004-commit-first-path.sql.ts), which locks
  * the header row, checks the version and writeId, claims the write's Idempotency-Key (when it has
  * one) and writes the header (with its archive index column, when the store keeps the index) and
  * the requests in one statement, so one round trip and one transaction. Each request is its own

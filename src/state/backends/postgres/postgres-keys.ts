@@ -35,7 +35,8 @@
  * The columns beside it are what statements filter and order on. Writes go through the functions
  * the migrations create (`commit_task`, `delete_batch`, `append_stream`, `sweep_expired`, in
  * migrations/0001-init.sql.ts; `commit_task` with `p_archive` in 0002-archive-index.sql.ts; with
- * `p_claim`, and `sweep_expired` taking entries too, in 0003-idempotency-keys.sql.ts): each is one
+ * `p_claim`, and `sweep_expired` taking entries too, in 0003-idempotency-keys.sql.ts; `commit_task`'s
+ * first path for the usual follow-on in 0004-commit-first-path.sql.ts): each is one
  * statement, so one round trip and one transaction, the way a Lua script is on Redis. Reads and
  * writes judge expiry by the database's own clock (`now_ms()`: `clock_timestamp()` in epoch ms),
  * which is the store's clock (PostgresStateStore.now() estimates it; an entry's expiresAt is on it).

@@ -1,6 +1,6 @@
 import { Client, ClientBase, ClientConfig, QueryResult, QueryResultRow } from 'pg';
 import { brokenConnection } from './postgres-errors';
-import { queryOn } from './postgres-query-on';
+import { dropStalled, queryOn, socketOf } from './postgres-query-on';
 
 /** Statements awaiting their answers on the lane at most; past it a statement takes a pooled connection. */
 export const PIPELINE_MAX_IN_FLIGHT = 32;
@@ -88,7 +88,7 @@ export class PipelineLane {
   sweep(now: number): void {
     const conn = this.conn;
     if (conn && conn.sent.length > 0 && now - conn.sent[0] > this.options.readTimeoutMs) {
-      streamOf(conn.client)?.destroy(new Error(`Query read timeout: no answer within ${this.options.readTimeoutMs} ms`));
+      dropStalled(conn.client, this.options.readTimeoutMs);
       this.drop(conn.client);
     }
   }
@@ -133,7 +133,7 @@ export class PipelineLane {
   /** Holds the socket's writes until the next tick, so the statements sent until then leave in one write. */
   private cork(conn: { client: Client; corked: boolean }): void {
     if (conn.corked) return;
-    const stream = streamOf(conn.client);
+    const stream = socketOf(conn.client);
     if (!stream) return;
     conn.corked = true;
     stream.cork();
@@ -142,9 +142,4 @@ export class PipelineLane {
       stream.uncork();
     });
   }
-}
-
-/** node-postgres' socket of a client (what its own query_timeout destroys). */
-function streamOf(client: Client): { cork(): void; uncork(): void; destroy(err?: Error): void } | undefined {
-  return (client as unknown as { connection?: { stream?: { cork(): void; uncork(): void; destroy(err?: Error): void } } }).connection?.stream;
 }

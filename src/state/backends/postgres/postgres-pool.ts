@@ -2,7 +2,7 @@ import { ClientBase, ClientConfig, Pool, PoolClient } from 'pg';
 import { ConnectionPoolStats, mustWaitForConnection, PoolWaitListener, PoolWaitOutcome } from '../../connection-pool';
 import { brokenConnection } from './postgres-errors';
 import { PipelineLane } from './postgres-pipeline';
-import { queryOn } from './postgres-query-on';
+import { dropStalled, queryOn } from './postgres-query-on';
 
 export interface PostgresPoolOptions {
   /** Connections at most. */
@@ -170,11 +170,3 @@ export class PostgresPool {
 }
 
 function ignore(): void {}
-
-/** node-postgres' client, with the socket its connection reads (what its own query_timeout destroys). */
-type ClientSocket = PoolClient & { connection?: { stream?: { destroy(err?: Error): void } } };
-
-/** Ends a statement whose answer did not come in time: its connection is dropped, so the statement fails. */
-function dropStalled(client: PoolClient, ms: number): void {
-  (client as ClientSocket).connection?.stream?.destroy(new Error(`Query read timeout: no answer within ${ms} ms`));
-}

@@ -18,3 +18,13 @@ export function queryOn<R>(client: ClientBase, text: string, values: unknown[] |
     client.query(query);
   });
 }
+
+/** node-postgres' socket of a client's connection (what its own query_timeout destroys). */
+export function socketOf(client: ClientBase): { cork(): void; uncork(): void; destroy(err?: Error): void } | undefined {
+  return (client as unknown as { connection?: { stream?: { cork(): void; uncork(): void; destroy(err?: Error): void } } }).connection?.stream;
+}
+
+/** Ends the statements whose answer did not come within `ms`: their connection is dropped, so they fail as on a broken one. */
+export function dropStalled(client: ClientBase, ms: number): void {
+  socketOf(client)?.destroy(new Error(`Query read timeout: no answer within ${ms} ms`));
+}
