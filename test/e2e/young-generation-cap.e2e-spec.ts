@@ -44,8 +44,12 @@ describe('the young generation of a server under load', () => {
     const uncapped = largestYoungGeneration(false);
     const capped = largestYoungGeneration(true);
     expect(capped.capBytes).toBe(32 * MIB);
-    expect(uncapped.largest).toBeGreaterThan(capped.capBytes);
-    expect(capped.largest).toBeLessThanOrEqual(capped.capBytes);
+    // Without the cap V8 doubles it past 32 MiB (to 128 here) ...
+    expect(uncapped.largest).toBeGreaterThanOrEqual(2 * capped.capBytes);
+    // ... with it, the semi-spaces stop at 2 × 16 MiB. The space's reported size can be a few pages
+    // over that (33.75 MiB on one machine, every run; the uncapped one read 35 between 32 and 64):
+    // V8's own extra pages beside the semi-spaces, not a doubling, which would read 64.
+    expect(capped.largest).toBeLessThanOrEqual(capped.capBytes + 4 * MIB);
     // It still grows well beyond its 1 MiB start: capped, not frozen.
     expect(capped.largest).toBeGreaterThanOrEqual(capped.capBytes / 2);
   });
