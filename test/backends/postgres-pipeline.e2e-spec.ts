@@ -5,8 +5,9 @@
  * killed under its statements fails them as a broken connection does, their outcomes read back.
  */
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
+import { Client, ClientBase } from 'pg';
 import { PIPELINE_MAX_HEAD_AGE_MS } from '../../src/state/backends/postgres/postgres-pipeline';
+import { socketOf } from '../../src/state/backends/postgres/postgres-query-on';
 import { PostgresStateStore } from '../../src/state/backends/postgres/postgres.state-store';
 import { TaskRecord } from '../../src/state/state.entities';
 import { StateStoreUnavailableError, VersionConflictError } from '../../src/state/state.errors';
@@ -97,6 +98,31 @@ describe('PostgreSQL commits on the pipelined lane', () => {
         expect([stored?.version, stored?.writeId]).toEqual(i === 7 ? [1, t.writeId] : [2, writes[i].task.writeId]);
         expect(await store.listRequests(tenant, t.taskId)).toHaveLength(i === 7 ? 1 : 2);
       }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('commits sent from separate callbacks of one turn of the event loop leave in one socket write', async () => {
+    const { store, tenant, tasks } = await seeded(4);
+    try {
+      const lane = (store as unknown as { pool: { lane: { conn: { client: ClientBase } } } }).pool.lane.conn.client;
+      const socket = socketOf(lane) as unknown as { _write(...a: unknown[]): void; _writev(...a: unknown[]): void };
+      const writes = [jest.spyOn(socket, '_write'), jest.spyOn(socket, '_writev')];
+      const written = () => writes.reduce((n, spy) => n + spy.mock.calls.length, 0);
+      // Under load the callbacks of several sockets run in one turn of the loop (requests read,
+      // model answers), each committing: here two such callbacks, two commits each.
+      const commits = await new Promise<Promise<TaskRecord>[]>((resolve) => {
+        const sent: Promise<TaskRecord>[] = [];
+        setImmediate(() => sent.push(store.commit(tenant, followOn(tasks[0]!)), store.commit(tenant, followOn(tasks[1]!))));
+        setImmediate(() => {
+          sent.push(store.commit(tenant, followOn(tasks[2]!)), store.commit(tenant, followOn(tasks[3]!)));
+          resolve(sent);
+        });
+      });
+      for (const stored of await Promise.all(commits)) expect(stored.version).toBe(2);
+      expect(written()).toBe(1);
+      for (const t of tasks) expect(await store.listRequests(tenant, t.taskId)).toHaveLength(2);
     } finally {
       await store.close();
     }

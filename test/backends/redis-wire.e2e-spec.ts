@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { AddressInfo, connect as netConnect, createServer as createNetServer } from 'node:net';
+import { AddressInfo, connect as netConnect, createServer as createNetServer, Socket } from 'node:net';
 import { createServer as createTlsServer, getCACertificates, setDefaultCACertificates, Server as TlsServer } from 'node:tls';
 import {
   MAX_PENDING_COMMANDS,
@@ -9,6 +9,7 @@ import {
   RedisUnsentError,
   RedisWire,
   ReplyError,
+  RespReply,
 } from '../../src/state/backends/redis/redis-wire';
 import { waitFor } from '../support/faults';
 import { selfSignedCert } from '../support/self-signed-cert';
@@ -141,6 +142,55 @@ describe('RedisWire on a real Redis', () => {
       [expect.any(ReplyError), null],
     ]);
     expect(await w.pipeline().exec()).toEqual([]);
+  });
+
+  it('the commands of one turn of the event loop leave in one socket write; a later turn, another', async () => {
+    const w = await wire();
+    const key = uniqueName('turn');
+    const writes = jest.spyOn((w as unknown as { socket: Socket }).socket, 'write');
+    const script = new RedisScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`);
+    await w.runScript(script, 1, `${key}:warm`, 0); // EVALSHA, then EVAL: Redis now has it
+    writes.mockClear();
+    const replies = await Promise.all([
+      ...Array.from({ length: 20 }, (_, i) => w.call('ECHO', `${key}-${i}`)),
+      w.runScript(script, 1, key, 5),
+      w.pipeline().exists(key).hget(`${key}:h`, 'f').exec(),
+      w.multi().exists(key).exec(),
+    ]);
+    expect(replies).toEqual([
+      ...Array.from({ length: 20 }, (_, i) => `${key}-${i}`),
+      5,
+      [
+        [null, 1],
+        [null, null],
+      ],
+      [[null, 1]],
+    ]);
+    expect(writes).toHaveBeenCalledTimes(1);
+    // From separate callbacks of one turn (as several sockets' callbacks under load): one write too.
+    const fromTwo = await new Promise<Promise<RespReply>[]>((resolve) => {
+      const sent: Promise<RespReply>[] = [];
+      setImmediate(() => sent.push(w.call('ECHO', 'one')));
+      setImmediate(() => resolve([...sent, w.call('ECHO', 'two')]));
+    });
+    expect(await Promise.all(fromTwo)).toEqual(['one', 'two']);
+    expect(writes).toHaveBeenCalledTimes(2);
+    expect(await w.call('ECHO', 'a')).toBe('a');
+    expect(await w.call('ECHO', 'b')).toBe('b');
+    expect(writes).toHaveBeenCalledTimes(4);
+  });
+
+  it('commands still waiting for their write when the connection goes fail unsent, and Redis ran none of them', async () => {
+    const w = await wire();
+    const key = uniqueName('unsent');
+    const calls = [w.call('INCR', key), w.pipeline().exists(key).exec(), w.call('INCR', key)].map((p) => p.catch((e: unknown) => e));
+    // Destroyed in the same turn as the calls, before their write: as when Redis's end of the socket goes.
+    (w as unknown as { socket: Socket }).socket.destroy();
+    for (const err of await Promise.all(calls)) expect(err).toBeInstanceOf(RedisUnsentError);
+    expect(await check.get(key)).toBeNull();
+    // It reconnects, and what is sent then runs once.
+    await waitFor(() => w.call('INCR', key));
+    expect(await check.get(key)).toBe('1');
   });
 
   it('a reply that does not come within the timeout fails its command; the late reply is dropped, the next command gets its own', async () => {
