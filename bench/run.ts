@@ -51,7 +51,7 @@ const SIZES: Sizes = {
   c16Requests: Number(process.env.BENCH_C16_REQUESTS ?? 1600),
   historyTurns: Number(process.env.BENCH_HISTORY_TURNS ?? 500),
   historySamples: Number(process.env.BENCH_HISTORY_SAMPLES ?? 20),
-  rounds: Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5)),
+  rounds: Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7)),
 };
 /** Turns stored after the rounds before RSS is read again (0: skipped). */
 const STORED_TURNS = Number(process.env.BENCH_STORED_TURNS ?? 0);
