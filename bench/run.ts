@@ -56,7 +56,7 @@ const SIZES: Sizes = {
 /** Turns stored after the rounds before RSS is read again (0: skipped). */
 const STORED_TURNS = Number(process.env.BENCH_STORED_TURNS ?? 0);
 /** Starts per store whose spawn-to-first-200 times give the median. */
-const SPAWNS = Number(process.env.BENCH_SPAWNS ?? 3);
+const SPAWNS = Number(process.env.BENCH_SPAWNS ?? 5);
 /** Turns per phase when counting store round trips. */
 const COUNT_TURNS = Number(process.env.BENCH_COUNT_TURNS ?? 50);
 /** Stores on which the same-store baseline is measured too (`0`: none; memory has none). */
