@@ -9,8 +9,12 @@
 //   code does not load rxjs at boot (the telemetry interceptor's rxjs path is the fallback,
 //   src/common/http/promise-interceptors.ts). Nest's optional packages, not installed, stay external.
 // - yaml, @opentelemetry/api and class-transformer (CommonJS, 72, 51 and 34 files): one CommonJS
-//   file each, so `require` returns what it always did.
-// Everything else stays in node_modules (Express, reflect-metadata, pino, the stores' clients...).
+//   file each, so `require` returns what it always did. Likewise PostgreSQL's client (loaded only
+//   on that store, or with the archive): pg and each of its own packages (34 files in all), which
+//   pg's bundle requires by name, so the manifest sends those to their bundles too. Its optional
+//   pg-native (not installed) and pg-cloudflare (Cloudflare's runtime only) stay outside: each is
+//   required only when asked for.
+// Everything else stays in node_modules (Express, reflect-metadata, pino...).
 // - The server's own modules: dist/cli.js becomes one file holding it and every dist module it
 //   loads (~320 CommonJS files tsc wrote), each still a CommonJS module of its own (its own
 //   `exports` and `module`, run when first required, so what is required lazily stays lazy); every
@@ -40,7 +44,17 @@ const NEST = {
   'platform-express-adapter': '@nestjs/platform-express/adapters/express-adapter.js',
 };
 /** CommonJS packages imported by their name only (no deep paths): one file each. */
-const COMMONJS = { yaml: 'yaml', 'opentelemetry-api': '@opentelemetry/api', 'class-transformer': 'class-transformer' };
+const COMMONJS = {
+  yaml: 'yaml',
+  'opentelemetry-api': '@opentelemetry/api',
+  'class-transformer': 'class-transformer',
+  pg: 'pg',
+  'pg-protocol': 'pg-protocol',
+  'pg-types': 'pg-types',
+  'pg-pool': 'pg-pool',
+  pgpass: 'pgpass',
+  'pg-connection-string': 'pg-connection-string',
+};
 
 /** Nest's optional packages (loaded only when an app uses them; not installed here). */
 const OPTIONAL = /^@nestjs\/(microservices|websockets)(\/|$)/;

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { CliRun, ensureBuilt, runCli } from '../support/built-cli';
 import { readProbeFile } from '../support/probe-file';
 import { FakeOpenAi, reply, startFakeOpenAi } from '../support/fake-openai.server';
-import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testRedisUrl, uniqueName } from '../support/services';
+import { DYNAMODB_LOCAL, testDynamoDbEndpoint, testPostgresUrl, testRedisUrl, uniqueName, uniqueSchema } from '../support/services';
 
 /**
  * What a server loads at boot follows its configuration (issue 14): the state backends' clients,
@@ -229,9 +229,11 @@ describe('the OpenAI SDK is never loaded by a model call', () => {
 describe('NestJS and a few packages load from their bundle (scripts/bundle-vendor.mjs, src/boot-vendor-bundle.ts)', () => {
   const VENDOR = join(ROOT, 'dist', 'vendor');
   /** The packages the bundle holds: none of their files may load from node_modules besides it (two copies in one process). */
-  const BUNDLED = /\/node_modules\/(@nestjs\/(common|core|platform-express)|rxjs|yaml|class-transformer|@opentelemetry\/api)\//;
-  /** Bundled CommonJS packages, imported by their name only. */
-  const COMMONJS = ['yaml', 'class-transformer', '@opentelemetry/api'];
+  const BUNDLED =
+    /\/node_modules\/(@nestjs\/(common|core|platform-express)|rxjs|yaml|class-transformer|@opentelemetry\/api|pg|pg-protocol|pg-types|pg-pool|pgpass|pg-connection-string)\//;
+  /** Bundled CommonJS packages, imported by their name only (PostgreSQL's client: `pg` and the packages of its own it requires). */
+  const COMMONJS = ['yaml', 'class-transformer', '@opentelemetry/api', 'pg'];
+  const PG = ['pg', 'pg-protocol', 'pg-types', 'pg-pool', 'pgpass', 'pg-connection-string'];
 
   /** The specifiers matching `pattern` (its first group) in the JavaScript files under `dir` (dist/vendor aside). */
   const specifiersIn = (dir: string, pattern: RegExp): string[] =>
@@ -241,7 +243,11 @@ describe('NestJS and a few packages load from their bundle (scripts/bundle-vendo
 
   it('the build bundled every specifier of those packages that the server and @nestjs/passport require', () => {
     const manifest = JSON.parse(readFileSync(join(VENDOR, 'manifest.json'), 'utf8')) as Record<string, string>;
-    const ours = new Set(specifiersIn(join(ROOT, 'dist'), /require\("((?:@nestjs\/|yaml|class-transformer|@opentelemetry\/api)[^"]*)"\)/g));
+    const ours = new Set(specifiersIn(join(ROOT, 'dist'), /require\("((?:@nestjs\/|yaml|class-transformer|@opentelemetry\/api|pg\b)[^"]*)"\)/g));
+    // pg's own packages, as pg requires them (by name: each is bundled on its own).
+    const pgRequires = new Set([...readFileSync(join(VENDOR, 'pg.cjs'), 'utf8').matchAll(/require\("(pg[^"/]*)"\)/g)].map((m) => m[1]!));
+    expect([...pgRequires].filter((s) => s !== 'pg-native' && s !== 'pg-cloudflare' && !(s in manifest))).toEqual([]);
+    for (const name of PG) expect(manifest[name]).toBe(`${name}.cjs`);
     // @nestjs/passport stays a package of its own (loaded with Entra auth), importing the bundled Nest.
     ours.delete('@nestjs/passport');
     const passport = new Set(specifiersIn(join(ROOT, 'node_modules', '@nestjs', 'passport', 'dist'), /from '(@nestjs\/[^']+)'/g));
@@ -259,6 +265,25 @@ describe('NestJS and a few packages load from their bundle (scripts/bundle-vendo
     expect([...probe.esModules, ...probe.modules].filter((file) => BUNDLED.test(file))).toEqual([]);
     expect(probe.esModules).toContainEqual(expect.stringContaining('/dist/vendor/core.mjs'));
     for (const file of ['yaml.cjs', 'class-transformer.cjs', 'opentelemetry-api.cjs']) expect(probe.modules).toContain(join(VENDOR, file));
+  });
+
+  it("a PostgreSQL server loads PostgreSQL's client from the bundle only, and reads its store through it", async () => {
+    let statuses: number[] = [];
+    const probe = await bootAndProbe(
+      BENCH_AGENTS,
+      { TA_STATE_STORE: 'postgres', TA_POSTGRES_URL: testPostgresUrl(), TA_POSTGRES_SCHEMA: uniqueSchema('ta_footprint') },
+      '',
+      async (port) => {
+        // Readiness queries the store; the caller's sessions are a read of its tables.
+        statuses = await Promise.all(
+          [`http://127.0.0.1:${port}/health/ready`, `http://127.0.0.1:${port}/Bench/1/sessions`].map(async (u) => (await fetch(u)).status),
+        );
+      },
+    );
+    expect(statuses).toEqual([200, 200]);
+    expect([...probe.esModules, ...probe.modules].filter((file) => BUNDLED.test(file))).toEqual([]);
+    // pgpass loads only for a connection that needs a password (none here).
+    for (const name of PG.filter((n) => n !== 'pgpass')) expect(probe.modules).toContain(join(VENDOR, `${name}.cjs`));
   });
 
   it('with Entra auth and OTLP too (@nestjs/passport and the OpenTelemetry SDK import the bundled Nest and API)', async () => {
