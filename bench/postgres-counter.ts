@@ -34,8 +34,8 @@ export async function postgresCountingProxy(targetPort: number, targetHost = '12
         counts[PARSES] = (counts[PARSES] ?? 0) + 1;
       } else if (type === 'B' || type === 'Q') {
         // A statement runs: a Bind of a parsed one (after its portal's name, the statement's), or a simple query.
-        const op =
-          type === 'Q' ? statementOp(body.toString('utf8')) : statements.get(body.toString('utf8', body.indexOf(0) + 1, body.indexOf(0, body.indexOf(0) + 1)));
+        const portalEnd = body.indexOf(0);
+        const op = type === 'Q' ? statementOp(body.toString('utf8')) : statements.get(body.toString('utf8', portalEnd + 1, body.indexOf(0, portalEnd + 1)));
         if (op !== undefined) counts[op] = (counts[op] ?? 0) + 1;
       }
     });

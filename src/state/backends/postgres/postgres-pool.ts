@@ -80,8 +80,10 @@ export class PostgresPool {
    */
   async query<R>(text: string, values: unknown[] | undefined, mapError: (err: unknown, unsent: boolean) => unknown, name?: string): Promise<R[]> {
     let client: PoolClient;
-    const pooled = { max: this.pooledMax, total: this.pool.totalCount, idle: this.pool.idleCount };
-    const waitFrom = this.waitListeners.length && mustWaitForConnection(pooled) ? performance.now() : undefined;
+    const waitFrom =
+      this.waitListeners.length && mustWaitForConnection({ max: this.pooledMax, total: this.pool.totalCount, idle: this.pool.idleCount })
+        ? performance.now()
+        : undefined;
     try {
       client = await this.pool.connect();
     } catch (err) {
