@@ -267,6 +267,20 @@ describe('formatReport with the same-store baseline', () => {
     expect(report).toContain('| postgres | same-store baseline | first | **2.00** | 2.00 | 0.00 | read 1.00, insert 1.00 | |');
   });
 
+  it("splits ours ÷ it into what the store adds to each turn and the rest of ours, from the memory store's section of the same run", () => {
+    // Memory: ours 2× the Map baseline. Redis: ours 3×, the same-store baseline 1.6× (medians of neighbours).
+    const memoryRounds: Round[] = [0.9, 1, 1.1].map((ours) => ({ baseline: cells(0.5, 1000, 1), ours: cells(ours, 500, 2) }));
+    const redisRounds: Round[] = [1.4, 1.5, 1.6].map((ours) => ({ baseline: cells(0.5, 1000, 1), ours: cells(ours, 300, 3), sameStore: cells(0.8, 600, 2) }));
+    const store = (name: string, r: Round[]) => ({ store: name, spawnToReadyMs: 500, rssAtStart: 90, rssIdle: 95, rounds: r });
+    const report = formatReport(sizes, { rssAtStart: 50, rssIdle: 60 }, [store('memory', memoryRounds), store('redis', redisRounds)], 0);
+    const section = report.slice(report.indexOf('## What each store adds to a turn'));
+    expect(section).toContain('less ours on memory ÷ the Map baseline of the memory section (**2.00×**)');
+    // Adds 3 − 2 = 1 to ours, 1.6 − 1 = 0.6 to the baseline; ours ÷ it 1.5 ÷ 0.8; 1.5 × 1.6 − 1 = 1.4.
+    expect(section).toContain('| redis | 3.00× | 1.00 | 1.60× | 0.60 | 1.67× | 1.88× | 1.40× |');
+    // Without the memory store in the run there is nothing to split by.
+    expect(formatReport(sizes, { rssAtStart: 50, rssIdle: 60 }, [store('redis', redisRounds)], 0)).not.toContain('What each store adds');
+  });
+
   it('leaves it out on the memory store (nothing to compare with)', () => {
     const memoryRounds = rounds.map(({ baseline, ours }) => ({ baseline, ours }));
     const report = formatReport(
