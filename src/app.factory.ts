@@ -14,6 +14,7 @@ import { verifyJsonDepth } from './common/http/json-depth';
 import { jsonBodyMiddleware } from './common/http/json-body.middleware';
 import { usePromiseInterceptors } from './common/http/promise-interceptors';
 import { jsonOnlyMiddleware, readsAsJson } from './common/http/json-only.middleware';
+import { middlewareChain } from './common/http/middleware-chain';
 import { requestIdMiddleware } from './common/http/request-id.middleware';
 import { JsonReplyExpressAdapter } from './common/http/json-reply.express-adapter';
 import { drainingMiddleware } from './common/shutdown/draining.middleware';
@@ -138,13 +139,20 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
   app.disable('x-powered-by');
   // API responses are fresh by nature: Express would hash every body for an ETag nobody sends back.
   app.set('etag', false);
-  app.use(requestIdMiddleware);
-  app.use(httpTelemetryMiddleware(telemetry, logger));
-  // Before routing, auth and the 415 check: preflights are answered here, and every answer (errors too) carries the CORS headers.
-  app.use(corsMiddleware(env.cors, { devAuth: env.auth.mode === 'dev' }));
-  // After CORS, so a 503 while draining carries the CORS headers a browser needs to read it.
-  app.use(drainingMiddleware(app.get(ShutdownStateService)));
-  app.use(jsonOnlyMiddleware);
+  // In this order, as one Express layer (middleware-chain.ts says why).
+  app.use(
+    middlewareChain([
+      requestIdMiddleware,
+      httpTelemetryMiddleware(telemetry, logger),
+      // Before routing, auth and the 415 check: preflights are answered here, and every answer (errors too) carries the CORS headers.
+      corsMiddleware(env.cors, { devAuth: env.auth.mode === 'dev' }),
+      // After CORS, so a 503 while draining carries the CORS headers a browser needs to read it.
+      drainingMiddleware(app.get(ShutdownStateService)),
+      jsonOnlyMiddleware,
+      // The plain JSON bodies (nearly all) are read by our own reader; body-parser (below) reads the rest.
+      jsonBodyMiddleware(env.http.maxBodyBytes),
+    ]),
+  );
   // `verify` runs on the raw body before parsing (the nesting limit). Nest passes it through; its
   // option type leaves it out only because its own rawBody option uses it, which is off here.
   const jsonOptions = {
@@ -152,8 +160,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<Created
     type: (req: { headers: { 'content-type'?: string } }) => readsAsJson(req.headers['content-type']),
     verify: verifyJsonDepth,
   };
-  // The plain JSON bodies (nearly all) are read by our own reader; body-parser reads the rest.
-  app.use(jsonBodyMiddleware(env.http.maxBodyBytes));
   app.useBodyParser('json', jsonOptions);
   return { app, env, agents, logger, reload };
 }
