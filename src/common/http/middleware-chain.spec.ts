@@ -59,6 +59,22 @@ describe('middlewareChain', () => {
     expect(reached).toBe(false);
   });
 
+  it("reads next's argument as Express reads a root layer's: a falsy one or 'route' goes on, 'router' leaves", async () => {
+    const order: string[] = [];
+    const passes =
+      (name: string, arg: unknown): RequestHandler =>
+      (_req, _res, next) => {
+        order.push(name);
+        next(arg as string);
+      };
+    const last: RequestHandler = (_req, _res, next) => (order.push('last'), next());
+    expect(await run(middlewareChain([passes('empty', ''), passes('route', 'route'), last]))).toEqual({ called: true, err: undefined });
+    expect(order).toEqual(['empty', 'route', 'last']);
+    order.length = 0;
+    expect(await run(middlewareChain([passes('router', 'router'), last]))).toEqual({ called: true, err: 'router' });
+    expect(order).toEqual(['router']);
+  });
+
   it('gives each request its own walk through the chain', async () => {
     const seen: number[] = [];
     let n = 0;

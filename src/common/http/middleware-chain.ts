@@ -15,14 +15,15 @@ export function middlewareChain(middlewares: readonly RequestHandler[]): Request
   return (req: Request, res: Response, next: NextFunction): void => {
     let i = 0;
     const step = (err?: unknown): void => {
-      if (err !== undefined && err !== null && err !== false) return next(err);
+      // As Express's router reads a `use` layer's `next(err)`: nothing, or `'route'`, goes on; any other error (`'router'` too) is Express's.
+      if (err && err !== 'route') return next(err);
       const mw = list[i++];
       if (!mw) return next();
       try {
         const ret = mw(req, res, step) as unknown;
         // Express 5 forwards a handler's rejected promise as its error: so does the chain.
         if (ret !== null && typeof ret === 'object' && typeof (ret as Promise<unknown>).then === 'function') {
-          (ret as Promise<unknown>).then(undefined, (rejected: unknown) => next(rejected ?? new Error('Rejected promise')));
+          (ret as Promise<unknown>).then(undefined, (rejected: unknown) => next(rejected || new Error('Rejected promise')));
         }
       } catch (thrown) {
         next(thrown);
