@@ -18,7 +18,6 @@ import {
   STREAM_TARGETS,
   StreamCells,
   Target,
-  Cells,
   TARGETS,
 } from './rounds';
 
@@ -245,9 +244,11 @@ function ratioTable(title: string, ratios: (Ratio | Target)[], rounds: Round[]):
   return lines;
 }
 
-/** A CPU ratio's median over rounds at c=16: `top` ÷ `bottom` of each round. */
-const c16Median = (rounds: Round[], top: (r: Round) => Cells | undefined, bottom: (r: Round) => Cells | undefined) =>
-  median(rounds.map((r) => top(r)!.c16.cpuMsPerTurn / bottom(r)!.c16.cpuMsPerTurn));
+/** The subjects of a round measured as non-streamed cells. */
+type Measured16 = 'baseline' | 'ours' | 'sameStore';
+
+/** CPU per turn at c=16, `top` ÷ `bottom` of each round (neighbours), the median over rounds. */
+const c16Median = (rounds: Round[], top: Measured16, bottom: Measured16) => median(rounds.map((r) => r[top]!.c16.cpuMsPerTurn / r[bottom]!.c16.cpuMsPerTurn));
 
 /**
  * What each store adds to a turn's CPU at c=16, ours' and the same-store baseline's, in turns of
@@ -262,11 +263,7 @@ function storeShareSection(stores: StoreReport[]): string[] {
   const memory = stores.find((s) => s.store === 'memory');
   const compared = stores.filter((s) => s.rounds[0]?.sameStore);
   if (!memory || !compared.length) return [];
-  const m = c16Median(
-    memory.rounds,
-    (r) => r.ours,
-    (r) => r.baseline,
-  );
+  const m = c16Median(memory.rounds, 'ours', 'baseline');
   const lines = ['## What each store adds to a turn', ''];
   lines.push(
     'CPU per turn at c=16, in turns of the Map baseline (medians of neighbours): ours on the store ÷ the Map baseline of its section, less ours on memory ÷ the Map baseline of the memory section ' +
@@ -280,23 +277,11 @@ function storeShareSection(stores: StoreReport[]): string[] {
   );
   lines.push('|---|---|---|---|---|---|---|---|');
   for (const s of compared) {
-    const ours = c16Median(
-      s.rounds,
-      (r) => r.ours,
-      (r) => r.baseline,
-    );
-    const same = c16Median(
-      s.rounds,
-      (r) => r.sameStore,
-      (r) => r.baseline,
-    );
+    const ours = c16Median(s.rounds, 'ours', 'baseline');
+    const same = c16Median(s.rounds, 'sameStore', 'baseline');
     const oursAdds = ours - m;
     const sameAdds = same - 1;
-    const vsSame = c16Median(
-      s.rounds,
-      (r) => r.ours,
-      (r) => r.sameStore,
-    );
+    const vsSame = c16Median(s.rounds, 'ours', 'sameStore');
     lines.push(
       `| ${s.store} | ${f(ours, 2)}× | ${f(oursAdds, 2)} | ${f(same, 2)}× | ${f(sameAdds, 2)} | ${f(oursAdds / sameAdds, 2)}× | ${f(vsSame, 2)}× | ${f(1.5 * (1 + sameAdds) - oursAdds, 2)}× |`,
     );
