@@ -8,6 +8,7 @@ import { ApprovalPolicy, ApprovalReason, approvalForTurn, approvalUnavailableRes
 import type { ToolExecution, ToolExecutor } from '../tools/tool-executor';
 import type { Tool } from '../tools/tool.port';
 import { Toolset, toolSpecs } from '../tools/toolset';
+import { isoNow, isoTime } from '../common/time/iso-time';
 
 /** Who the tools act for: the authenticated caller, and their token for tools set to forward it. */
 export interface ToolCaller {
@@ -187,7 +188,7 @@ function modelCallTrace(model: string, startedAt: number, result: LlmResult): Mo
   const u = result.usage;
   return {
     model,
-    started_at: new Date(startedAt).toISOString(),
+    started_at: isoTime(startedAt),
     duration_ms: Date.now() - startedAt,
     usage: { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens },
     ...(result.finishReason ? { finish_reason: result.finishReason } : {}),
@@ -207,7 +208,7 @@ function clientResult(call: LlmToolCall, result: string | undefined): NotRun {
 }
 
 function notRun(call: LlmToolCall, why: NotRun): ToolExecution {
-  return { id: call.id, name: call.name, arguments: call.arguments, started_at: new Date().toISOString(), duration_ms: 0, ...why, attempts: 0 };
+  return { id: call.id, name: call.name, arguments: call.arguments, started_at: isoNow(), duration_ms: 0, ...why, attempts: 0 };
 }
 
 async function modelTurn(client: LlmClient, request: LlmRequest, options: ToolLoopOptions): Promise<LlmResult> {

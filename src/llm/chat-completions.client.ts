@@ -1,16 +1,11 @@
 import { IncomingHttpHeaders } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type {
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionCreateParamsStreaming,
-} from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { exchange, ExchangeOptions, HttpExchange, HttpCallAbortedError, HttpTimeoutError, openEventStream } from '../common/http-client/http-exchange';
 import { retryDelayMs, shouldRetry } from './model-retry.policy';
-import { chatBodyBytes } from './openai.params';
+import { ChatBody, chatBodyBytes } from './openai.params';
 import { HeaderOf, llmErrorOfStatus } from './provider-status.mapper';
 
 /** Where a model's completions are posted, with the headers that go with every call. */
@@ -73,7 +68,7 @@ export class ChatCompletionsClient {
     private readonly open: typeof openEventStream = openEventStream,
   ) {}
 
-  async create(body: ChatCompletionCreateParamsNonStreaming, signal?: AbortSignal): Promise<ChatCompletion> {
+  async create(body: ChatBody & { stream?: false | null }, signal?: AbortSignal): Promise<ChatCompletion> {
     return completionOf(await this.post(body, signal, this.send));
   }
 
@@ -81,7 +76,7 @@ export class ChatCompletionsClient {
    * The chunks of a streamed completion, in order, in batches as they arrived (see
    * StreamExchange.events). Failures during the stream are domain errors as before it.
    */
-  async *stream(body: ChatCompletionCreateParamsStreaming, signal?: AbortSignal): AsyncGenerator<ChatCompletionChunk[], void, undefined> {
+  async *stream(body: ChatBody & { stream: true }, signal?: AbortSignal): AsyncGenerator<ChatCompletionChunk[], void, undefined> {
     const { events } = await this.post(body, signal, this.open);
     try {
       for await (const batch of events!) {
@@ -109,7 +104,7 @@ export class ChatCompletionsClient {
 
   /** Posts `body` until an attempt answers 2xx (returned) or the retries are spent (the domain error). */
   private async post<A extends HttpExchange>(
-    body: ChatCompletionCreateParamsNonStreaming | ChatCompletionCreateParamsStreaming,
+    body: ChatBody,
     signal: AbortSignal | undefined,
     send: (url: URL, options: ExchangeOptions) => Promise<A>,
   ): Promise<A> {

@@ -1,9 +1,8 @@
-import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { ChatCompletionsClient } from './chat-completions.client';
 import { emptyUsage, LlmClient, LlmRequest, LlmResult, LlmStreamEvent, LlmToolCall, TokenUsage } from './llm-client.port';
-import { checkFinish, toChatParams, toUsage } from './openai.params';
+import { ChatBody, checkFinish, toChatParams, toUsage } from './openai.params';
 
 /**
  * LlmClient for OpenAI, Azure OpenAI and any OpenAI-compatible base URL, over our own
@@ -13,7 +12,7 @@ export class OpenAiLlmClient implements LlmClient {
   constructor(private readonly completions: ChatCompletionsClient) {}
 
   async complete(request: LlmRequest, signal?: AbortSignal): Promise<LlmResult> {
-    const body: ChatCompletionCreateParamsNonStreaming = { ...toChatParams(request), stream: false };
+    const body: ChatBody & { stream: false } = { ...toChatParams(request), stream: false };
     const res = await this.completions.create(body, signal);
     const choice = res.choices[0];
     const toolCalls: LlmToolCall[] = (choice?.message?.tool_calls ?? [])

@@ -1,9 +1,10 @@
-import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { LlmMessage } from './llm-client.port';
-import { chatBodyBytes, toChatParams, withChunk } from './openai.params';
+import { ChatBody, chatBodyBytes, toChatMessage, toChatParams, withChunk } from './openai.params';
 
 /** The body as the model client sends it, as text. */
-const chatBodyJson = (body: ChatCompletionCreateParamsBase) => Buffer.concat(chatBodyBytes(body)).toString('utf8');
+const chatBodyJson = (body: ChatBody) => Buffer.concat(chatBodyBytes(body)).toString('utf8');
+/** What it must be: JSON.stringify of OpenAI's form of the body. */
+const openAiJson = (body: ChatBody) => JSON.stringify({ ...body, messages: body.messages.map(toChatMessage) });
 
 describe('chatBodyBytes', () => {
   const history: LlmMessage[] = [
@@ -14,14 +15,14 @@ describe('chatBodyBytes', () => {
     { role: 'assistant', content: 'Cold.' },
   ] as LlmMessage[];
 
-  it('is JSON.stringify of the body, byte for byte, whatever else the body carries', () => {
-    const bodies: ChatCompletionCreateParamsBase[] = [
+  it("is JSON.stringify of the body in OpenAI's form, byte for byte, whatever else the body carries", () => {
+    const bodies: ChatBody[] = [
       toChatParams({ model: 'gpt-4o', messages: history }),
       { ...toChatParams({ model: 'gpt-4o', messages: history, temperature: 0, maxTokens: 5 }), stream: false },
       { ...toChatParams({ model: 'o3', messages: history.map((m) => Object.freeze({ ...m })) }), stream: true, stream_options: { include_usage: true } },
       toChatParams({ model: 'm', messages: [], tools: [{ name: 't', description: 'd', parameters: { type: 'object' } }] }),
     ];
-    for (const body of bodies) expect(chatBodyJson(body)).toBe(JSON.stringify(body));
+    for (const body of bodies) expect(chatBodyJson(body)).toBe(openAiJson(body));
   });
 
   it('serializes a frozen message once, and a message that may still change every time', () => {
@@ -45,21 +46,21 @@ describe('chatBodyBytes', () => {
       const history: LlmMessage[] = [];
       for (let i = 0; i < 30; i++) {
         const body = bodyOf(history, `turn ${i}`);
-        expect(chatBodyJson(body)).toBe(JSON.stringify(body));
+        expect(chatBodyJson(body)).toBe(openAiJson(body));
         // The same history sent again (a retry): the same bytes.
-        expect(chatBodyJson(body)).toBe(JSON.stringify(body));
+        expect(chatBodyJson(body)).toBe(openAiJson(body));
         history.push(...frozenTurn(i));
       }
       // An edit: a turn in the middle replaced (new objects), the later turns gone.
       const edited = [...history.slice(0, 20), ...frozenTurn(99)];
       const afterEdit = bodyOf(edited, 'after the edit');
-      expect(chatBodyJson(afterEdit)).toBe(JSON.stringify(afterEdit));
+      expect(chatBodyJson(afterEdit)).toBe(openAiJson(afterEdit));
       // A window: the oldest turns dropped, the same objects after them.
       const windowed = bodyOf(history.slice(10), 'windowed');
-      expect(chatBodyJson(windowed)).toBe(JSON.stringify(windowed));
+      expect(chatBodyJson(windowed)).toBe(openAiJson(windowed));
       // The full history again, after both: still its own bytes.
       const full = bodyOf(history, 'again');
-      expect(chatBodyJson(full)).toBe(JSON.stringify(full));
+      expect(chatBodyJson(full)).toBe(openAiJson(full));
     });
 
     it('keeps a long history in a few chunks, not one joined buffer: 600 turns, byte for byte, at most a few parts', () => {
@@ -69,7 +70,7 @@ describe('chatBodyBytes', () => {
       for (let i = 0; i < 600; i++) {
         const body = bodyOf(history, `turn ${i}`);
         const parts = chatBodyBytes(body);
-        expect(Buffer.concat(parts).toString('utf8')).toBe(JSON.stringify(body));
+        expect(Buffer.concat(parts).toString('utf8')).toBe(openAiJson(body));
         // Chunks halve at least from the oldest: log2 of the history's bytes, plus the text around them.
         expect(parts.length).toBeLessThanOrEqual(20);
         // The bulk of the history is the very buffer the last turn sent, not a copy of it.
@@ -88,7 +89,7 @@ describe('chatBodyBytes', () => {
       history.push(...frozenTurn(300));
       const checked = jest.spyOn(Object, 'isFrozen');
       const body = bodyOf(history, 'next');
-      expect(Buffer.concat(chatBodyBytes(body)).toString('utf8')).toBe(JSON.stringify(body));
+      expect(Buffer.concat(chatBodyBytes(body)).toString('utf8')).toBe(openAiJson(body));
       // The 600 kept messages by pointer comparison; the two new ones, the system and the last user message checked.
       expect(checked.mock.calls.length).toBeLessThan(20);
       checked.mockRestore();
@@ -107,12 +108,22 @@ describe('chatBodyBytes', () => {
     });
   });
 
-  it('converts a frozen assistant turn with tool calls once, into a frozen message of its own', () => {
+  it("sends an assistant turn's tool calls in OpenAI's form, converted once for a frozen one; the request's messages passed as they are", () => {
     const asked = Object.freeze({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', name: 'f', arguments: '{}' }] }) as LlmMessage;
-    const first = toChatParams({ model: 'm', messages: [asked] }).messages[0];
-    expect(first).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] });
-    expect(toChatParams({ model: 'm', messages: [asked] }).messages[0]).toBe(first);
-    expect(Object.isFrozen(first)).toBe(true);
+    const request = { model: 'm', messages: [asked] };
+    // toChatParams does not walk the history (it did, on every turn, to decide whether to convert).
+    expect(toChatParams(request).messages).toBe(request.messages);
+    const openAi =
+      '{"model":"m","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}]}';
+    expect(chatBodyJson(toChatParams(request))).toBe(openAi);
+    const mapped = jest.spyOn((asked as { tool_calls: unknown[] }).tool_calls, 'map');
+    expect(chatBodyJson(toChatParams(request))).toBe(openAi);
+    expect(mapped).not.toHaveBeenCalled();
+    // One that may still change is converted every time, as it is then.
+    const open = { role: 'assistant', content: 'x', tool_calls: [{ id: 'c2', name: 'g', arguments: '{}' }] } as LlmMessage;
+    chatBodyJson(toChatParams({ model: 'm', messages: [open] }));
+    (open as { content: string }).content = 'y';
+    expect(chatBodyJson(toChatParams({ model: 'm', messages: [open] }))).toContain('"content":"y"');
   });
 });
 

@@ -5,13 +5,20 @@ import { LlmMessage, LlmRequest, LlmResult, TokenUsage } from './llm-client.port
 
 const REASONING_MODEL = /^(o\d|gpt-5)/i;
 
-/** Our request → the SDK's chat-completions parameters (everything but `stream`). */
-export function toChatParams(request: LlmRequest): ChatCompletionCreateParamsBase {
-  const params: ChatCompletionCreateParamsBase = {
-    model: request.model,
-    // Usually nothing needs converting: then the (long) list is passed as it is, not copied.
-    messages: request.messages.some(needsConversion) ? request.messages.map(toChatMessage) : (request.messages as ChatCompletionMessageParam[]),
-  };
+/**
+ * A chat-completions body as we post it: OpenAI's parameters, with our messages as they are. They
+ * differ from OpenAI's only in an assistant turn's tool calls, which `chatBodyBytes` converts as it
+ * serializes each message (`toChatMessage`), once per message that cannot change: deciding here
+ * whether any needed converting read every message of the history on every turn (a property
+ * lookup on objects of many shapes, ~2 % of a turn on a 50-turn task; issue 27).
+ */
+export interface ChatBody extends Omit<ChatCompletionCreateParamsBase, 'messages'> {
+  messages: readonly LlmMessage[];
+}
+
+/** Our request → the chat-completions parameters (everything but `stream`). */
+export function toChatParams(request: LlmRequest): ChatBody {
+  const params: ChatBody = { model: request.model, messages: request.messages };
   // `temperature: 0` is a value, not "unset".
   if (request.temperature !== undefined) params.temperature = request.temperature;
   if (request.maxTokens !== undefined) {
@@ -42,25 +49,14 @@ export function toUsage(u: { completion_tokens?: number; prompt_tokens?: number;
   return { completion_tokens: completion, prompt_tokens: prompt, total_tokens: u?.total_tokens ?? completion + prompt };
 }
 
-function needsConversion(m: LlmMessage): boolean {
-  return m.role === 'assistant' && !!m.tool_calls?.length;
-}
-
-/** The conversion of each message that cannot change (frozen), made once: see `jsonOf`. */
-const converted = new WeakMap<LlmMessage, ChatCompletionMessageParam>();
-
 /** Our messages are OpenAI's, except an assistant turn's tool calls, which OpenAI nests under `function`. */
-function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
+export function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
   if (m.role !== 'assistant' || !m.tool_calls?.length) return m as ChatCompletionMessageParam;
-  const done = converted.get(m);
-  if (done) return done;
-  const out: ChatCompletionMessageParam = {
+  return {
     role: 'assistant',
     content: m.content,
     tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
   };
-  if (Object.isFrozen(m)) converted.set(m, Object.freeze(out));
-  return out;
 }
 
 /**
@@ -68,12 +64,13 @@ function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
  * made once per message object. A follow-on sends the whole history again; only its new messages
  * are serialized, so that part of a turn no longer grows with the task (issue 27).
  */
-const messageJson = new WeakMap<object, string>();
+const messageJson = new WeakMap<LlmMessage, string>();
 
-function jsonOf(m: object): string {
+/** The JSON of OpenAI's form of `m` (`toChatMessage`). */
+function jsonOf(m: LlmMessage): string {
   let json = messageJson.get(m);
   if (json === undefined) {
-    json = JSON.stringify(m);
+    json = JSON.stringify(toChatMessage(m));
     if (Object.isFrozen(m)) messageJson.set(m, json);
   }
   return json;
@@ -92,7 +89,7 @@ function jsonOf(m: object): string {
  * message, which the task's stored records hold.
  */
 interface FrozenRun {
-  refs: readonly object[];
+  refs: readonly LlmMessage[];
   /**
    * The run's bytes in a few chunks, each older one larger than any newer (sent as parts, not
    * joined): extending a run adds a chunk and merges only the small newest ones, so a byte is copied
@@ -100,13 +97,13 @@ interface FrozenRun {
    */
   chunks: readonly Buffer[];
 }
-const runs = new WeakMap<object, FrozenRun>();
+const runs = new WeakMap<LlmMessage, FrozenRun>();
 /**
  * The same runs by their first message: where a body's frozen messages begin, the kept run that
  * starts there tells how far they go by pointer comparisons, not `Object.isFrozen` on each (a
  * follow-on of a 500-turn task checked 1,000 messages every turn). Frozen once, frozen for good.
  */
-const runsByFirst = new WeakMap<object, FrozenRun>();
+const runsByFirst = new WeakMap<LlmMessage, FrozenRun>();
 /** Runs shorter than this are joined afresh (a fresh task, a short window): nothing worth keeping. */
 const MIN_RUN = 8;
 /** How far back from a run's end its predecessor's end is looked for (a turn adds a few messages). */
@@ -117,7 +114,7 @@ const RUN_LOOKBACK = 16;
  * kept run when one matches. `known`: the kept run the caller already found to start the range (its
  * messages compared), so it is not looked for and compared again.
  */
-function frozenRunBytes(messages: readonly object[], start: number, end: number, known?: FrozenRun): readonly Buffer[] {
+function frozenRunBytes(messages: readonly LlmMessage[], start: number, end: number, known?: FrozenRun): readonly Buffer[] {
   // The kept run this one extends (ending at `messages[last]`), else none.
   let kept = known;
   let last = known ? start + known.refs.length - 1 : end - 1;
@@ -147,19 +144,20 @@ export function withChunk(chunks: readonly Buffer[], next: Buffer): Buffer[] {
   return out;
 }
 
-function sameRefs(refs: readonly object[], messages: readonly object[], start: number, end: number): boolean {
+function sameRefs(refs: readonly LlmMessage[], messages: readonly LlmMessage[], start: number, end: number): boolean {
   if (refs.length !== end - start) return false;
   for (let i = 0; i < refs.length; i++) if (refs[i] !== messages[start + i]) return false;
   return true;
 }
 
 /**
- * `JSON.stringify(body)` as UTF-8 bytes, byte for byte (model and messages are its first keys), in
+ * `JSON.stringify` of OpenAI's form of `body` (its messages as `toChatMessage` gives them) as UTF-8
+ * bytes, byte for byte (model and messages are its first keys), in
  * parts sent one after the other: each message's JSON is reused (`jsonOf`) and a task's frozen
  * history is one part kept as bytes (`frozenRunBytes`), sent as it is, not copied into a body. The
  * model client writes the parts in one system call (http-exchange.ts, ExchangeOptions.body).
  */
-export function chatBodyBytes(body: ChatCompletionCreateParamsBase): Buffer[] {
+export function chatBodyBytes(body: ChatBody): Buffer[] {
   const { model, messages, ...rest } = body;
   const parts: Buffer[] = [];
   let text = `{"model":${JSON.stringify(model)},"messages":[`;

@@ -2,6 +2,7 @@ import { Attributes, trace } from '@opentelemetry/api';
 import { createWriteStream, WriteStream } from 'node:fs';
 import type { Logger } from 'pino';
 import { LogContext, LogFields } from './log-context';
+import { isoNow } from '../time/iso-time';
 
 /** What is audited (docs/operations.md, Audit log). */
 export type AuditEvent =
@@ -63,7 +64,7 @@ export class AuditLog {
 
   record(event: AuditEvent, fields: AuditFields = {}): void {
     const span = trace.getActiveSpan();
-    const record: AuditRecord = { audit: true, event, at: new Date().toISOString(), ...LogContext.active()?.fields };
+    const record: AuditRecord = { audit: true, event, at: isoNow(), ...LogContext.active()?.fields };
     for (const [k, v] of Object.entries(fields)) if (v !== undefined) (record as unknown as Record<string, unknown>)[k] = v;
     if (span) record.trace_id = span.spanContext().traceId;
     this.logger.info(record, `audit ${event}`);

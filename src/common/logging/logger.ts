@@ -1,4 +1,5 @@
 import pino, { Logger } from 'pino';
+import { isoNow } from '../time/iso-time';
 
 /** Keys whose value is a credential wherever they appear (header names are lower case in Node). */
 const SECRET_KEYS = [
@@ -117,7 +118,8 @@ export function createLogger(level: LogLevel, destination?: pino.DestinationStre
       mixin,
       level,
       base: { service: 'teal-agent-server' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      // pino's isoTime, through our cached formatter (iso-time.ts): every line is stamped.
+      timestamp: () => `,"time":"${isoNow()}"`,
       redact: { paths: REDACTED_PATHS, censor: '[Redacted]' },
       formatters: { level: (label) => ({ level: label }) },
     },

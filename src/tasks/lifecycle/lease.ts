@@ -1,4 +1,5 @@
 import { TaskRecord } from '../../state/state.entities';
+import { isoTime } from '../../common/time/iso-time';
 
 /** How long a lease lasts without renewal, and how long an idle task lives (`TA_TASK_TTL_SECONDS`). */
 export interface TaskTiming {
@@ -42,11 +43,11 @@ export function withoutLease(task: TaskRecord, now: number, timing: TaskTiming):
  * gone (which a compare-and-set would report as a conflict).
  */
 export function stamped(task: TaskRecord, now: number, timing: TaskTiming): TaskRecord {
-  const next: TaskRecord = { ...task, updatedAt: new Date(now).toISOString() };
+  const next: TaskRecord = { ...task, updatedAt: isoTime(now) };
   if (timing.ttlSeconds) {
     const idle = now + timing.ttlSeconds * 1000;
     const held = next.lease ? next.lease.expiresAt + timing.leaseMs : 0;
-    next.expiresAt = new Date(Math.max(idle, held)).toISOString();
+    next.expiresAt = isoTime(Math.max(idle, held));
   }
   return next;
 }

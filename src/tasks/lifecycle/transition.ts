@@ -1,6 +1,7 @@
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { RequestEndReason, RequestRecord, TaskRecord } from '../../state/state.entities';
+import { isoTime } from '../../common/time/iso-time';
 
 /**
  * The state a transition decides on: the task header as read, and the requests it asked to read
@@ -32,8 +33,9 @@ export interface Transition<R> {
   apply(state: TaskState, now: number): Change<R> | { unchanged: R };
 }
 
+/** A time (ms) as the records store it: ISO 8601, as `toISOString` writes it (iso-time.ts). */
 export function iso(now: number): string {
-  return new Date(now).toISOString();
+  return isoTime(now);
 }
 
 export function findRequest(state: TaskState, requestId: string | undefined): RequestRecord | undefined {

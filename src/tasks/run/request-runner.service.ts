@@ -30,6 +30,7 @@ import { eventSize, RequestEventLog, TaskEventLogService } from '../events/task-
 import { storedToolRounds, toolCallTrace } from './task-history';
 import { taskInput } from './task-window';
 import { TaskWriterService } from '../writer/task-writer.service';
+import { isoNow, isoTime } from '../../common/time/iso-time';
 
 export type Emit = (event: string, data: Record<string, unknown>) => void;
 
@@ -253,7 +254,7 @@ export class RequestRunnerService implements OnModuleInit, OnModuleDestroy {
   private async recordFailure(agent: AgentDefinition, request: RequestRecord, earlier: RequestRecord[], lease: HeldLease, err: unknown): Promise<void> {
     const canceled = err instanceof DomainError && err.code === ErrorCode.REQUEST_CANCELED;
     const reason = canceled ? 'canceled' : isShutdownError(err) ? 'shutdown' : 'failed';
-    const now = new Date().toISOString();
+    const now = isoNow();
     // What its tools did stays on the request (trace and messages); a failed request is not replayed.
     const partial = partialRunOf(err);
     const done = partial?.toolExecutions.length
@@ -274,7 +275,7 @@ export class RequestRunnerService implements OnModuleInit, OnModuleDestroy {
 
 /** The request's record after its agent run: Paused with the turn that waits, or Completed with the answer. */
 function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: AgentRunResult, nowMs: number): RequestRecord {
-  const now = new Date(nowMs).toISOString();
+  const now = isoTime(nowMs);
   // A resumed request keeps what it did before its pause (trace and usage).
   const toolCalls = [...request.toolCalls, ...result.toolExecutions.map(toolCallTrace)];
   const tokenUsage = addUsage(request.tokenUsage, result.usage);
@@ -298,7 +299,7 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
       requestedAt: now,
       // Without spec.governance no autonomy level applies (upstream's rule: requires_hitl only).
       ...(agent.governed ? { autonomyLevel: agent.governance.autonomy_level } : {}),
-      ...(ttl ? { expiresAt: new Date(nowMs + ttl * 1000).toISOString() } : {}),
+      ...(ttl ? { expiresAt: isoTime(nowMs + ttl * 1000) } : {}),
     };
     const pauses = [...(request.pauses ?? []), pendingApprovals];
     return {

@@ -3,13 +3,14 @@ import type { Principal } from '../../auth/principal';
 import { emptyUsage } from '../../llm/llm-client.port';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
 import type { UserMessage } from './user-message';
+import { isoNow } from '../../common/time/iso-time';
 
 /**
  * A new task header for a first message (version 0: the create is `expectedVersion: 0`), under the
  * `task_id` the caller named (upstream lets callers choose it) or a new one.
  */
 export function newTaskRecord(agentSource: string, principal: Principal, msg: UserMessage): TaskRecord {
-  const now = new Date().toISOString();
+  const now = isoNow();
   return {
     taskId: msg.task_id ?? newUuid(),
     sessionId: msg.session_id ?? newUuid(),
@@ -28,7 +29,7 @@ export function newTaskRecord(agentSource: string, principal: Principal, msg: Us
 
 /** The record of a new request at position `seq` of its task, holding the user's message (its id chosen by the caller, e.g. an AG-UI `runId`, or new). */
 export function newRequestRecord(task: TaskRecord, principal: Principal, msg: UserMessage, seq: number, requestId?: string): RequestRecord {
-  const now = new Date().toISOString();
+  const now = isoNow();
   return {
     requestId: requestId ?? newUuid(),
     taskId: task.taskId,
