@@ -25,12 +25,21 @@ const IDLE_SOCKETS_PER_ORIGIN = 64;
 /** Each origin's kept-alive sockets (origin-sockets.ts), made on its first call: one per origin the configuration names (models, DynamoDB). */
 const origins = new Map<string, OriginSockets>();
 
+/**
+ * The same by URL object: the callers keep one per endpoint and never change it (see `preambles`),
+ * and `url.origin` builds a new string on every read (~0.5 % of a turn; issue 27).
+ */
+const socketsByUrl = new WeakMap<URL, OriginSockets>();
+
 function socketsOf(url: URL): OriginSockets {
-  let sockets = origins.get(url.origin);
+  let sockets = socketsByUrl.get(url);
+  if (sockets) return sockets;
+  sockets = origins.get(url.origin);
   if (!sockets) {
     sockets = new OriginSockets(url, { max: SOCKETS_PER_ORIGIN, maxIdle: IDLE_SOCKETS_PER_ORIGIN, idleMs: IDLE_SOCKET_MS });
     origins.set(url.origin, sockets);
   }
+  socketsByUrl.set(url, sockets);
   return sockets;
 }
 
@@ -274,16 +283,28 @@ class Call {
 
 const EMPTY = Buffer.alloc(0);
 
-/** An answer as the caller gets it: its headers still made only if read (ResponseHead.headers). */
+/**
+ * An answer as the caller gets it: its headers still made only if read (ResponseHead.headers). A
+ * class, so the getter is its prototype's: an object literal with a getter is built by V8's slow
+ * path on every call (~0.5 % of a turn; issue 27).
+ */
+class Answer implements StreamExchange {
+  readonly status: number;
+  constructor(
+    private readonly head: ResponseHead,
+    readonly body: Buffer,
+    readonly events?: AsyncGenerator<string[], void, undefined>,
+  ) {
+    this.status = head.status;
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.head.headers;
+  }
+}
+
 function answerOf(head: ResponseHead, body: Buffer, events?: AsyncGenerator<string[], void, undefined>): StreamExchange {
-  return {
-    status: head.status,
-    get headers() {
-      return head.headers;
-    },
-    body,
-    events,
-  };
+  return new Answer(head, body, events);
 }
 
 /** Reads an answer whole (at most MAX_ANSWER_BYTES) into an exchange. */

@@ -23,6 +23,19 @@ function mirrorable(logger: Logger): boolean {
 
 const MIRRORABLE = new WeakMap<Logger, boolean>();
 
+/** `,"key":` for each field name seen: the names are the callers' constants, a few dozen at most. */
+const keyParts = new Map<string, string>();
+const KEY_PARTS_MAX = 256;
+
+function keyPart(key: string): string {
+  let part = keyParts.get(key);
+  if (part === undefined) {
+    part = `,${JSON.stringify(key)}:`;
+    if (keyParts.size < KEY_PARTS_MAX) keyParts.set(key, part);
+  }
+  return part;
+}
+
 /**
  * Writes one line at `level` with `fields`, byte for byte as `logger[level](fields, msg)` would
  * with the logger's mixin returning nothing (level label, time, bindings, fields in order, the
@@ -47,7 +60,7 @@ export function plainLine(logger: Logger, level: Level, fields: Record<string, P
   for (const key in fields) {
     const value = fields[key];
     if (value === undefined) continue;
-    line += `,${JSON.stringify(key)}:${typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' && !Number.isFinite(value) ? 'null' : String(value)}`;
+    line += `${keyPart(key)}${typeof value === 'string' ? JSON.stringify(value) : typeof value === 'number' && !Number.isFinite(value) ? 'null' : String(value)}`;
   }
   line += `,"${l[messageKeySym] as string}":${JSON.stringify(msg)}${l[endSym] as string}`;
   (l[streamSym] as { write(line: string): void }).write(line);
