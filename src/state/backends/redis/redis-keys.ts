@@ -104,7 +104,14 @@ export function parseTaskKey(prefix: string, key: string): { tenantId: string; t
   return match ? { tenantId: decodeURIComponent(match[1]), taskId: decodeURIComponent(match[2]) } : undefined;
 }
 
-/** Encodes one key part; also used for request ids stored in the request-ids set. */
+/** The characters encodeURIComponent leaves as they are (less `!*'()`, which are rare in ids). */
+const UNRESERVED = /^[A-Za-z0-9_.~-]*$/;
+
+/**
+ * Encodes one key part; also used for request ids stored in the request-ids set. An id made of
+ * unreserved characters only (a UUID) is its own encoding: tested, not encoded again (a commit
+ * encodes about ten parts; encodeURIComponent costs ~3x the test; issue 27).
+ */
 export function enc(part: string): string {
-  return encodeURIComponent(part);
+  return UNRESERVED.test(part) ? part : encodeURIComponent(part);
 }
