@@ -7,6 +7,17 @@ const image = (content: string) => ({ content_type: 'image' as const, content })
 describe('toLlmContent', () => {
   it('joins text-only items into one string, which every provider accepts', () => {
     expect(toLlmContent([text('one'), text('two')])).toBe('one\ntwo');
+    expect(toLlmContent([text('only')])).toBe('only');
+    expect(toLlmContent([text(''), text('b'), text('')])).toBe('\nb\n');
+    expect(toLlmContent([])).toBe('');
+  });
+
+  it('turns an image anywhere, the last item included, into content parts', () => {
+    expect(toLlmContent([text('a'), text('b'), image(PNG)])).toEqual([
+      { type: 'text', text: 'a' },
+      { type: 'text', text: 'b' },
+      { type: 'image_url', image_url: { url: PNG } },
+    ]);
   });
 
   it('turns items with an image into content parts, in order', () => {

@@ -7,7 +7,18 @@ export interface ContentItem {
 
 /** Items become a plain string when all are text (what every provider accepts), else content parts. */
 export function toLlmContent(items: ContentItem[]): string | LlmContentPart[] {
-  if (items.every((i) => i.content_type !== 'image')) return items.map((i) => i.content).join('\n');
+  // A loop, not every/map/join: every turn converts its message here (a single text item, mostly).
+  let text = '';
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    if (item.content_type === 'image') return contentParts(items);
+    // As join writes them: a missing content is empty.
+    text = i === 0 ? (item.content ?? '') : `${text}\n${item.content ?? ''}`;
+  }
+  return text;
+}
+
+function contentParts(items: ContentItem[]): LlmContentPart[] {
   return items.map((i) => (i.content_type === 'image' ? { type: 'image_url', image_url: { url: i.content } } : { type: 'text', text: i.content }));
 }
 

@@ -15,6 +15,22 @@ describe('PlainContext', () => {
     const less = two.deleteValue(A);
     expect([less.getValue(A), less.getValue(B)]).toEqual([undefined, 2]);
     expect(two.getValue(A)).toBe(1);
+    // Set again: the newest value; the context it was set on keeps its own.
+    const again = two.setValue(A, 3);
+    expect([again.getValue(A), two.getValue(A), less.setValue(A, 4).getValue(A)]).toEqual([3, 1, 4]);
+  });
+
+  it('keeps every value through a long chain of contexts (folded past its depth), the newest of each key', () => {
+    const keys = Array.from({ length: 40 }, (_, i) => createContextKey(`k${i}`));
+    let ctx = PLAIN_ROOT;
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < keys.length; i++) {
+        ctx = ctx.setValue(keys[i]!, `${round}:${i}`);
+        if (i % 7 === 0) ctx = ctx.deleteValue(keys[(i + 1) % keys.length]!);
+      }
+    }
+    for (let i = 0; i < keys.length; i++) expect(ctx.getValue(keys[i]!)).toBe(`2:${i}`);
+    expect(ctx.deleteValue(keys[5]!).getValue(keys[5]!)).toBeUndefined();
   });
 
   it("leaves nothing to the old generation once a context is dropped (OTel's own context, three closures over itself, was promoted whole)", () => {

@@ -1,28 +1,5 @@
 import { Context, context as contextApi, Span, SpanOptions, trace, TraceFlags, Tracer } from '@opentelemetry/api';
-
-const HEX = '0123456789abcdef';
-
-/** The character codes of a span id's and a trace id's hex digits, reused for each new id. */
-const digits = { 8: new Array<number>(16), 16: new Array<number>(32) };
-
-/**
- * `bytes` random bytes as lowercase hex, never all zeros (W3C: an all-zero id is invalid). Made
- * with one `String.fromCharCode` call, a flat string: appended a digit at a time, V8 kept each id
- * as a tree of ~20 strings until it was read whole (~1.4 KB a turn for its three spans; issue 27,
- * as src/common/ids/uuid.util.ts).
- */
-function randomId(bytes: 8 | 16): string {
-  const codes = digits[bytes];
-  for (;;) {
-    let nonZero = false;
-    for (let i = 0; i < codes.length; i++) {
-      const digit = (Math.random() * 16) | 0;
-      if (digit) nonZero = true;
-      codes[i] = HEX.charCodeAt(digit);
-    }
-    if (nonZero) return String.fromCharCode.apply(null, codes);
-  }
-}
+import { randomHex } from '../common/ids/uuid.util';
 
 /**
  * The tracer when no span is exported (no `TA_OTEL_ENDPOINT`): every span has its ids, its parent
@@ -39,8 +16,8 @@ export class UnexportedTracer implements Tracer {
     const parent = trace.getSpanContext(ctx);
     const valid = parent !== undefined && trace.isSpanContextValid(parent);
     return trace.wrapSpanContext({
-      traceId: valid ? parent.traceId : randomId(16),
-      spanId: randomId(8),
+      traceId: valid ? parent.traceId : randomHex(16),
+      spanId: randomHex(8),
       traceFlags: valid ? parent.traceFlags : TraceFlags.SAMPLED,
       ...(valid && parent.traceState ? { traceState: parent.traceState } : {}),
     });

@@ -204,9 +204,8 @@ export class Http1ResponseParser {
       if (!chunked || length !== undefined) this.keepAlive = false;
       this.state = chunked ? State.ChunkLine : State.UntilClose;
     } else if (length !== undefined) {
-      // Repeated identical values ("5, 5") are one length.
-      const values = new Set(length.split(',').map((v) => v.trim()));
-      const only = values.size === 1 ? [...values][0]! : '';
+      // Repeated identical values ("5, 5") are one length (a single one, nearly always, is taken as it is).
+      const only = DECIMAL.test(length) ? length : oneLength(length);
       if (!DECIMAL.test(only) || !Number.isSafeInteger(Number(only))) throw new Http1ParseError(`an invalid content-length: ${JSON.stringify(length)}`);
       this.remaining = Number(only);
       this.state = State.Length;
@@ -266,4 +265,10 @@ function headersOf(lines: string[]): IncomingHttpHeaders {
     else headers[key] = held === undefined ? value : `${held as string}, ${value}`;
   }
   return headers;
+}
+
+/** The one value of a Content-Length listed several times ("5, 5"), or '' when they differ. */
+function oneLength(length: string): string {
+  const values = new Set(length.split(',').map((v) => v.trim()));
+  return values.size === 1 ? [...values][0]! : '';
 }

@@ -1,9 +1,20 @@
 import { randomFillSync } from 'node:crypto';
 
-/** UUIDs whose random bytes are drawn at once, as Node's own `randomUUID` buffers them. */
-const POOLED = 128;
-const pool = Buffer.alloc(16 * POOLED);
-let taken = POOLED;
+/** Random bytes drawn 2 KiB at a time, as Node's own `randomUUID` buffers them (128 UUIDs' worth). */
+const POOL_BYTES = 2048;
+const pool = Buffer.alloc(POOL_BYTES);
+let taken = POOL_BYTES;
+
+/** Where `n` fresh random bytes begin in `pool` (refilled when fewer are left). */
+function randomAt(n: number): number {
+  if (taken + n > POOL_BYTES) {
+    randomFillSync(pool);
+    taken = 0;
+  }
+  const at = taken;
+  taken += n;
+  return at;
+}
 /** One UUID's 36 character codes, dashes in place, made into one string at the end. */
 const codes: number[] = new Array<number>(36).fill(0x2d);
 /** Where the two hex digits of each of the 16 bytes go (dashes at 8, 13, 18 and 23). */
@@ -19,11 +30,7 @@ const HEX = '0123456789abcdef';
  * turn and marking at each major GC for as long as the task lived (issue 27).
  */
 export function newUuid(): string {
-  if (taken === POOLED) {
-    randomFillSync(pool);
-    taken = 0;
-  }
-  const at = 16 * taken++;
+  const at = randomAt(16);
   for (let i = 0; i < 16; i++) {
     let byte = pool[at + i]!;
     if (i === 6)
@@ -34,4 +41,27 @@ export function newUuid(): string {
   }
   // One call with all the codes: V8 makes a flat string of them (never a concatenation tree).
   return String.fromCharCode.apply(null, codes);
+}
+
+/** The character codes of an 8- and a 16-byte id's hex digits, reused for each new id. */
+const hexCodes = { 8: new Array<number>(16), 16: new Array<number>(32) };
+
+/**
+ * `bytes` random bytes as lowercase hex, never all zeros (W3C Trace Context: an all-zero trace or
+ * span id is invalid), from the same pool as `newUuid`, and one flat string. Spans take their ids
+ * here: a digit from `Math.random()` each cost 48 calls for a span and its trace (issue 27).
+ */
+export function randomHex(bytes: 8 | 16): string {
+  const codes = hexCodes[bytes];
+  for (;;) {
+    const at = randomAt(bytes);
+    let nonZero = 0;
+    for (let i = 0; i < bytes; i++) {
+      const byte = pool[at + i]!;
+      nonZero |= byte;
+      codes[2 * i] = HEX.charCodeAt(byte >> 4);
+      codes[2 * i + 1] = HEX.charCodeAt(byte & 0x0f);
+    }
+    if (nonZero) return String.fromCharCode.apply(null, codes);
+  }
 }
