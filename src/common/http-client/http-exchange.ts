@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import { HTTP_TOKEN, Http1ParseError, Http1ResponseParser, ResponseHead } from './http1-response.parser';
-import { OriginSockets } from './origin-sockets';
+import { OriginSockets, SocketUser } from './origin-sockets';
 import { SseDataParser, SseEventTooLongError } from './sse-data.parser';
 
 /**
@@ -131,7 +131,7 @@ interface AnswerSink {
  * wins). A call that fails destroys its socket; one whose answer was read whole gives it back for
  * the next call, kept alive when the server keeps it.
  */
-class Call {
+class Call implements SocketUser {
   readonly timer: NodeJS.Timeout;
   private socket?: Socket;
   private failure?: Error;
@@ -222,10 +222,7 @@ class Call {
 
   private send(socket: Socket, head: string, parts: readonly Buffer[]): void {
     this.socket = socket;
-    socket.on('data', this.onData);
-    socket.on('end', this.onEnd);
-    socket.on('error', this.onError);
-    socket.on('close', this.onClose);
+    OriginSockets.use(socket, this);
     socket.resume();
     // One system call: the head and every part of the body (net.Socket joins corked writes in one writev).
     socket.cork();
@@ -234,23 +231,25 @@ class Call {
     socket.uncork();
   }
 
-  private readonly onData = (chunk: Buffer): void => {
+  onData(chunk: Buffer): void {
     try {
       this.parser.push(chunk);
     } catch (err) {
       this.fail(err instanceof Http1ParseError ? new HttpConnectionError(`The answer was not valid HTTP: ${err.message}`, { cause: err }) : (err as Error));
     }
-  };
+  }
 
-  private readonly onEnd = (): void => {
+  onEnd(): void {
     if (!this.parser.end()) this.cutShort();
-  };
+  }
 
-  private readonly onError = (err: Error): void => this.fail(this.failureOf(err));
+  onError(err: Error): void {
+    this.fail(this.failureOf(err));
+  }
 
-  private readonly onClose = (): void => {
+  onClose(): void {
     if (!this.parser.done) this.cutShort();
-  };
+  }
 
   /** The connection ended before the whole answer: before its head came (as Node's client says it), or after. */
   private cutShort(): void {
@@ -271,10 +270,6 @@ class Call {
     this.released = true;
     const socket = this.socket;
     if (!socket) return;
-    socket.off('data', this.onData);
-    socket.off('end', this.onEnd);
-    socket.off('error', this.onError);
-    socket.off('close', this.onClose);
     // A socket given back must not stay paused by a reader that paused it.
     if (reusable) socket.resume();
     this.sockets.release(socket, reusable);

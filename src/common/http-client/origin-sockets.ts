@@ -16,10 +16,27 @@ export interface SocketClaim {
   cancel(): void;
 }
 
-/** What an idle socket listens to: its peer closing it, an error, or bytes nobody asked for. */
-interface IdleWatch {
-  gone: () => void;
+/**
+ * Who hears a socket's events now: the call using it (http-exchange.ts), or the pool keeping it
+ * idle, for which any event (its peer closing it, an error, bytes nobody asked for, the idle
+ * timeout) means the socket is gone.
+ */
+export interface SocketUser {
+  onData(chunk: Buffer): void;
+  onEnd(): void;
+  onError(err: Error): void;
+  onClose(): void;
 }
+
+const USER = Symbol("the socket's user");
+const IDLE = Symbol("the socket's idle watch");
+
+/**
+ * A socket of the pool: its listeners, added once when it connects, pass each event to its user
+ * of the moment. A call and an idle spell used to add and remove their own (nine listeners on and
+ * off, a closure and a WeakMap entry per model call; issue 27).
+ */
+type PooledSocket = Socket & { [USER]?: SocketUser; [IDLE]: SocketUser };
 
 /**
  * The kept-alive connections to one origin (scheme, host, port): plain TCP or TLS with the
@@ -31,7 +48,6 @@ interface IdleWatch {
  */
 export class OriginSockets {
   private readonly idle: Socket[] = [];
-  private readonly watches = new WeakMap<Socket, IdleWatch>();
   private readonly waiting: Array<(socket: Socket) => void> = [];
   /** Sockets open or opening, idle ones included. */
   private open = 0;
@@ -54,6 +70,11 @@ export class OriginSockets {
   /** Sockets open now (in use or idle), and idle. */
   counts(): { open: number; idle: number; waiting: number } {
     return { open: this.open, idle: this.idle.length, waiting: this.waiting.length };
+  }
+
+  /** `user` hears the events of `socket`, a socket this pool handed out, until `release`. */
+  static use(socket: Socket, user: SocketUser): void {
+    (socket as PooledSocket)[USER] = user;
   }
 
   /**
@@ -90,6 +111,7 @@ export class OriginSockets {
    * server keeping it open), else destroyed. Either way a waiting call gets a socket.
    */
   release(socket: Socket, reusable: boolean): void {
+    (socket as PooledSocket)[USER] = undefined;
     if (reusable && !socket.destroyed && socket.writable) {
       const next = this.waiting.shift();
       if (next) return next(socket);
@@ -123,41 +145,46 @@ export class OriginSockets {
     } else socket = netConnect({ host: this.host, port: this.port });
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 1000);
+    const pooled = socket as PooledSocket;
+    const gone = () => this.gone(pooled);
+    pooled[USER] = undefined;
+    pooled[IDLE] = { onData: gone, onEnd: gone, onError: gone, onClose: gone };
+    socket.on('data', (chunk: Buffer) => pooled[USER]?.onData(chunk));
+    socket.on('end', () => pooled[USER]?.onEnd());
+    // Always heard (an error with no user is the end of a socket nobody uses): never an unhandled 'error'.
+    socket.on('error', (err: Error) => pooled[USER]?.onError(err));
+    socket.on('close', () => pooled[USER]?.onClose());
+    socket.on('timeout', () => {
+      if (pooled[USER] === pooled[IDLE]) gone();
+    });
     return socket;
   }
 
+  /** An idle socket its peer closed, that erred, sent unasked bytes or timed out: out of the pool. */
+  private gone(socket: PooledSocket): void {
+    this.unwatch(socket);
+    const at = this.idle.indexOf(socket);
+    if (at >= 0) {
+      this.idle.splice(at, 1);
+      this.open--;
+    }
+    drop(socket);
+  }
+
   private watch(socket: Socket): void {
-    const gone = () => {
-      this.unwatch(socket);
-      const at = this.idle.indexOf(socket);
-      if (at >= 0) {
-        this.idle.splice(at, 1);
-        this.open--;
-      }
-      drop(socket);
-    };
-    this.watches.set(socket, { gone });
-    socket.on('close', gone);
-    socket.on('error', gone);
-    socket.on('data', gone);
-    socket.on('end', gone);
-    socket.on('timeout', gone);
+    const pooled = socket as PooledSocket;
+    pooled[USER] = pooled[IDLE];
     socket.setTimeout(this.limits.idleMs);
     // An idle socket does not keep the process alive (as Node's own Agent: a CLI run, a test).
     socket.unref();
   }
 
   private unwatch(socket: Socket): void {
-    const watch = this.watches.get(socket);
-    if (!watch) return;
-    this.watches.delete(socket);
+    const pooled = socket as PooledSocket;
+    if (pooled[USER] !== pooled[IDLE]) return;
+    pooled[USER] = undefined;
     socket.ref();
     socket.setTimeout(0);
-    socket.off('close', watch.gone);
-    socket.off('error', watch.gone);
-    socket.off('data', watch.gone);
-    socket.off('end', watch.gone);
-    socket.off('timeout', watch.gone);
   }
 }
 
