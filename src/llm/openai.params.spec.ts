@@ -1,3 +1,4 @@
+import { fullGc } from '../../test/support/kept-heap';
 import { LlmMessage } from './llm-client.port';
 import { ChatBody, chatBodyBytes, toChatMessage, toChatParams, withChunk } from './openai.params';
 
@@ -93,6 +94,27 @@ describe('chatBodyBytes', () => {
       // The 600 kept messages by pointer comparison; the two new ones, the system and the last user message checked.
       expect(checked.mock.calls.length).toBeLessThan(20);
       checked.mockRestore();
+    });
+
+    it('keeps one run for a conversation whose window slides, not one per turn for as long as its messages live', () => {
+      const kept = () => {
+        fullGc();
+        const m = process.memoryUsage();
+        return m.heapUsed + m.arrayBuffers;
+      };
+      const history: LlmMessage[] = [];
+      const turn = (i: number) => {
+        const body = bodyOf(history.slice(-40), `turn ${i}`);
+        expect(Buffer.concat(chatBodyBytes(body)).toString('utf8')).toBe(openAiJson(body));
+        history.push(Object.freeze({ role: 'user', content: `question ${i} ${'q'.repeat(100)}` }) as LlmMessage);
+        history.push(Object.freeze({ role: 'assistant', content: `answer ${i} ${'a'.repeat(100)}` }) as LlmMessage);
+      };
+      for (let i = 0; i < 100; i++) turn(i);
+      const before = kept();
+      for (let i = 100; i < 1100; i++) turn(i);
+      // The messages themselves (two of ~120 characters a turn) are ~0.6 KB a turn; a window's run
+      // (40 messages, ~5 KB of bytes) kept per turn was ~9 KB more.
+      expect((kept() - before) / 1000).toBeLessThan(1500);
     });
 
     it('serializes each frozen message once over the turns', () => {

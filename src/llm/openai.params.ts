@@ -85,8 +85,8 @@ function jsonOf(m: LlmMessage): string {
  * message; `refs` is the run as it was built, checked message by message (a pointer comparison
  * each) before it is reused, so a history that changed (an edit, a window that dropped its oldest
  * turns) is never sent from an old run. One run is kept per task: extending a run drops the one it
- * came from. Bounded by the messages' own lifetime (a WeakMap): the run lives as long as its last
- * message, which the task's stored records hold.
+ * came from, and so does a run that no longer matches (`forget`). Bounded by the messages' own
+ * lifetime (a WeakMap): the run lives as long as its messages, which the task's stored records hold.
  */
 interface FrozenRun {
   refs: readonly LlmMessage[];
@@ -119,9 +119,14 @@ function frozenRunBytes(messages: readonly LlmMessage[], start: number, end: num
   let kept = known;
   let last = known ? start + known.refs.length - 1 : end - 1;
   for (const floor = Math.max(start, end - 1 - RUN_LOOKBACK); !kept && last >= floor; last--) {
-    kept = runs.get(messages[last]!);
-    if (kept && sameRefs(kept.refs, messages, start, last + 1)) break;
-    kept = undefined;
+    const found = runs.get(messages[last]!);
+    if (!found) continue;
+    if (sameRefs(found.refs, messages, start, last + 1)) kept = found;
+    // A run that ended inside this one but began elsewhere (a window slid past its start, an edit
+    // changed it) is an older state of this conversation: dropped, or every turn of a windowed task
+    // kept a window's bytes for as long as its messages lived (~17 KB a turn; issue 27).
+    else forget(found);
+    if (kept) break;
   }
   if (kept && last + 1 === end) return kept.chunks;
   let json = kept ? '' : jsonOf(messages[start]!);
@@ -132,6 +137,14 @@ function frozenRunBytes(messages: readonly LlmMessage[], start: number, end: num
   runs.set(messages[end - 1]!, run);
   runsByFirst.set(messages[start]!, run);
   return chunks;
+}
+
+/** Drops a kept run from both maps (where they still name it). */
+function forget(run: FrozenRun): void {
+  const first = run.refs[0]!;
+  const last = run.refs[run.refs.length - 1]!;
+  if (runs.get(last) === run) runs.delete(last);
+  if (runsByFirst.get(first) === run) runsByFirst.delete(first);
 }
 
 /** `chunks` with `next` after them, the newest merged while one is not smaller than the one before (a new array: a kept run's chunks may be on their way out). */
