@@ -9,6 +9,12 @@ interface TenantData {
   requestIndex: Map<string, { taskId: string; seq: number }>;
   /** `${ownerId}\u0000${sessionId}` → task ids in creation order */
   sessions: Map<string, string[]>;
+  /**
+   * Task id → the lease the task holds (the lease index, set by each commit). Per tenant and by
+   * the task's own id: a key made per commit (`${tenantId}\u0000${taskId}`) was a new string to
+   * join and hash twice a turn, the store's costliest lines (issue 27).
+   */
+  leases: Map<string, LeaseEntry>;
 }
 
 export interface MemoryStateStoreOptions {
@@ -44,8 +50,6 @@ export class MemoryStateStore extends StateStore {
   private readonly tenants = new Map<string, TenantData>();
   /** `${tenantId}\u0000${taskId}` → the stream log of the task's latest streamed request. */
   private readonly streams = new Map<string, { seq: number; events: StreamEvent[] }>();
-  /** `${tenantId}\u0000${taskId}` → the lease the task holds (the lease index, set by each commit). */
-  private readonly leases = new Map<string, LeaseEntry>();
   /**
    * `${tenantId}\u0000${taskId}` → the task's archive entry and its place in the index (a counter):
    * each commit moves the task to the end, so the map's order is the order of changes.
@@ -75,7 +79,7 @@ export class MemoryStateStore extends StateStore {
   private tenant(tenantId: string): TenantData {
     let t = this.tenants.get(tenantId);
     if (!t) {
-      t = { tasks: new Map(), requests: new Map(), requestIndex: new Map(), sessions: new Map() };
+      t = { tasks: new Map(), requests: new Map(), requestIndex: new Map(), sessions: new Map(), leases: new Map() };
       this.tenants.set(tenantId, t);
     }
     return t;
@@ -188,11 +192,11 @@ export class MemoryStateStore extends StateStore {
       t.requestIndex.set(r.requestId, { taskId, seq: r.seq });
     }
     t.tasks.set(taskId, stored);
-    const indexKey = `${tenantId}\u0000${taskId}`;
     const wake = wakeAt(stored);
-    if (wake !== undefined) this.leases.set(indexKey, { tenantId, taskId, expiresAt: wake });
-    else this.leases.delete(indexKey);
+    if (wake !== undefined) t.leases.set(taskId, { tenantId, taskId, expiresAt: wake });
+    else t.leases.delete(taskId);
     if (this.archiveIndex) {
+      const indexKey = `${tenantId}\u0000${taskId}`;
       // Never earlier than the entry before it, so the map's order is also the order of changedAt.
       this.lastChangedAt = Math.max(this.now(), this.lastChangedAt);
       this.archive.delete(indexKey);
@@ -207,7 +211,8 @@ export class MemoryStateStore extends StateStore {
    */
   async listLapsedLeases(before: number, page: { limit: number; cursor?: string }): Promise<Page<LeaseEntry>> {
     const after = page.cursor ? (JSON.parse(Buffer.from(page.cursor, 'base64url').toString()) as LeaseEntry) : undefined;
-    const lapsed = [...this.leases.values()]
+    const lapsed = [...this.tenants.values()]
+      .flatMap((t) => [...t.leases.values()])
       .filter((e) => e.expiresAt <= before && (!after || leaseOrder(e, after) > 0))
       .filter((e) => this.liveTask(e.tenantId, e.taskId) !== undefined)
       .sort(leaseOrder);
@@ -353,7 +358,7 @@ export class MemoryStateStore extends StateStore {
     t.requests.delete(taskId);
     t.tasks.delete(taskId);
     this.streams.delete(`${tenantId}\u0000${taskId}`);
-    this.leases.delete(`${tenantId}\u0000${taskId}`);
+    t.leases.delete(taskId);
     this.archive.delete(`${tenantId}\u0000${taskId}`);
     const key = `${task.ownerId}\u0000${task.sessionId}`;
     const left = (t.sessions.get(key) ?? []).filter((id) => id !== taskId);
