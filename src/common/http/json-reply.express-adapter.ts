@@ -1,6 +1,7 @@
-import { StreamableFile } from '@nestjs/common';
+import { NestApplicationOptions, StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express/adapters/express-adapter.js';
-import type { Response } from 'express';
+import type { Express, Response } from 'express';
+import { expressHttpServer } from './express-server';
 
 /** What Express's `res.json` sends as the type of a JSON answer (`mime.contentType('application/json')`). */
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -19,6 +20,16 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * (`json replacer`, `json spaces`, `json escape`) or ETags (`etag`, off in app.factory.ts).
  */
 export class JsonReplyExpressAdapter extends ExpressAdapter {
+  /**
+   * Also: the HTTP server's requests and responses are made with the app's prototypes
+   * (express-server.ts says why). With options that need Nest's own server (HTTPS, the 503 while
+   * closing, tracked connections: none is used here), Nest makes it.
+   */
+  override initHttpServer(options: NestApplicationOptions): void {
+    if (options?.httpsOptions || options?.return503OnClosing || options?.forceCloseConnections) return super.initHttpServer(options);
+    this.httpServer = expressHttpServer(this.getInstance<Express>());
+  }
+
   override reply(response: Response, body: unknown, statusCode?: number): unknown {
     if (!this.writesAtOnce(response, body, statusCode)) return super.reply(response, body, statusCode);
     const json = JSON.stringify(body);
