@@ -16,27 +16,36 @@
  * its own quick answer (409, or 503 from the store) instead of queuing behind it.
  */
 export class TaskLanes {
-  private readonly lanes = new Map<string, Lane>();
+  /**
+   * Tenant id → task id → lane: looked up by the ids as they are (strings V8 has hashed already),
+   * not by a key joined from them for every write (a new string to hash, twice a turn; issue 27).
+   * A tenant's map goes with its last lane.
+   */
+  private readonly tenants = new Map<string, Map<string, Lane>>();
+  private count = 0;
 
   constructor(private readonly maxWaitMs = 2000) {}
 
-  /** Runs `work` when the lane of `key` is free; `priority` work goes ahead of waiting ordinary work. */
-  run<T>(key: string, priority: boolean, work: () => Promise<T>): Promise<T> {
-    const lane = this.lanes.get(key);
-    if (lane) return this.waitFor(key, lane, priority, work);
+  /** Runs `work` when the lane of the tenant's task is free; `priority` work goes ahead of waiting ordinary work. */
+  run<T>(tenantId: string, taskId: string, priority: boolean, work: () => Promise<T>): Promise<T> {
+    let lanes = this.tenants.get(tenantId);
+    const lane = lanes?.get(taskId);
+    if (lane) return this.waitFor(lane, priority, work);
     // The lane is free (nearly always: one write of a task at a time): the write starts at once,
     // with one promise of the lane's own around it, not an async function's two (two writes a turn).
-    const held: Lane = {};
-    this.lanes.set(key, held);
-    return this.hold(key, held, work);
+    if (!lanes) this.tenants.set(tenantId, (lanes = new Map()));
+    const held: Lane = { lanes, taskId, tenantId };
+    lanes.set(taskId, held);
+    this.count++;
+    return this.hold(held, work);
   }
 
   /** Tasks with a write running or waiting on this replica (for tests and metrics). */
   get size(): number {
-    return this.lanes.size;
+    return this.count;
   }
 
-  private async waitFor<T>(key: string, lane: Lane, priority: boolean, work: () => Promise<T>): Promise<T> {
+  private async waitFor<T>(lane: Lane, priority: boolean, work: () => Promise<T>): Promise<T> {
     const queue = priority ? (lane.urgent ??= []) : (lane.ordinary ??= []);
     let turn!: () => void;
     const gotTurn = new Promise<boolean>((resolve) => queue.push((turn = () => resolve(true))));
@@ -54,39 +63,45 @@ export class TaskLanes {
       }
       // Otherwise the lane was handed to us (possibly just as the wait ran out): it is ours to release.
     }
-    return this.hold(key, lane, work);
+    return this.hold(lane, work);
   }
 
   /** Runs `work` holding `lane`, then hands the lane to the next waiter (urgent first) or frees it. */
-  private hold<T>(key: string, lane: Lane, work: () => Promise<T>): Promise<T> {
+  private hold<T>(lane: Lane, work: () => Promise<T>): Promise<T> {
     let running: Promise<T>;
     try {
       running = work();
     } catch (err) {
-      this.release(key, lane);
+      this.release(lane);
       return Promise.reject(err as Error);
     }
     return running.then(
       (value) => {
-        this.release(key, lane);
+        this.release(lane);
         return value;
       },
       (err: unknown) => {
-        this.release(key, lane);
+        this.release(lane);
         throw err;
       },
     );
   }
 
-  private release(key: string, lane: Lane): void {
+  private release(lane: Lane): void {
     const next = lane.urgent?.shift() ?? lane.ordinary?.shift();
-    if (next) next();
-    else this.lanes.delete(key);
+    if (next) return next();
+    lane.lanes.delete(lane.taskId);
+    this.count--;
+    if (lane.lanes.size === 0 && this.tenants.get(lane.tenantId) === lane.lanes) this.tenants.delete(lane.tenantId);
   }
 }
 
 /** A task's lane: it exists while a write of the task runs; its waiters, made on the first wait. */
 interface Lane {
+  /** The tenant's lanes it is in, and under which ids. */
+  readonly lanes: Map<string, Lane>;
+  readonly taskId: string;
+  readonly tenantId: string;
   urgent?: (() => void)[];
   ordinary?: (() => void)[];
 }

@@ -205,7 +205,7 @@ export class TaskWriterService {
    * lost race; in the task's lane on this replica (see TaskLanes), the running request's own writes first.
    */
   update<R>(access: TaskAccess, transition: Transition<R>, options: WriteOptions = {}, claim?: WriteClaim<R>): Promise<Applied<R>> {
-    return this.lanes.run(`${access.tenantId}/${access.taskId}`, !!options.persistent, () => this.apply(access, transition, options, claim));
+    return this.lanes.run(access.tenantId, access.taskId, !!options.persistent, () => this.apply(access, transition, options, claim));
   }
 
   /** The entry a claim stores with the write of `task` (its times by the store's clock). */
