@@ -5,6 +5,7 @@ import type { AgentDefinition } from '../agents/config/agent-definition';
 import { LogContext } from '../common/logging/log-context';
 import { plainLine, PlainValue } from '../common/logging/log-line';
 import { Telemetry } from './telemetry';
+import { pathOf } from '../common/http/url-path';
 
 /**
  * Each request's telemetry, on the request itself. Not in a WeakMap keyed by the request: V8's
@@ -127,7 +128,7 @@ export class HttpRequestTelemetry {
     const fields: Record<string, PlainValue> = { ...this.log.fields, ...this.logFields() };
     fields.method = req.method;
     // Without the query string: it is the one part of this line a caller controls freely.
-    fields.path = req.originalUrl.split('?')[0];
+    fields.path = pathOf(req.originalUrl);
     fields.route = this.route;
     fields.status = status;
     fields.duration_ms = Math.round(seconds * 1000);

@@ -6,6 +6,7 @@ import type { AgentDefinition } from '../agents/config/agent-definition';
 import { agentAttributes } from './http-request-telemetry';
 import { LogContext } from '../common/logging/log-context';
 import { Telemetry } from './telemetry';
+import { pathOf } from '../common/http/url-path';
 
 /** Close codes of a socket that ended as expected: done, shutting down, or closed without a code. */
 const ORDINARY_CLOSE = new Set([1000, 1001, 1005]);
@@ -99,7 +100,7 @@ export class UpgradeRequestTelemetry {
 
   /** Without the query string: it is the one part of the line a caller controls freely. */
   private path(): string {
-    return (this.req.url ?? '/').split('?')[0]!;
+    return pathOf(this.req.url ?? '/');
   }
 
   private agentAttributes(withModel: boolean): Attributes {

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { AgentDefinition } from '../../agents/config/agent-definition';
 import type { Principal } from '../../auth/principal';
 import { claimOf, IdempotencyClaim } from '../../tasks/idempotency/idempotency-claim';
+import { pathOf } from '../../common/http/url-path';
 
 /**
  * The claim of the request's `Idempotency-Key` header for `operation` (undefined without one; 400
@@ -20,7 +21,7 @@ export function idempotencyClaim(
     ownerId: principal.ownerId,
     agent: agent.source,
     operation,
-    path: req.originalUrl.split('?')[0]!,
+    path: pathOf(req.originalUrl),
     query: req.query as Record<string, unknown>,
     body,
   });

@@ -29,6 +29,7 @@ import { refuseUpgrade } from './refuse-upgrade.util';
 import { SocketsPerCaller } from './sockets-per-caller';
 import { CloseCode } from './stream-socket-close.util';
 import { StreamSocketSession } from './stream-socket.session';
+import { pathOf } from '../../common/http/url-path';
 
 /** How long open sockets get to finish their closing handshake when the app shuts down. */
 const SHUTDOWN_GRACE_MS = 1000;
@@ -207,7 +208,7 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
   }
 
   private refuse(t: UpgradeRequestTelemetry, socket: Duplex, req: IncomingMessage, err: unknown, headers: Record<string, string>): void {
-    const problem = context.with(t.context, () => problemOf(err, (req.url ?? '/').split('?')[0]!, this.logger, { http_request_id: headers['X-Request-Id'] }));
+    const problem = context.with(t.context, () => problemOf(err, pathOf(req.url ?? '/'), this.logger, { http_request_id: headers['X-Request-Id'] }));
     const domain = toDomainError(err);
     const all: Record<string, string> = { ...headers, ...domain?.headers };
     if (domain?.retryAfter !== undefined) all['Retry-After'] = String(Math.max(0, Math.ceil(domain.retryAfter)));
@@ -219,7 +220,7 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
 /** The path of a request URL, percent-decoded (agent names are matched as written in the YAML). */
 function decodedPath(url: string | undefined): string | undefined {
   try {
-    return decodeURIComponent((url ?? '/').split('?')[0]!);
+    return decodeURIComponent(pathOf(url ?? '/'));
   } catch {
     return undefined;
   }
