@@ -233,6 +233,23 @@ describe('TaskCache', () => {
     ]);
   });
 
+  it('a request written again at its seq under its own id (running, then ended) stays indexed, its bytes exact', () => {
+    const cache = new TaskCache({ maxEntries: 10, maxBytes: 1e6, idleMs: 60_000 });
+    const json = (r: RequestRecord) => [JSON.stringify(r)];
+    const first = requestRecord(0, 'Completed', { requestId: 'r0' });
+    cache.remember('k', task(1), [], [first], json(first));
+    const running = requestRecord(1, 'Running', { requestId: 'r1' });
+    cache.remember('k', task(2), cache.get('k')!.requests, [running], json(running));
+    const ended = requestRecord(1, 'Completed', { requestId: 'r1', output: 'the answer' });
+    cache.remember('k', task(3), cache.get('k')!.requests, [ended], json(ended));
+    expect([cache.keyOfRequest('ten', 'r0'), cache.keyOfRequest('ten', 'r1')]).toEqual(['k', 'k']);
+    expect(cache.size.bytes).toBe(JSON.stringify(cache.get('k')!.requests[0]).length + JSON.stringify(cache.get('k')!.requests[1]).length);
+    // Written again once ended (measured afresh, not from a kept size): still exact.
+    const edited = requestRecord(1, 'Completed', { requestId: 'r1', output: 'a longer answer than before' });
+    cache.remember('k', task(4), cache.get('k')!.requests, [edited]);
+    expect(cache.size.bytes).toBe(JSON.stringify(cache.get('k')!.requests[0]).length + JSON.stringify(cache.get('k')!.requests[1]).length);
+  });
+
   it('holds nothing when disabled', () => {
     const cache = new TaskCache({ maxEntries: 10, maxBytes: 0, idleMs: 60_000 });
     cache.remember('k', task(1), [], []);

@@ -26,7 +26,8 @@ export async function commitTask(ctx: RedisContext, tenantId: string, write: Tas
   const json = JSON.stringify(stored);
   const now = ctx.now();
   const exp = expiresAtMs(stored.expiresAt);
-  const requests = (write.requests ?? []).map((r) => ({ ...r, tenantId }));
+  // Sealed by the task writer, a record carries its tenant already: copied only when it does not.
+  const requests = (write.requests ?? []).map((r) => (r.tenantId === tenantId ? r : { ...r, tenantId }));
   const claim = write.idempotency;
   const keys = [
     k.task(taskId),
