@@ -33,7 +33,7 @@ export class PlainContext implements Context {
   }
 
   setValue(key: symbol, value: unknown): Context {
-    return this.depth < MAX_DEPTH ? new PlainContext(this, key, value, this.depth + 1) : PlainContext.folded(this).with(key, value);
+    return (this.depth < MAX_DEPTH ? this : PlainContext.folded(this)).with(key, value);
   }
 
   private static valueIn(start: PlainContext, key: symbol): unknown {

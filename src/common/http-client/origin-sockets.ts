@@ -190,13 +190,10 @@ export class OriginSockets {
 
 const NO_CLAIM: SocketClaim = { cancel: () => undefined };
 
-function ignore(): void {}
-
 /**
- * Destroys a socket nobody listens to any more: an error it had already queued (a reset in the
- * same tick) must not reach an emitter with no `error` listener, which would end the process.
+ * Destroys a socket of the pool. An error it had already queued (a reset in the same tick) reaches
+ * the `error` listener every pooled socket keeps from its connect, with no user: it ends there.
  */
 function drop(socket: Socket): void {
-  socket.on('error', ignore);
   socket.destroy();
 }

@@ -2,7 +2,8 @@ import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
 import { leaseActive, stamped, TaskTiming, withLease, withoutLease } from './lease';
-import { abandonedHolder, busy, Change, checkSession, ended, iso, requestsAfter, TaskState, Transition, waitingRequest } from './transition';
+import { abandonedHolder, busy, Change, checkSession, ended, requestsAfter, TaskState, Transition, waitingRequest } from './transition';
+import { isoTime } from '../../common/time/iso-time';
 
 /** A request that runs now, with the task's earlier requests (for its conversation). */
 export interface RunNow {
@@ -58,7 +59,7 @@ export function admitFollowOn(input: FollowOn): Transition<Admission> {
       const closed = abandoned ? [abandoned] : [];
       if (waiting && input.onBusy === 'enqueue') {
         // The waiting request's turn came when its holder died: it runs now, this one waits.
-        const running: RequestRecord = { ...waiting, status: 'Running', updatedAt: iso(now) };
+        const running: RequestRecord = { ...waiting, status: 'Running', updatedAt: isoTime(now) };
         const queued: RequestRecord = { ...input.request, ...placed(task, seq), status: 'Queued' };
         const writes = [...closed, running, queued];
         const next = withLease({ ...task, status: 'Running', requestCount: seq + 1, queued: queued.requestId }, running.requestId, now, input.timing);
@@ -122,7 +123,7 @@ export function recoverLapsed(timing: TaskTiming): Transition<Recovery> {
         if (!task.lease) return { unchanged: { kind: 'none' } };
         return { task: withoutLease(task, now, timing), requests: [], result: { kind: 'closed' } };
       }
-      const running: RequestRecord = { ...waiting, status: 'Running', updatedAt: iso(now) };
+      const running: RequestRecord = { ...waiting, status: 'Running', updatedAt: isoTime(now) };
       const writes = [...(abandoned ? [abandoned] : []), running];
       const next = withLease({ ...task, status: 'Running' }, running.requestId, now, timing);
       delete next.queued;

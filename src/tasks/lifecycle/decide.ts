@@ -4,7 +4,8 @@ import { rejectedResult } from '../../tools/governance';
 import { ApprovalDecision, PendingApprovals, RequestRecord, StoredToolCall, ToolCallTrace } from '../../state/state.entities';
 import { endPause } from './cancel';
 import { TaskTiming, withLease } from './lease';
-import { findRequest, iso, Transition } from './transition';
+import { findRequest, Transition } from './transition';
+import { isoTime } from '../../common/time/iso-time';
 
 /** `ResumeRequest` (API.md §3), as validated by the controller (the URL's query filled in). */
 export interface ResumeDecision {
@@ -71,7 +72,7 @@ export function decide(input: DecisionInput): Transition<Decided> {
         approved,
         rejected,
         decidedBy: input.decidedBy,
-        decidedAt: iso(now),
+        decidedAt: isoTime(now),
         ...(input.body.reason ? { reason: input.body.reason } : {}),
         ...(Object.keys(reasons).length ? { reasons } : {}),
       };
@@ -167,5 +168,5 @@ export function resolveDecision(p: PendingApprovals, body: ResumeDecision): { ap
 
 function notRunTrace(c: StoredToolCall, outcome: 'rejected' | 'canceled', reason: string | undefined, now: number): ToolCallTrace {
   const result = outcome === 'rejected' ? rejectedResult(c, reason) : `Not run: the other calls of its turn were rejected.`;
-  return { id: c.id, name: c.name, arguments: c.arguments, started_at: iso(now), duration_ms: 0, outcome, result };
+  return { id: c.id, name: c.name, arguments: c.arguments, started_at: isoTime(now), duration_ms: 0, outcome, result };
 }

@@ -1,5 +1,6 @@
 import { TaskRecord } from '../../state/state.entities';
-import { iso, Transition } from './transition';
+import { Transition } from './transition';
+import { isoTime } from '../../common/time/iso-time';
 
 /**
  * The first step of deleting a task: one compare-and-set that marks its header `deletingAt`.
@@ -13,7 +14,7 @@ export function markDeleting(): Transition<void> {
   return {
     reads: () => [],
     apply({ task }, now) {
-      const next: TaskRecord = { ...task, deletingAt: iso(now), updatedAt: iso(now) };
+      const next: TaskRecord = { ...task, deletingAt: isoTime(now), updatedAt: isoTime(now) };
       delete next.lease;
       delete next.queued;
       delete next.cancelRequested;

@@ -1,6 +1,7 @@
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
 import { TaskTiming, withLease, withoutLease } from './lease';
-import { ended, iso, leaseLost, Transition, waitingRequest } from './transition';
+import { ended, leaseLost, Transition, waitingRequest } from './transition';
+import { isoTime } from '../../common/time/iso-time';
 
 /** What a renewal found: another replica asked (through the task) to cancel this request. */
 export interface Renewal {
@@ -61,7 +62,7 @@ export function finish(outcome: RequestRecord, timing: TaskTiming, handOver = tr
         return { task: next, requests: [final], result: { final } };
       }
       if (waiting && handOver) {
-        const handed: RequestRecord = { ...waiting, status: 'Running', updatedAt: iso(now) };
+        const handed: RequestRecord = { ...waiting, status: 'Running', updatedAt: isoTime(now) };
         const next = withLease({ ...task, status: 'Running' }, handed.requestId, now, timing);
         delete next.queued;
         delete next.pauseExpiresAt;

@@ -1,7 +1,8 @@
 import { ApprovalDecision, RequestRecord, StoredItem, StoredMessage, ToolCallTrace } from '../../state/state.entities';
 import { paused } from './admit';
 import { TaskTiming, withLease } from './lease';
-import { checkSession, iso, TaskState, Transition } from './transition';
+import { checkSession, TaskState, Transition } from './transition';
+import { isoTime } from '../../common/time/iso-time';
 
 export interface RefineInput {
   /** The message's content, added to the conversation after the refused calls. */
@@ -41,7 +42,7 @@ export function refine(input: RefineInput): Transition<Refined> {
       const request = [...state.requests].reverse().find((r) => r.status === 'Paused');
       const p = request?.pendingApprovals;
       if (task.status !== 'Paused' || !request || !p) throw paused(task);
-      const at = iso(now);
+      const at = isoTime(now);
       const decision: ApprovalDecision = {
         pauseId: p.pauseId,
         action: 'refine',

@@ -33,11 +33,6 @@ export interface Transition<R> {
   apply(state: TaskState, now: number): Change<R> | { unchanged: R };
 }
 
-/** A time (ms) as the records store it: ISO 8601, as `toISOString` writes it (iso-time.ts). */
-export function iso(now: number): string {
-  return isoTime(now);
-}
-
 export function findRequest(state: TaskState, requestId: string | undefined): RequestRecord | undefined {
   return requestId === undefined ? undefined : state.requests.find((r) => r.requestId === requestId);
 }
@@ -78,7 +73,7 @@ export function ended(
   now: number,
   error?: { code: string; message: string },
 ): RequestRecord {
-  const next: RequestRecord = { ...request, status, reason, updatedAt: iso(now), ...(error ? { error } : {}) };
+  const next: RequestRecord = { ...request, status, reason, updatedAt: isoTime(now), ...(error ? { error } : {}) };
   delete next.pendingApprovals;
   return next;
 }

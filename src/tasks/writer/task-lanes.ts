@@ -22,7 +22,6 @@ export class TaskLanes {
    * A tenant's map goes with its last lane.
    */
   private readonly tenants = new Map<string, Map<string, Lane>>();
-  private count = 0;
 
   constructor(private readonly maxWaitMs = 2000) {}
 
@@ -36,13 +35,14 @@ export class TaskLanes {
     if (!lanes) this.tenants.set(tenantId, (lanes = new Map()));
     const held: Lane = { lanes, taskId, tenantId };
     lanes.set(taskId, held);
-    this.count++;
     return this.hold(held, work);
   }
 
   /** Tasks with a write running or waiting on this replica (for tests and metrics). */
   get size(): number {
-    return this.count;
+    let size = 0;
+    for (const lanes of this.tenants.values()) size += lanes.size;
+    return size;
   }
 
   private async waitFor<T>(lane: Lane, priority: boolean, work: () => Promise<T>): Promise<T> {
@@ -91,7 +91,6 @@ export class TaskLanes {
     const next = lane.urgent?.shift() ?? lane.ordinary?.shift();
     if (next) return next();
     lane.lanes.delete(lane.taskId);
-    this.count--;
     if (lane.lanes.size === 0 && this.tenants.get(lane.tenantId) === lane.lanes) this.tenants.delete(lane.tenantId);
   }
 }
