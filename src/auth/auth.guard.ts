@@ -8,6 +8,7 @@ import { AuditLog } from '../common/logging/audit-log';
 import { callerFields, LogFields } from '../common/logging/log-context';
 import type { AccessPolicyOverride } from './access-policy';
 import { Authenticator } from './authenticator';
+import type { Principal } from './principal';
 import { claimedIdentityOf } from './entra/claimed-identity';
 import { refusedTenantOf } from './entra/entra-errors';
 import { isPublicRoute } from './public.decorator';
@@ -25,24 +26,39 @@ export class AuthGuard implements CanActivate {
     private readonly audit: AuditLog,
   ) {}
 
-  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+  /** Synchronous when the authenticator is (Nest awaits no promise then). */
+  canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
     if (ctx.getType() !== 'http') return true;
     if (isPublicRoute(ctx.getHandler(), ctx.getClass())) return true;
     const req = ctx.switchToHttp().getRequest<Request>();
     const agent = agentOfRoute(ctx.getClass(), req);
     // Named before authenticating, so the authenticator's own lines carry the agent too.
     if (agent) req.logContext?.set({ agent: agent.source });
+    let principal: Principal | Promise<Principal>;
     try {
-      req.principal = await this.authenticator.authenticate(req, agentAccessOverride(agent));
+      principal = this.authenticator.authenticate(req, agentAccessOverride(agent));
     } catch (err) {
-      // Guards run before the interceptor enters the request's async context: its ids are passed as they are.
-      auditRefusal(this.audit, { ...req.logContext?.fields, http_request_id: req.requestId, agent: agent?.source }, err);
-      throw err;
+      this.refuse(req, agent, err);
     }
-    // Every later line of the request names its caller (the oid hashed once per request: here, unless the authenticator did).
-    if (req.logContext && !req.logContext.fields.oid_hash) req.logContext.set(callerFields(req.principal));
-    return true;
+    if (!(principal instanceof Promise)) return admit(req, principal);
+    return principal.then(
+      (caller) => admit(req, caller),
+      (err: unknown) => this.refuse(req, agent, err),
+    );
   }
+
+  private refuse(req: Request, agent: AgentDefinition | undefined, err: unknown): never {
+    // Guards run before the interceptor enters the request's async context: its ids are passed as they are.
+    auditRefusal(this.audit, { ...req.logContext?.fields, http_request_id: req.requestId, agent: agent?.source }, err);
+    throw err;
+  }
+}
+
+function admit(req: Request, principal: Principal): true {
+  req.principal = principal;
+  // Every later line of the request names its caller (the oid hashed once per request: here, unless the authenticator did).
+  if (req.logContext && !req.logContext.fields.oid_hash) req.logContext.set(callerFields(principal));
+  return true;
 }
 
 /**

@@ -10,7 +10,7 @@ const SAFE_USER = /^[A-Za-z0-9._@-]{1,128}$/;
  * `X-Dev-Roles: Agents.Audit,Agents.Admin` app roles (the audit archive's readers and erasure).
  */
 export class DevAuthenticator extends Authenticator {
-  async authenticate(req: Request): Promise<Principal> {
+  authenticate(req: Request): Principal {
     const roles = req.header('x-dev-roles');
     if (roles)
       req.roles = roles

@@ -23,6 +23,8 @@ import { refusedUpgrade, wsUrl } from '../support/ws-client';
 
 const GUARD = v3Agent('Guard', { description: 'Log correlation e2e', systemPrompt: 'Be careful.', plugins: ['Notes'], governance: { autonomy_level: 'L1' } });
 const ECHO = v3Agent('Echo', { description: 'Entra audit e2e', model: 'local/echo' });
+/** An agent whose routes need a scope the test tokens do not carry (`spec.auth`). */
+const STRICT = `${v3Agent('Strict', { description: 'Entra audit e2e', model: 'local/echo' })}  auth:\n    required_scopes: [agents.special]\n`;
 
 const CHAT = `
 apiVersion: skagents/v1
@@ -241,7 +243,7 @@ async function startAuditedEntraApp(allowed: string): Promise<{ issuer: OidcIssu
   const issuer = await startOidcIssuer();
   const auditPath = join(mkdtempSync(join(tmpdir(), 'ta-audit-')), 'audit.jsonl');
   const t = await startTestApp({
-    agents: { 'echo.yaml': ECHO, 'chat.yaml': CHAT },
+    agents: { 'echo.yaml': ECHO, 'strict.yaml': STRICT, 'chat.yaml': CHAT },
     env: entraEnv(issuer, { TA_ENTRA_ALLOWED_TENANTS: allowed, TA_ENTRA_JWKS_COOLDOWN_MS: '0', TA_LOG_LEVEL: 'debug', TA_AUDIT_LOG: auditPath }),
   });
   return { issuer, t, auditPath };
@@ -274,12 +276,20 @@ describe('audit of refused callers (entra mode)', () => {
     expect((await send(foreign, 'foreign-tenant')).status).toBe(401);
     const ok = await send(good, 'good-token');
     expect(ok.status).toBe(200);
+    // A token accepted once, then answered from the validated-token cache (synchronously) for an agent needing another scope.
+    const otherOid = randomUUID();
+    const cached = await issuer.mint({ tid: T1, oid: otherOid });
+    expect((await send(cached, 'cached-first')).status).toBe(200);
+    const strict = await postJson(`${t.url}/Strict/1`, say('hello'), { authorization: `Bearer ${cached}`, 'x-request-id': 'cached-forbidden' });
+    expect(strict.status).toBe(403);
     // The /stream socket authenticates outside Express: its refusals are audited alike.
     expect((await refusedUpgrade(`${wsUrl(t.url)}/ChatBot/1.0/stream`, { authorization: `Bearer ${garbage}`, 'x-request-id': 'ws-bad-token' })).status).toBe(
       401,
     );
     await waitFor('the request lines', () =>
-      ['bad-token', 'foreign-tenant', 'good-token'].every((id) => t.logs().some((l) => l.msg === 'request completed' && l.http_request_id === id)),
+      ['bad-token', 'foreign-tenant', 'good-token', 'cached-forbidden'].every((id) =>
+        t.logs().some((l) => l.msg === 'request completed' && l.http_request_id === id),
+      ),
     );
 
     const refusals = t.logs().filter((l) => l.audit === true && l.event === 'auth.failed');
@@ -297,6 +307,13 @@ describe('audit of refused callers (entra mode)', () => {
         code: 'UNAUTHENTICATED',
         tid: T9,
         reason: expect.stringContaining('tenant'),
+      }),
+      expect.objectContaining({
+        http_request_id: 'cached-forbidden',
+        agent: 'Strict:1',
+        code: 'FORBIDDEN',
+        tid: T1,
+        claimed_oid: otherOid,
       }),
       expect.objectContaining({
         http_request_id: 'ws-bad-token',
@@ -317,8 +334,8 @@ describe('audit of refused callers (entra mode)', () => {
     await t.close();
     closed = true;
     const file = readFileSync(auditPath, 'utf8');
-    expect(auditFileLines(auditPath).map((l) => l.event)).toEqual(['auth.failed', 'auth.failed', 'auth.failed']);
-    for (const token of [garbage, foreign, good]) {
+    expect(auditFileLines(auditPath).map((l) => l.event)).toEqual(['auth.failed', 'auth.failed', 'auth.failed', 'auth.failed']);
+    for (const token of [garbage, foreign, good, cached]) {
       for (const part of token.split('.').filter((p) => p.length > 8)) {
         expect(t.rawLogs()).not.toContain(part);
         expect(file).not.toContain(part);

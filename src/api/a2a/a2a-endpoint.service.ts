@@ -16,6 +16,7 @@ import { A2aCallHandler } from './a2a-call-handler.util';
 import { rpcErrorOf } from './a2a-errors.util';
 import { A2aStatelessService } from './a2a-stateless.service';
 import { A2aTasksService } from './a2a-tasks.service';
+import { BEARER_TOKEN } from '../../auth/principal';
 
 type RpcEnvelope = { jsonrpc: string; id: string | number | null; result?: unknown; error?: unknown };
 
@@ -42,7 +43,7 @@ export class A2aEndpointService {
     const card = agentCardOf(agent, this.env, baseUrlOf(req));
     const aborter = new AbortController();
     res.on('close', () => aborter.abort(new Error('client disconnected')));
-    const call = { bearerToken: req.bearerToken, instance: req.originalUrl, signal: aborter.signal, keepSlot: req.keepRateLimitSlot };
+    const call = { bearerToken: req[BEARER_TOKEN], instance: req.originalUrl, signal: aborter.signal, keepSlot: req.keepRateLimitSlot };
     const handler = new A2aCallHandler(agent, principal, card, call, this.stateful, this.stateless);
     const id = rpcIdOf(body);
     const context = new ServerCallContext({

@@ -11,6 +11,7 @@ import { idempotencyClaim } from '../common/idempotency-key';
 import { AgUiRunsService } from './ag-ui-runs.service';
 import { AgUiStream } from './ag-ui-stream';
 import { parseRunInput } from './run-input';
+import { BEARER_TOKEN } from '../../auth/principal';
 
 /**
  * The AG-UI route of one tealagents/v1alpha1 agent (docs/api.md, "AG-UI"). Thin: the guard
@@ -32,7 +33,7 @@ export function createAgUiController(agent: AgentDefinition): Type<unknown> {
       const input = parseRunInput(body);
       const claim = idempotencyClaim(req, principal, agent, 'ag-ui', body);
       const stream = new AgUiStream(res, req.header('accept'), this.env.http.sseKeepaliveMs);
-      await this.runs.serve(agent, principal, input, stream, { bearerToken: req.bearerToken, instance: req.originalUrl, claim });
+      await this.runs.serve(agent, principal, input, stream, { bearerToken: req[BEARER_TOKEN], instance: req.originalUrl, claim });
     }
   }
   return named(AgUiController, `AgUiController[${agent.source}]`);

@@ -12,6 +12,7 @@ import { decisionOfElicitation, elicitationOf } from './mcp-results.util';
 import { sessionElicits, sessionIdFor } from './mcp-session.util';
 import { registerAgentTools } from './agent-tools.util';
 import { Elicit, McpCall, McpToolsService } from './mcp-tools.service';
+import { BEARER_TOKEN } from '../../auth/principal';
 
 type JsonRpcMessage = Record<string, unknown>;
 
@@ -33,7 +34,7 @@ export class McpEndpointService {
   ) {}
 
   async serve(agent: AgentDefinition, principal: Principal, req: Request, res: Response, body: unknown): Promise<void> {
-    if (await this.answers(agent, principal, req.bearerToken, body)) {
+    if (await this.answers(agent, principal, req[BEARER_TOKEN], body)) {
       res.status(202).end();
       return;
     }
@@ -46,7 +47,7 @@ export class McpEndpointService {
     registerAgentTools(server, agent, this.tools, (signal, relatedRequestId): McpCall => ({
       agent,
       principal,
-      bearerToken: req.bearerToken,
+      bearerToken: req[BEARER_TOKEN],
       instance: req.originalUrl,
       signal,
       elicit: elicits && agent.module === 'v3' ? this.elicitVia(transport, relatedRequestId, agent, principal) : undefined,

@@ -25,6 +25,7 @@ import { CompletionChunks, StatefulChunkMapper } from './completion-chunks.util'
 import { chatCompletion, headOf, statefulAnswer, statelessAnswer } from './completion.util';
 import { ChunkStream } from './chunk-stream.util';
 import { openAiErrorOf } from './openai-error.util';
+import { BEARER_TOKEN } from '../../auth/principal';
 
 /** The HTTP exchange a completion answers (the caller's token goes on to tools that forward it). */
 export interface Exchange {
@@ -53,13 +54,13 @@ export class ChatCompletionsService {
   /** A `chat.completion` (JSON). */
   async complete(agent: AgentDefinition, principal: Principal, chat: ChatRequest, http: Exchange) {
     if (agent.module !== 'v3') {
-      const caller = { principal, bearerToken: http.req.bearerToken };
+      const caller = { principal, bearerToken: http.req[BEARER_TOKEN] };
       const r = await this.stateless.invoke(agent, statelessInput(agent, chat), { signal: abortOnDisconnect(http.res), caller });
       return chatCompletion(headOf(r.request_id, chat.model), statelessAnswer(r));
     }
     const started = await this.start(agent, principal, chat, http.req);
     // A request queued behind a running one (on_busy: enqueue) is answered once it has run.
-    const response = started.queued ? await this.outcomeOf(started, http) : await started.run({ bearerToken: http.req.bearerToken });
+    const response = started.queued ? await this.outcomeOf(started, http) : await started.run({ bearerToken: http.req[BEARER_TOKEN] });
     return chatCompletion(headOf(started.ids.request_id, chat.model), statefulAnswer(response!));
   }
 
@@ -68,7 +69,7 @@ export class ChatCompletionsService {
     if (agent.module !== 'v3') return this.streamStateless(agent, principal, chat, http);
     // Refusals (another user's task, a busy one, a stale id) are answered before the stream opens.
     const started = await this.start(agent, principal, chat, http.req);
-    const { log, after } = await started.stream({ bearerToken: http.req.bearerToken, instance: http.req.originalUrl });
+    const { log, after } = await started.stream({ bearerToken: http.req[BEARER_TOKEN], instance: http.req.originalUrl });
     const stream = new ChunkStream(http.res, this.env.http.sseKeepaliveMs);
     const chunks = new CompletionChunks(headOf(started.ids.request_id, chat.model), chat.includeUsage);
     const mapper = new StatefulChunkMapper(chunks);
@@ -104,7 +105,7 @@ export class ChatCompletionsService {
     try {
       const r = await this.stateless.invoke(agent, input, {
         signal: stream.signal,
-        caller: { principal, bearerToken: http.req.bearerToken },
+        caller: { principal, bearerToken: http.req[BEARER_TOKEN] },
         emit: (e) => {
           if (e.event !== 'partial-response' || !e.data.output_partial) return; // a Sequential agent's earlier tasks are not the answer
           streamed = true;
@@ -134,7 +135,7 @@ export class ChatCompletionsService {
 
   /** Follows a request's event log to its outcome (its final-response), without sending anything. */
   private async outcomeOf(started: StartedRequest, http: Exchange): Promise<StateResponse> {
-    const { log, after } = await started.stream({ bearerToken: http.req.bearerToken, instance: http.req.originalUrl });
+    const { log, after } = await started.stream({ bearerToken: http.req[BEARER_TOKEN], instance: http.req.originalUrl });
     let outcome: StateResponse | undefined;
     let problem: Record<string, unknown> | undefined;
     await this.events.follow(

@@ -15,6 +15,7 @@ import { RateLimited } from '../../rate-limit/rate-limit.guard';
 import { AgentRoute, controllerPath, named } from '../common/agent-route';
 import { parseStatelessInput } from '../common/parse-stateless-input';
 import { abortOnDisconnect } from './abort-on-disconnect';
+import { BEARER_TOKEN } from '../../auth/principal';
 
 /**
  * The stateless routes of one v1/v2alpha1 agent: `POST /{name}/{version}` and `POST .../sse`.
@@ -36,7 +37,7 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
     async invoke(@Body() body: unknown, @CurrentPrincipal() principal: Principal, @Res({ passthrough: true }) res: Response): Promise<InvokeResponse> {
       const input = parseInput(agent, body);
       try {
-        return await this.invoker.invoke(agent, input, { signal: abortOnDisconnect(res), caller: { principal, bearerToken: res.req.bearerToken } });
+        return await this.invoker.invoke(agent, input, { signal: abortOnDisconnect(res), caller: { principal, bearerToken: res.req[BEARER_TOKEN] } });
       } catch (err) {
         this.logFailure(err);
         throw err;
@@ -54,7 +55,7 @@ export function createStatelessAgentController(agent: AgentDefinition): Type<unk
         await this.invoker.invoke(agent, input, {
           signal: stream.signal,
           emit: (e) => stream.send(e.event, e.data),
-          caller: { principal, bearerToken: res.req.bearerToken },
+          caller: { principal, bearerToken: res.req[BEARER_TOKEN] },
         });
         stream.end();
       } catch (err) {

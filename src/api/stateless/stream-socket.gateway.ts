@@ -30,6 +30,7 @@ import { SocketsPerCaller } from './sockets-per-caller';
 import { CloseCode } from './stream-socket-close.util';
 import { StreamSocketSession } from './stream-socket.session';
 import { pathOf } from '../../common/http/url-path';
+import { BEARER_TOKEN } from '../../auth/principal';
 
 /** How long open sockets get to finish their closing handshake when the app shuts down. */
 const SHUTDOWN_GRACE_MS = 1000;
@@ -192,7 +193,7 @@ export class StreamSocketGateway implements OnApplicationBootstrap, BeforeApplic
     const principal = await this.authenticator.authenticate(expressReq, agentAccessOverride(agent));
     // The socket's lines name its caller, as every HTTP request's do (src/auth/auth.guard.ts).
     if (!t.log.fields.oid_hash) t.log.set(callerFields(principal));
-    return { caller: { principal, bearerToken: expressReq.bearerToken }, acceptedUntilMs: expressReq.credentialAcceptedUntilMs };
+    return { caller: { principal, bearerToken: expressReq[BEARER_TOKEN] }, acceptedUntilMs: expressReq.credentialAcceptedUntilMs };
   }
 
   /**

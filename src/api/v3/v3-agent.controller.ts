@@ -29,6 +29,7 @@ import { parseClientIdParam } from './client-id';
 import { parsePageSize, parseUuidParam } from './params';
 import { resumeResponseOf } from './resume-response';
 import { sendEventStream } from './v3-event-stream';
+import { BEARER_TOKEN } from '../../auth/principal';
 
 /** `Prefer: respond-async` among the request's preferences (RFC 7240: comma-separated, case-insensitive, parameters after `;` or `=`). */
 function respondAsync(req: Request): boolean {
@@ -77,7 +78,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       const claim = idempotencyClaim(req, principal, agent, 'turn', body);
       const started = await this.invoker.start(agent, principal, readUserMessage(body), { claim });
       if (respondAsync(req)) return this.accepted(started, req, res);
-      const response = await started.run({ bearerToken: req.bearerToken });
+      const response = await started.run({ bearerToken: req[BEARER_TOKEN] });
       if (!started.queued) return response;
       res.status(202);
       return { ...started.ids, status: 'Queued' };
@@ -96,12 +97,12 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
         res.status(202).setHeader('Location', `${agent.prefix}/tasks/${started.ids.task_id}`).setHeader('Preference-Applied', 'respond-async');
         return { ...started.ids, status: started.replayed.status };
       }
-      if (started.queued) await started.run({ bearerToken: req.bearerToken });
+      if (started.queued) await started.run({ bearerToken: req[BEARER_TOKEN] });
       else {
         // The caller's concurrency slot (spec.limits) stays taken until the run ends, not just its answer.
         const release = req.keepRateLimitSlot?.();
         try {
-          const { log, after } = await started.stream({ bearerToken: req.bearerToken, instance: req.originalUrl });
+          const { log, after } = await started.stream({ bearerToken: req[BEARER_TOKEN], instance: req.originalUrl });
           if (release) void this.events.follow(log, after, () => undefined, new AbortController().signal).then(release);
         } catch (err) {
           release?.();
@@ -125,7 +126,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       const lastEventId = res.req.header('last-event-id');
       if (lastEventId) return this.reattached(res, await this.replay.prepare(agent, principal, msg.task_id, lastEventId));
       const started = await this.invoker.start(agent, principal, msg, { claim: idempotencyClaim(res.req, principal, agent, 'turn', body) });
-      const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
+      const { log, after } = await started.stream({ bearerToken: res.req[BEARER_TOKEN], instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
 
@@ -162,7 +163,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query), { claim });
       // A decision that rejected every call has nothing left to run: its answer is at hand.
       if (respondAsync(req) && !started.finished) return this.accepted(started, req, res);
-      const response = await started.run({ bearerToken: req.bearerToken });
+      const response = await started.run({ bearerToken: req[BEARER_TOKEN] });
       return response && resumeResponseOf(response);
     }
 
@@ -178,7 +179,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
     ) {
       const claim = idempotencyClaim(res.req, principal, agent, 'resume', body);
       const started = await this.invoker.resume(agent, principal, parseUuidParam('request_id', requestId), resumeDecision(body, query), { claim });
-      const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
+      const { log, after } = await started.stream({ bearerToken: res.req[BEARER_TOKEN], instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
 
@@ -253,7 +254,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Req() req: Request,
     ) {
       const started = await this.startEdit(principal, taskId, requestId, body, req);
-      return started.run({ bearerToken: req.bearerToken });
+      return started.run({ bearerToken: req[BEARER_TOKEN] });
     }
 
     /** The same, streamed as `POST /sse` is. */
@@ -267,7 +268,7 @@ export function createV3AgentController(agent: AgentDefinition): Type<unknown> {
       @Res() res: Response,
     ) {
       const started = await this.startEdit(principal, taskId, requestId, body, res.req);
-      const { log, after } = await started.stream({ bearerToken: res.req.bearerToken, instance: res.req.originalUrl });
+      const { log, after } = await started.stream({ bearerToken: res.req[BEARER_TOKEN], instance: res.req.originalUrl });
       return sendEventStream(res, this.events, log, after, this.env.http.sseKeepaliveMs);
     }
 

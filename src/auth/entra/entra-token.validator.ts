@@ -5,7 +5,7 @@ import type { EntraIdentity } from './entra-identity';
 import { expectedIssuers } from './entra-issuers';
 import type { EntraOptions } from './entra.options';
 import type { SigningKeySource } from './jwks-cache';
-import { ValidatedToken, ValidatedTokenCache } from './validated-token.cache';
+import { tokenDigest, ValidatedToken, ValidatedTokenCache } from './validated-token.cache';
 
 const REQUIRED_CLAIMS = ['exp', 'iss', 'aud', 'tid', 'oid'] as const;
 
@@ -37,20 +37,31 @@ export class EntraTokenValidator {
     this.now = deps.now ?? Date.now;
   }
 
-  async validate(token: string): Promise<EntraIdentity> {
+  /**
+   * The token's identity. A token answered from the cache while its key is in hand (the common
+   * case: a client's next request) is answered synchronously, without a promise; anything else
+   * (a first use, a key refresh due) is a promise. `digest`: the token's, when the caller has it
+   * (bearer-token.ts remembers it per connection).
+   */
+  validate(token: string, digest = tokenDigest(token)): EntraIdentity | Promise<EntraIdentity> {
     const now = this.now();
-    const cached = this.cache.get(token, now);
+    const cached = this.cache.get(digest, now);
+    if (cached && this.keys.keyInHand(cached.kid) === cached.key) return cached.identity;
+    return this.validateAfresh(token, digest, now, cached);
+  }
+
+  private async validateAfresh(token: string, digest: string, now: number, cached: ValidatedToken | undefined): Promise<EntraIdentity> {
     if (cached) {
       // The key lookup also runs the key set's periodic refresh; a refreshed or retired key is a
       // different object or a refusal, and the token is then verified (or refused) afresh.
       const key = await this.keys.getKey(cached.kid).catch((err: unknown) => {
-        this.cache.delete(token);
+        this.cache.delete(digest);
         throw err;
       });
       if (key === cached.key) return cached.identity;
     }
     const validated = await this.verify(token, now);
-    this.cache.set(token, validated);
+    this.cache.set(digest, validated);
     return validated.identity;
   }
 

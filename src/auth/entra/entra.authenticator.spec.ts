@@ -1,10 +1,11 @@
 import type { Request } from 'express';
-import { decodeJwt, importJWK } from 'jose';
+import { decodeJwt, importJWK, type CryptoKey } from 'jose';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { DEFAULT_AUDIENCE, DEFAULT_TENANT, mintEntraToken, newSigningKey, SigningKey } from '../../../test/support/oidc-issuer';
+import { BEARER_TOKEN } from '../principal';
 import { invalidToken } from './entra-errors';
 import { EntraAuthenticator } from './entra.authenticator';
 import { EntraOptions } from './entra.options';
@@ -29,10 +30,12 @@ function options(audience: string): EntraOptions {
 
 function authenticator(key: SigningKey, audience: string, lines: string[]) {
   const o = options(audience);
+  let imported: CryptoKey | undefined;
   const keys = {
+    keyInHand: (kid: string) => (kid === key.kid ? imported : undefined),
     getKey: async (kid: string) => {
       if (kid !== key.kid) throw invalidToken('unknown kid');
-      return (await importJWK(key.publicJwk, 'RS256')) as never;
+      return (imported ??= (await importJWK(key.publicJwk, 'RS256')) as CryptoKey);
     },
   };
   const log = new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) });
@@ -41,11 +44,14 @@ function authenticator(key: SigningKey, audience: string, lines: string[]) {
 
 const request = (authorization?: string) => ({ headers: authorization ? { authorization } : {}, requestId: 'r-1' }) as unknown as Request;
 
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  return p.then(
-    () => 'ok',
-    (e: DomainError) => e.code,
-  );
+/** The outcome of `call`, which may throw (a request without a token is refused synchronously) or return a promise. */
+async function codeOf(call: () => unknown): Promise<string> {
+  return Promise.resolve()
+    .then(call)
+    .then(
+      () => 'ok',
+      (e: DomainError) => e.code,
+    );
 }
 
 describe('EntraAuthenticator (passport strategy on jose)', () => {
@@ -60,8 +66,9 @@ describe('EntraAuthenticator (passport strategy on jose)', () => {
     const req = request(`Bearer ${token}`);
     const principal = await authenticator(key, DEFAULT_AUDIENCE, lines).authenticate(req);
     expect(principal).toEqual({ tenantId: DEFAULT_TENANT, ownerId: 'aaaaaaaa-0000-4000-8000-000000000001' });
-    expect(req.bearerToken).toBe(token);
+    expect(req[BEARER_TOKEN]).toBe(token);
     expect(Object.keys(req)).not.toContain('bearerToken');
+    expect(Object.getOwnPropertyNames(req)).not.toContain('bearerToken');
     expect(JSON.stringify({ ...req, headers: {} })).not.toContain(token);
     // Until when the token is accepted (exp plus the 60 s skew): a long-lived socket refuses input after it.
     expect(req.credentialAcceptedUntilMs).toBe((decodeJwt(token).exp! + 60) * 1000);
@@ -69,25 +76,39 @@ describe('EntraAuthenticator (passport strategy on jose)', () => {
 
   it('passes the strategy errors through with their own codes (401, 403), not a blanket 401', async () => {
     const auth = authenticator(key, DEFAULT_AUDIENCE, lines);
-    expect(await codeOf(auth.authenticate(request()))).toBe(ErrorCode.UNAUTHENTICATED);
-    expect(await codeOf(auth.authenticate(request('Basic dXNlcjpwdw==')))).toBe(ErrorCode.UNAUTHENTICATED);
+    expect(await codeOf(() => auth.authenticate(request()))).toBe(ErrorCode.UNAUTHENTICATED);
+    expect(await codeOf(() => auth.authenticate(request('Basic dXNlcjpwdw==')))).toBe(ErrorCode.UNAUTHENTICATED);
     const noScope = await mintEntraToken(AUTHORITY, key, { scp: 'other' });
-    expect(await codeOf(auth.authenticate(request(`Bearer ${noScope}`)))).toBe(ErrorCode.FORBIDDEN);
+    expect(await codeOf(() => auth.authenticate(request(`Bearer ${noScope}`)))).toBe(ErrorCode.FORBIDDEN);
   });
 
   it("applies an agent's override of the required scopes and roles", async () => {
     const auth = authenticator(key, DEFAULT_AUDIENCE, lines);
     const token = await mintEntraToken(AUTHORITY, key, { scp: 'special' });
-    expect(await codeOf(auth.authenticate(request(`Bearer ${token}`)))).toBe(ErrorCode.FORBIDDEN);
-    expect(await codeOf(auth.authenticate(request(`Bearer ${token}`), { required_scopes: ['special'] }))).toBe('ok');
+    expect(await codeOf(() => auth.authenticate(request(`Bearer ${token}`)))).toBe(ErrorCode.FORBIDDEN);
+    expect(await codeOf(() => auth.authenticate(request(`Bearer ${token}`), { required_scopes: ['special'] }))).toBe('ok');
+  });
+
+  it('answers a token accepted before synchronously, and refuses it synchronously (logged) where its scope is not enough', async () => {
+    lines.length = 0;
+    const auth = authenticator(key, DEFAULT_AUDIENCE, lines);
+    const token = await mintEntraToken(AUTHORITY, key, {});
+    expect(await codeOf(() => auth.authenticate(request(`Bearer ${token}`)))).toBe('ok');
+    const req = request(`Bearer ${token}`);
+    expect(auth.authenticate(req)).toEqual({ tenantId: DEFAULT_TENANT, ownerId: expect.any(String) });
+    expect(req[BEARER_TOKEN]).toBe(token);
+    expect(() => auth.authenticate(request(`Bearer ${token}`), { required_scopes: ['special'] })).toThrow(
+      expect.objectContaining({ code: ErrorCode.FORBIDDEN }),
+    );
+    expect(lines.join('')).toContain('bearer token refused');
   });
 
   it('keeps two instances apart (each strategy has its own passport registry)', async () => {
     const a = authenticator(key, 'api://a', lines);
     const b = authenticator(key, 'api://b', lines);
     const forA = await mintEntraToken(AUTHORITY, key, { aud: 'api://a' });
-    expect(await codeOf(a.authenticate(request(`Bearer ${forA}`)))).toBe('ok');
-    expect(await codeOf(b.authenticate(request(`Bearer ${forA}`)))).toBe(ErrorCode.UNAUTHENTICATED);
+    expect(await codeOf(() => a.authenticate(request(`Bearer ${forA}`)))).toBe('ok');
+    expect(await codeOf(() => b.authenticate(request(`Bearer ${forA}`)))).toBe(ErrorCode.UNAUTHENTICATED);
   });
 
   it('logs refusals and acceptances without the token', async () => {
@@ -96,7 +117,7 @@ describe('EntraAuthenticator (passport strategy on jose)', () => {
     const good = await mintEntraToken(AUTHORITY, key, {});
     const bad = await mintEntraToken(AUTHORITY, key, { aud: 'api://nope' });
     await auth.authenticate(request(`Bearer ${good}`));
-    await auth.authenticate(request(`Bearer ${bad}`)).catch(() => undefined);
+    await codeOf(() => auth.authenticate(request(`Bearer ${bad}`)));
     const all = lines.join('');
     expect(all).toContain('bearer token accepted');
     expect(all).toContain('bearer token refused');

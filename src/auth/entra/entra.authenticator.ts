@@ -5,7 +5,7 @@ import { ErrorCode } from '../../common/errors/error-code';
 import { callerFields } from '../../common/logging/log-context';
 import { AccessPolicy, AccessPolicyOverride, applyOverride } from '../access-policy';
 import { Authenticator } from '../authenticator';
-import type { Principal } from '../principal';
+import { BEARER_TOKEN, type Principal } from '../principal';
 import { claimedIdentityOf } from './claimed-identity';
 import { EntraAuthResult, EntraStrategy } from './entra.strategy';
 
@@ -13,8 +13,8 @@ import { EntraAuthResult, EntraStrategy } from './entra.strategy';
  * The Authenticator port (what the guard calls) implemented by the passport strategy's check.
  * The guard stays independent of passport, and the dev authenticator fits the same port.
  *
- * On success the caller is `(tid, oid)` and the validated token is attached to the request as a
- * non-enumerable `bearerToken`, so that serialising or logging the request cannot include it.
+ * On success the caller is `(tid, oid)` and the validated token is attached to the request under
+ * the BEARER_TOKEN symbol, so that serialising the request does not include it.
  * Log lines name the reason and the request id, never the token (and the caller's oid only hashed).
  */
 export class EntraAuthenticator extends Authenticator {
@@ -28,18 +28,26 @@ export class EntraAuthenticator extends Authenticator {
     super();
   }
 
-  async authenticate(req: Request, override?: AccessPolicyOverride): Promise<Principal> {
-    let result: EntraAuthResult;
+  /** Synchronous for a token answered from the validator's cache (the guard then needs no promise). */
+  authenticate(req: Request, override?: AccessPolicyOverride): Principal | Promise<Principal> {
+    let result: EntraAuthResult | Promise<EntraAuthResult>;
     try {
       // The strategy's own check, called directly: `passport.authenticate` would only call it and
       // hand back its result or error, and building its middleware, a strategy copy and five
       // callbacks per request was a third of Entra auth's cost per turn (profile, issue 14).
-      result = await this.strategy.validate(req, { policy: applyOverride(this.defaultPolicy, override) });
+      result = this.strategy.validate(req, { policy: applyOverride(this.defaultPolicy, override) });
     } catch (err) {
-      this.logRefusal(req, err);
-      throw err;
+      this.refuse(req, err);
     }
-    Object.defineProperty(req, 'bearerToken', { value: result.token, enumerable: false, configurable: true });
+    if (!(result instanceof Promise)) return this.accept(req, result);
+    return result.then(
+      (valid) => this.accept(req, valid),
+      (err: unknown) => this.refuse(req, err),
+    );
+  }
+
+  private accept(req: Request, result: EntraAuthResult): Principal {
+    req[BEARER_TOKEN] = result.token;
     const { identity } = result;
     req.credentialAcceptedUntilMs = identity.acceptedUntilMs;
     req.roles = identity.roles;
@@ -53,6 +61,12 @@ export class EntraAuthenticator extends Authenticator {
       );
     }
     return { tenantId: identity.tenantId, ownerId: identity.objectId };
+  }
+
+  /** Logs the refusal (its reason and claimed identity, never the token) and rethrows it. */
+  private refuse(req: Request, err: unknown): never {
+    this.logRefusal(req, err);
+    throw err;
   }
 
   private logRefusal(req: Request, err: unknown): void {

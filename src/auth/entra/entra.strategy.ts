@@ -37,18 +37,17 @@ export class EntraStrategy extends PassportStrategy(CustomStrategy, ENTRA_STRATE
     super({ passOptionsToCallback: true });
   }
 
-  async validate(req: Request, options: EntraStrategyOptions): Promise<EntraAuthResult> {
-    const token = readBearerToken(req);
-    let identity: EntraIdentity | undefined;
-    try {
-      identity = await this.validator.validate(token);
-      checkAccess(identity, options.policy);
-      return { identity, token };
-    } catch (err) {
-      // Refused after the signature was verified: the tenant is Entra's word (the audit's tid).
-      if (identity) withRefusedTenant(err, identity.tenantId);
-      throw withClaimedIdentity(err, token);
-    }
+  /** Synchronous when the validator answers from its cache (entra-token.validator.ts), else a promise. */
+  validate(req: Request, options: EntraStrategyOptions): EntraAuthResult | Promise<EntraAuthResult> {
+    const { token, digest } = readBearerToken(req);
+    const identity = this.validator.validate(token, digest);
+    if (!(identity instanceof Promise)) return admitted(identity, token, options.policy);
+    return identity.then(
+      (valid) => admitted(valid, token, options.policy),
+      (err: unknown) => {
+        throw withClaimedIdentity(err, token);
+      },
+    );
   }
 
   /**
@@ -62,4 +61,14 @@ export class EntraStrategy extends PassportStrategy(CustomStrategy, ENTRA_STRATE
     if (!passport) passports.set(this, (passport = new Passport()));
     return passport;
   }
+}
+
+/** The scope/role check of a validated identity; a refusal names the tenant (Entra's word: the audit's tid) and who the token claims to be. */
+function admitted(identity: EntraIdentity, token: string, policy: AccessPolicy): EntraAuthResult {
+  try {
+    checkAccess(identity, policy);
+  } catch (err) {
+    throw withClaimedIdentity(withRefusedTenant(err, identity.tenantId), token);
+  }
+  return { identity, token };
 }

@@ -37,6 +37,17 @@ describe('JwksCache', () => {
     expect(state.fetches).toBe(1);
   });
 
+  it('has a key in hand only once fetched, until the key set is due a refresh, and never an unknown kid', async () => {
+    const { state, cache } = fixture([a]);
+    expect(cache.keyInHand('a')).toBeUndefined();
+    const key = await cache.getKey('a');
+    expect(cache.keyInHand('a')).toBe(key);
+    expect(cache.keyInHand('b')).toBeUndefined();
+    state.now += 86_400_000; // maxAgeMs: the next getKey refreshes
+    expect(cache.keyInHand('a')).toBeUndefined();
+    expect(state.fetches).toBe(1);
+  });
+
   it('refetches once for an unknown kid, so a rotated key works without a restart', async () => {
     const { state, cache } = fixture([a]);
     await cache.getKey('a');

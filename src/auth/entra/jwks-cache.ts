@@ -5,6 +5,11 @@ import { identityProviderUnavailable, invalidToken } from './entra-errors';
 export interface SigningKeySource {
   /** The RS256 key with this `kid`; 401 when there is none, 503 when the key set cannot be fetched. */
   getKey(kid: string): Promise<CryptoKey>;
+  /**
+   * The key with this `kid` when it is in hand and nothing is due (no refresh, no fetch): what
+   * `getKey` would resolve to, without I/O or a promise. Undefined otherwise: ask `getKey`.
+   */
+  keyInHand(kid: string): CryptoKey | undefined;
 }
 
 export interface JwksCacheOptions {
@@ -43,6 +48,11 @@ export class JwksCache implements SigningKeySource {
     private readonly options: JwksCacheOptions,
   ) {
     this.now = options.now ?? Date.now;
+  }
+
+  keyInHand(kid: string): CryptoKey | undefined {
+    if (this.fetchedAt === undefined || this.now() - this.fetchedAt >= this.options.maxAgeMs) return undefined;
+    return this.keys.get(kid);
   }
 
   async getKey(kid: string): Promise<CryptoKey> {

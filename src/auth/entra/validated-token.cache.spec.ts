@@ -51,8 +51,13 @@ describe('EntraTokenValidator with its cache of validated tokens', () => {
   let published: Map<string, CryptoKey>;
   let clock: number;
   let verifySpy: jest.SpyInstance;
+  /** A periodic refresh of the key set is due: nothing is in hand without asking getKey. */
+  let refreshDue: boolean;
+  let lookups: number;
   const keys: SigningKeySource = {
+    keyInHand: (kid) => (refreshDue ? undefined : published.get(kid)),
     getKey: async (kid) => {
+      lookups++;
       const k = published.get(kid);
       if (!k) throw invalidToken("the signing key (kid) is not one of the identity provider's keys");
       return k;
@@ -68,6 +73,8 @@ describe('EntraTokenValidator with its cache of validated tokens', () => {
   beforeEach(async () => {
     published = new Map([[key.kid, (await importJWK(key.publicJwk, 'RS256')) as CryptoKey]]);
     clock = Date.now();
+    refreshDue = false;
+    lookups = 0;
     // Counts jose's RS256 signature checks (the real WebCrypto call still runs).
     verifySpy = jest.spyOn(globalThis.crypto.subtle, 'verify');
   });
@@ -85,16 +92,29 @@ describe('EntraTokenValidator with its cache of validated tokens', () => {
     expect(verifications()).toBe(2);
   });
 
+  it('answers a token it validated before without a promise while its key is in hand, and asks the key source once a refresh is due', async () => {
+    const v = validator();
+    const token = await mint();
+    const first = await v.validate(token);
+    expect(v.validate(token)).toBe(first);
+    expect(lookups).toBe(1); // the first verification's
+    refreshDue = true;
+    const later = v.validate(token);
+    expect(later).toBeInstanceOf(Promise);
+    expect(await later).toBe(first); // the refreshed set still holds the same key: no verification
+    expect([lookups, verifications()]).toEqual([2, 1]);
+  });
+
   it('answers from the cache only until exp + the clock skew, then refuses the token as expired', async () => {
     const v = validator();
     const token = await mint(120);
     await v.validate(token);
     const exp = Math.floor(clock / 1000) + 120; // the issuer's exp (same second)
     clock = (exp + SKEW) * 1000 - 1;
-    await expect(v.validate(token)).resolves.toBeDefined();
+    expect(await v.validate(token)).toBeDefined();
     expect(verifications()).toBe(1);
     clock = (exp + SKEW) * 1000 + 1000;
-    const refused = await v.validate(token).catch((e: DomainError) => e.message);
+    const refused = await Promise.resolve(v.validate(token)).catch((e: DomainError) => e.message);
     expect(refused).toMatch(/expired/);
     expect(verifications()).toBe(2); // checked afresh, and refused on exp
   });
