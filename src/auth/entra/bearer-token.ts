@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { timingSafeEqual } from 'node:crypto';
 import { invalidToken, missingBearerToken } from './entra-errors';
 import { tokenDigest } from './validated-token.cache';
 
@@ -11,9 +12,9 @@ export interface BearerToken {
   readonly digest: string;
 }
 
-/** The Authorization header a BearerToken was read from (what a connection remembers). */
+/** The Authorization header a BearerToken was read from, as bytes (what a connection remembers). */
 interface ReadHeader extends BearerToken {
-  readonly header: string;
+  readonly header: Buffer;
 }
 
 /**
@@ -29,28 +30,34 @@ type Connection = { [READ_ON_CONNECTION]?: ReadHeader[] };
 
 /**
  * The raw token of the request and its digest, or a 401 (no challenge error when there is no
- * Bearer credential at all). A header this connection sent before is answered from the connection
- * (compared whole, as a string), so a client's next request costs neither the pattern nor the
- * SHA-256, which was most of an Entra turn's extra CPU (issue 27). Raw tokens are thus kept as long
- * as the connection that sent them is open, as its request objects keep them anyway, and no longer.
+ * Bearer credential at all). A header this connection sent before is answered from the connection,
+ * so a client's next request costs neither the pattern nor the SHA-256, which was most of an Entra
+ * turn's extra CPU (issue 27). Compared whole and in constant time (`timingSafeEqual`): behind a
+ * proxy that pools connections, one connection carries several callers' headers, and a comparison
+ * that stops at the first differing byte would time how much of another caller's token a guess
+ * shares. Raw tokens are thus kept as long as the connection that sent them is open, and no longer.
  */
 export function readBearerToken(req: Request): BearerToken {
   const header = req.headers.authorization;
   const connection = req.socket as Connection | undefined;
   const seen = connection?.[READ_ON_CONNECTION];
+  let bytes: Buffer | undefined;
   if (seen !== undefined && header !== undefined) {
-    for (const read of seen) if (read.header === header) return read;
+    bytes = Buffer.from(header, 'latin1');
+    for (const read of seen) if (read.header.length === bytes.length && timingSafeEqual(read.header, bytes)) return read;
   }
   if (!header || !/^Bearer(\s|$)/i.test(header)) throw missingBearerToken();
   const match = BEARER.exec(header);
   if (!match) throw invalidToken('the token is not a well-formed JWT');
   const token = match[1]!;
-  const read: ReadHeader = { header, token, digest: tokenDigest(token) };
-  if (connection) {
-    // Newest first; the oldest goes once the connection has sent more distinct headers than it keeps.
-    const kept = (connection[READ_ON_CONNECTION] ??= []);
-    kept.unshift(read);
-    if (kept.length > BEARER_HEADERS_PER_CONNECTION) kept.pop();
-  }
+  if (!connection) return { token, digest: tokenDigest(token) };
+  // A buffer of its own: a slice of Node's shared pool would keep the whole 8 KiB pool alive.
+  const remembered = Buffer.allocUnsafeSlow(header.length);
+  remembered.write(header, 'latin1');
+  const read: ReadHeader = { header: remembered, token, digest: tokenDigest(token) };
+  // Newest first; the oldest goes once the connection has sent more distinct headers than it keeps.
+  const kept = (connection[READ_ON_CONNECTION] ??= []);
+  kept.unshift(read);
+  if (kept.length > BEARER_HEADERS_PER_CONNECTION) kept.pop();
   return read;
 }
