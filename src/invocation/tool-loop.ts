@@ -1,6 +1,7 @@
 import { newUuid } from '../common/ids/uuid.util';
 import type { Principal } from '../auth/principal';
 import type { ModelCallTrace } from '../state/state.entities';
+import { frozen } from '../state/state-store.util';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { addUsage, emptyUsage, LlmClient, LlmMessage, LlmRequest, LlmResult, LlmToolCall, LlmToolSpec } from '../llm/llm-client.port';
@@ -186,13 +187,14 @@ export async function runToolLoop(
 
 function modelCallTrace(model: string, startedAt: number, result: LlmResult): ModelCallTrace {
   const u = result.usage;
-  return {
+  // Made frozen, as the request record keeps it (state-store.util `frozen`).
+  return frozen({
     model,
     started_at: isoTime(startedAt),
     duration_ms: Date.now() - startedAt,
-    usage: { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens },
+    usage: frozen({ prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens }),
     ...(result.finishReason ? { finish_reason: result.finishReason } : {}),
-  };
+  });
 }
 
 /** The trace of a call that did not run here (rejected, refused for want of approval, or a client-side tool's). */

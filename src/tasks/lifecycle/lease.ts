@@ -1,4 +1,5 @@
 import { TaskRecord } from '../../state/state.entities';
+import { frozen } from '../../state/state-store.util';
 import { isoTime } from '../../common/time/iso-time';
 
 /** How long a lease lasts without renewal, and how long an idle task lives (`TA_TASK_TTL_SECONDS`). */
@@ -22,7 +23,7 @@ export function leaseActive(task: Pick<TaskRecord, 'lease'>, now: number): boole
 
 /** The task with `requestId` holding its lease from `now` (stamped: see `stamped`). */
 export function withLease(task: TaskRecord, requestId: string, now: number, timing: TaskTiming): TaskRecord {
-  const next: TaskRecord = { ...task, lease: { requestId, expiresAt: now + timing.leaseMs + (timing.clockSkewMs ?? 0) } };
+  const next: TaskRecord = { ...task, lease: frozen({ requestId, expiresAt: now + timing.leaseMs + (timing.clockSkewMs ?? 0) }) };
   // A cancel asked of an earlier holder does not carry over to the new one.
   if (task.cancelRequested !== requestId) delete next.cancelRequested;
   return stamped(next, now, timing);

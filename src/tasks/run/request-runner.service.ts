@@ -15,6 +15,7 @@ import { AgentRunResult, partialRunOf } from '../../invocation/tool-loop';
 import { addUsage, type LlmToolCall, type LlmToolSpec } from '../../llm/llm-client.port';
 import { llmFailureLogFields } from '../../llm/llm-failure-log';
 import { PendingApprovals, RequestRecord } from '../../state/state.entities';
+import { frozen } from '../../state/state-store.util';
 import { RateLimiter } from '../../rate-limit/rate-limiter.service';
 import { Telemetry } from '../../telemetry/telemetry';
 import { approvalPolicyOf } from '../../tools/governance';
@@ -203,7 +204,7 @@ export class RequestRunnerService implements OnModuleInit, OnModuleDestroy {
           });
           final = {
             ...outcomeRecord(agent, request, { ...result, usage: addUsage(input.usage, result.usage) }, this.writer.now()),
-            modelInput: modelInputOf(agent.agent, window, input.summarized),
+            modelInput: frozen(modelInputOf(agent.agent, window, input.summarized)),
             ...(input.written ? { historySummary: input.written } : {}),
           };
           s.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.prompt_tokens, 'gen_ai.usage.output_tokens': result.usage.completion_tokens });
@@ -278,8 +279,9 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
   const now = isoTime(nowMs);
   // A resumed request keeps what it did before its pause (trace and usage).
   const toolCalls = [...request.toolCalls, ...result.toolExecutions.map(toolCallTrace)];
-  const tokenUsage = addUsage(request.tokenUsage, result.usage);
-  const modelCalls = [...(request.modelCalls ?? []), ...result.modelCalls];
+  const tokenUsage = frozen(addUsage(request.tokenUsage, result.usage));
+  // The traces are made frozen (tool-loop.ts), as stored ones are: the array needs no copy either.
+  const modelCalls = frozen([...(request.modelCalls ?? []), ...result.modelCalls]);
   // The tool rounds (up to the turn that waits, when paused): a follow-on replays what the model saw.
   const rounds = storedToolRounds(result, now);
   if (result.paused) {
@@ -317,7 +319,7 @@ function outcomeRecord(agent: AgentDefinition, request: RequestRecord, result: A
   return {
     ...request,
     status: 'Completed',
-    messages: [...request.messages, ...rounds, { id: newUuid(), role: 'assistant', content: result.content, created_at: now }],
+    messages: [...request.messages, ...rounds, frozen({ id: newUuid(), role: 'assistant', content: result.content, created_at: now })],
     toolCalls,
     modelCalls,
     output: result.content,

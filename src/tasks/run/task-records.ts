@@ -2,6 +2,7 @@ import { newUuid } from '../../common/ids/uuid.util';
 import type { Principal } from '../../auth/principal';
 import { emptyUsage } from '../../llm/llm-client.port';
 import { RequestRecord, TaskRecord } from '../../state/state.entities';
+import { frozen } from '../../state/state-store.util';
 import type { UserMessage } from './user-message';
 import { isoNow } from '../../common/time/iso-time';
 
@@ -38,18 +39,19 @@ export function newRequestRecord(task: TaskRecord, principal: Principal, msg: Us
     ownerId: principal.ownerId,
     seq,
     status: 'Running',
-    messages: [
-      {
+    // Made frozen (strings inside): the writer seals the record without copying them (`frozen`).
+    messages: frozen([
+      frozen({
         id: newUuid(),
         role: 'user',
-        items: msg.items.map((i) => ({ content_type: i.content_type, content: i.content })),
+        items: frozen(msg.items.map((i) => frozen({ content_type: i.content_type, content: i.content }))),
         created_at: now,
-      },
-    ],
+      }),
+    ]),
     ...(msg.user_context ? { userContext: msg.user_context } : {}),
     ...(msg.webhook_url !== undefined ? { webhookUrl: msg.webhook_url } : {}),
-    toolCalls: [],
-    tokenUsage: emptyUsage(),
+    toolCalls: frozen([]),
+    tokenUsage: frozen(emptyUsage()),
     createdAt: now,
     updatedAt: now,
   };
