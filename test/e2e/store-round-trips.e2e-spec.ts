@@ -128,7 +128,9 @@ describe.each(backends)('store round trips per plain v3 turn ($name)', ({ start,
     const replica = () =>
       startTestApp({
         agents: { 'counted.yaml': AGENT, 'guarded.yaml': GUARDED, 'custom_plugins.js': NOTES_PLUGIN },
-        env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test' },
+        // No lease sweep: a pass is a round trip of its own each few seconds (TA_LEASE_SWEEP_MS, 5 s),
+        // which a slow machine's counted turns would take in (a first turn counted 2.2 under CI load).
+        env: { TA_BASE_URL: llm.baseURL, TA_API_KEY: 'sk-test', TA_LEASE_SWEEP_MS: '0' },
         store: shared.store(),
       });
     [a, b] = await Promise.all([replica(), replica()]);
