@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import type { AgentDefinition } from '../agents/config/agent-definition';
 import { agentOfRoute } from '../agents/agent-route.metadata';
+import { MaybeAsync, thenOrNow } from '../common/concurrency/maybe-async';
 import { DomainError } from '../common/errors/domain-error';
 import { ErrorCode } from '../common/errors/error-code';
 import { AuditLog } from '../common/logging/audit-log';
@@ -27,23 +28,23 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   /** Synchronous when the authenticator is (Nest awaits no promise then). */
-  canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
+  canActivate(ctx: ExecutionContext): MaybeAsync<boolean> {
     if (ctx.getType() !== 'http') return true;
     if (isPublicRoute(ctx.getHandler(), ctx.getClass())) return true;
     const req = ctx.switchToHttp().getRequest<Request>();
     const agent = agentOfRoute(ctx.getClass(), req);
     // Named before authenticating, so the authenticator's own lines carry the agent too.
     if (agent) req.logContext?.set({ agent: agent.source });
-    let principal: Principal | Promise<Principal>;
+    let principal: MaybeAsync<Principal>;
     try {
       principal = this.authenticator.authenticate(req, agentAccessOverride(agent));
     } catch (err) {
       this.refuse(req, agent, err);
     }
-    if (!(principal instanceof Promise)) return admit(req, principal);
-    return principal.then(
+    return thenOrNow(
+      principal,
       (caller) => admit(req, caller),
-      (err: unknown) => this.refuse(req, agent, err),
+      (err) => this.refuse(req, agent, err),
     );
   }
 

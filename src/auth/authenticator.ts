@@ -1,3 +1,4 @@
+import type { MaybeAsync } from '../common/concurrency/maybe-async';
 import type { Request } from 'express';
 import type { AccessPolicyOverride } from './access-policy';
 import type { Principal } from './principal';
@@ -8,7 +9,7 @@ import type { Principal } from './principal';
  * I/O (the dev identity, a token validated before) is answered synchronously: no promise per request.
  */
 export abstract class Authenticator {
-  abstract authenticate(req: Request, override?: AccessPolicyOverride): Principal | Promise<Principal>;
+  abstract authenticate(req: Request, override?: AccessPolicyOverride): MaybeAsync<Principal>;
 
   /**
    * Readiness of what authentication depends on (the identity provider's metadata and keys);

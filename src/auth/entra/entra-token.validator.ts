@@ -1,3 +1,4 @@
+import type { MaybeAsync } from '../../common/concurrency/maybe-async';
 import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import { GUID } from '../../common/validation/guid';
 import { invalidToken, withRefusedTenant } from './entra-errors';
@@ -43,7 +44,7 @@ export class EntraTokenValidator {
    * (a first use, a key refresh due) is a promise. `digest`: the token's, when the caller has it
    * (bearer-token.ts remembers it per connection).
    */
-  validate(token: string, digest = tokenDigest(token)): EntraIdentity | Promise<EntraIdentity> {
+  validate(token: string, digest = tokenDigest(token)): MaybeAsync<EntraIdentity> {
     const now = this.now();
     const cached = this.cache.get(digest, now);
     if (cached && this.keys.keyInHand(cached.kid) === cached.key) return cached.identity;

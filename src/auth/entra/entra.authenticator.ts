@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { Logger } from 'pino';
+import { MaybeAsync, thenOrNow } from '../../common/concurrency/maybe-async';
 import { DomainError } from '../../common/errors/domain-error';
 import { ErrorCode } from '../../common/errors/error-code';
 import { callerFields } from '../../common/logging/log-context';
@@ -29,8 +30,8 @@ export class EntraAuthenticator extends Authenticator {
   }
 
   /** Synchronous for a token answered from the validator's cache (the guard then needs no promise). */
-  authenticate(req: Request, override?: AccessPolicyOverride): Principal | Promise<Principal> {
-    let result: EntraAuthResult | Promise<EntraAuthResult>;
+  authenticate(req: Request, override?: AccessPolicyOverride): MaybeAsync<Principal> {
+    let result: MaybeAsync<EntraAuthResult>;
     try {
       // The strategy's own check, called directly: `passport.authenticate` would only call it and
       // hand back its result or error, and building its middleware, a strategy copy and five
@@ -39,10 +40,10 @@ export class EntraAuthenticator extends Authenticator {
     } catch (err) {
       this.refuse(req, err);
     }
-    if (!(result instanceof Promise)) return this.accept(req, result);
-    return result.then(
+    return thenOrNow(
+      result,
       (valid) => this.accept(req, valid),
-      (err: unknown) => this.refuse(req, err),
+      (err) => this.refuse(req, err),
     );
   }
 

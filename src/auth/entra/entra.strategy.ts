@@ -2,6 +2,7 @@ import { PassportStrategy } from '@nestjs/passport';
 import type { Request } from 'express';
 import { Passport } from 'passport';
 import { Strategy as CustomStrategy } from 'passport-custom';
+import { MaybeAsync, thenOrNow } from '../../common/concurrency/maybe-async';
 import type { AccessPolicy } from '../access-policy';
 import { checkAccess } from './access-check';
 import { readBearerToken } from './bearer-token';
@@ -38,13 +39,12 @@ export class EntraStrategy extends PassportStrategy(CustomStrategy, ENTRA_STRATE
   }
 
   /** Synchronous when the validator answers from its cache (entra-token.validator.ts), else a promise. */
-  validate(req: Request, options: EntraStrategyOptions): EntraAuthResult | Promise<EntraAuthResult> {
+  validate(req: Request, options: EntraStrategyOptions): MaybeAsync<EntraAuthResult> {
     const { token, digest } = readBearerToken(req);
-    const identity = this.validator.validate(token, digest);
-    if (!(identity instanceof Promise)) return admitted(identity, token, options.policy);
-    return identity.then(
-      (valid) => admitted(valid, token, options.policy),
-      (err: unknown) => {
+    return thenOrNow(
+      this.validator.validate(token, digest),
+      (identity) => admitted(identity, token, options.policy),
+      (err) => {
         throw withClaimedIdentity(err, token);
       },
     );
