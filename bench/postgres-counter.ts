@@ -10,13 +10,15 @@ import { ROUND_TRIPS, StoreCounter } from './store-counters';
  * they do: the store function they call (`commit_task`, `append_stream`, `delete_batch`,
  * `sweep_expired`), `stream read` (the stream log), the archive index's `markArchived` (clearing
  * entries) and `listUnarchived` (a catch-up's read), `insert` (an INSERT, as the bench's same-store
- * baseline sends) or `read`; Parse messages are counted as `parse`. Point the server's
+ * baseline sends) or `read`; Parse messages are counted as `parse`, connections made as
+ * `connections`. Point the server's
  * TA_POSTGRES_URL at `127.0.0.1:{port}`. Plain connections only (no TLS to read through).
  */
 export async function postgresCountingProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<StoreCounter & { port: number }> {
   const counts: Record<string, number> = { [ROUND_TRIPS]: 0 };
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
+    counts[CONNECTIONS] = (counts[CONNECTIONS] ?? 0) + 1;
     const upstream = createConnection({ port: targetPort, host: targetHost });
     for (const s of [client, upstream]) {
       sockets.add(s);
@@ -64,6 +66,13 @@ export async function postgresCountingProxy(targetPort: number, targetHost = '12
 
 /** The counter's key for Parse messages: statements parsed (a named prepared statement is parsed once per connection). */
 export const PARSES = 'parse';
+
+/**
+ * The counter's key for connections made through the proxy. Each costs round trips of its own, not
+ * a turn's: its start-up (one ReadyForQuery) and the store's clock sample (one statement).
+ */
+export const CONNECTIONS = 'connections';
+export const ROUND_TRIPS_PER_CONNECTION = 2;
 
 /** What a statement does, by its text: the store function it calls, else what it reads or writes. */
 function statementOp(text: string): string {

@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import { Measured } from './measure';
 import { ROUND_TRIPS } from './store-counters';
-import { PARSES } from './postgres-counter';
+import { CONNECTIONS, PARSES } from './postgres-counter';
 import { ArchiveReceived, EVENTS_PER_PLAIN_TURN } from './archive';
 import {
   ARCHIVE_RATIOS,
@@ -335,8 +335,8 @@ function roundTripSection(stores: StoreReport[]): string[] {
         ['follow-on', perTurn.followOn],
       ] as const) {
         const entries = Object.entries(counts).filter(([k]) => k !== ROUND_TRIPS);
-        // PostgreSQL's Parse messages are listed, not counted as statements sent (a statement is counted at its Bind).
-        const sum = (lua: boolean) => entries.filter(([k]) => k !== PARSES && k.startsWith('lua:') === lua).reduce((n, [, v]) => n + v, 0);
+        // PostgreSQL's Parse messages and connections made are listed, not counted as statements sent (a statement is counted at its Bind).
+        const sum = (lua: boolean) => entries.filter(([k]) => k !== PARSES && k !== CONNECTIONS && k.startsWith('lua:') === lua).reduce((n, [, v]) => n + v, 0);
         const parts = entries.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${f(v, 2)}`);
         const roundTrips = counts[ROUND_TRIPS] ?? 0;
         const limit = who === 'ours' ? ROUND_TRIP_LIMITS[s.store] : undefined;
