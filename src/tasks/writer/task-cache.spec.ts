@@ -208,6 +208,8 @@ describe('TaskCache', () => {
     expect([cache.keyOfRequest('ten', 'a'), cache.keyOfRequest('ten', 'b'), cache.keyOfRequest('other', 'a')]).toEqual(['k', 'k', undefined]);
     cache.delete('k');
     expect(cache.keyOfRequest('ten', 'a')).toBeUndefined();
+    // Nothing is left of the tenant's index once its last task goes (the index is bounded by the entries).
+    expect((cache as unknown as { byRequest: Map<string, unknown> }).byRequest.size).toBe(0);
   });
 
   it('built on the view it holds, re-indexes only what a write changed, and keeps the index exact', () => {

@@ -45,8 +45,11 @@ interface Entry extends CachedTask {
  */
 export class TaskCache {
   private readonly entries = new Map<string, Entry>();
-  /** The key of the held task each request belongs to, by tenant and request id. */
-  private readonly byRequest = new Map<string, string>();
+  /**
+   * The key of the held task each request belongs to, by tenant, then request id: the ids as they
+   * are, whose hashes V8 keeps, rather than a key joined from them per write (issue 27).
+   */
+  private readonly byRequest = new Map<string, Map<string, string>>();
   private bytes = 0;
 
   constructor(private readonly limits: TaskCacheLimits = TASK_CACHE_DEFAULTS) {}
@@ -76,7 +79,7 @@ export class TaskCache {
 
   /** The key of the held task that has request `requestId` of the tenant, if any (the entry is not touched). */
   keyOfRequest(tenantId: string, requestId: string): string | undefined {
-    const key = this.byRequest.get(requestKey(tenantId, requestId));
+    const key = this.byRequest.get(tenantId)?.get(requestId);
     return key !== undefined && this.entries.has(key) ? key : undefined;
   }
 
@@ -119,7 +122,9 @@ export class TaskCache {
       return;
     }
     this.entries.set(key, { task: frozenCopy(task), requests, bytes, usedAt: Date.now() });
-    for (const r of fromView ? fresh : requests) this.byRequest.set(requestKey(task.tenantId, r.requestId), key);
+    let tenant = this.byRequest.get(task.tenantId);
+    if (!tenant) this.byRequest.set(task.tenantId, (tenant = new Map()));
+    for (const r of fromView ? fresh : requests) tenant.set(r.requestId, key);
     this.bytes += bytes;
     this.evict();
   }
@@ -138,10 +143,10 @@ export class TaskCache {
   }
 
   private unindex(tenantId: string, records: RequestRecord[], key: string): void {
-    for (const r of records) {
-      const at = requestKey(tenantId, r.requestId);
-      if (this.byRequest.get(at) === key) this.byRequest.delete(at);
-    }
+    const tenant = this.byRequest.get(tenantId);
+    if (!tenant) return;
+    for (const r of records) if (tenant.get(r.requestId) === key) tenant.delete(r.requestId);
+    if (!tenant.size) this.byRequest.delete(tenantId);
   }
 
   private evict(): void {
@@ -150,10 +155,6 @@ export class TaskCache {
       this.delete(key);
     }
   }
-}
-
-function requestKey(tenantId: string, requestId: string): string {
-  return `${tenantId}\u0000${requestId}`;
 }
 
 const sizes = new WeakMap<object, number>();
