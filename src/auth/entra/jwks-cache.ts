@@ -51,7 +51,7 @@ export class JwksCache implements SigningKeySource {
   }
 
   keyInHand(kid: string): CryptoKey | undefined {
-    if (this.fetchedAt === undefined || this.now() - this.fetchedAt >= this.options.maxAgeMs) return undefined;
+    if (this.fetchedAt === undefined || this.refreshDue(this.fetchedAt)) return undefined;
     return this.keys.get(kid);
   }
 
@@ -62,7 +62,7 @@ export class JwksCache implements SigningKeySource {
       // without a call to the provider (a flood of forged tokens cannot hammer it).
       if (!this.mayFetch()) throw identityProviderUnavailable(this.lastError ?? new Error('no key set fetched yet'));
       await this.refresh();
-    } else if (this.now() - this.fetchedAt >= this.options.maxAgeMs && this.mayFetch()) {
+    } else if (this.refreshDue(this.fetchedAt) && this.mayFetch()) {
       await this.refresh().catch(() => undefined);
     }
     const known = this.keys.get(kid);
@@ -98,6 +98,11 @@ export class JwksCache implements SigningKeySource {
       )
       .finally(() => (this.inflight = undefined));
     return this.inflight;
+  }
+
+  /** Whether the key set fetched at `fetchedAt` is old enough for the periodic refresh. */
+  private refreshDue(fetchedAt: number): boolean {
+    return this.now() - fetchedAt >= this.options.maxAgeMs;
   }
 
   /** A fetch under way may bring the key: waiting for it costs the provider nothing. */
